@@ -1,0 +1,99 @@
+"""The rules core's exception tree: every error is a :class:`ValueError`.
+
+The core never prints or logs; callers map these to user replies in one place
+(``protocol`` turns them into FIBS texts). Each class separates one kind of
+failure so a caller can tell syntax from legality from turn/phase problems.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class BackgammonError(ValueError):
+    """Base of every error the rules core raises."""
+
+
+class InvalidPositionError(BackgammonError):
+    """A position that cannot exist (wrong checker count, both sides on one point...)."""
+
+
+class InvalidIdError(BackgammonError):
+    """A gnubg Position ID or Match ID that does not decode."""
+
+
+class InvalidRollError(BackgammonError):
+    """Dice text or values outside 1..6."""
+
+
+class MoveSyntaxError(BackgammonError):
+    """Move text that does not parse (an unknown word, a half move).
+
+    :ivar index: 0-based index of the offending move in the text.
+    :ivar word: the word that was not understood.
+    :ivar incomplete: the text ended in the middle of a move (a source with no
+        destination), which FIBS answers as a wrong count of moves.
+    """
+
+    def __init__(
+        self, message: str, *, index: int = 0, word: str = "", incomplete: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.index = index
+        self.word = word
+        self.incomplete = incomplete
+
+
+class IllegalReason(enum.Enum):
+    """Why a submitted play was refused (see docs/rules.md for the FIBS texts)."""
+
+    TOO_FEW = "too_few"  # fewer moves than the dice allow
+    TOO_MANY = "too_many"  # more moves than the dice allow
+    NO_CHECKER = "no_checker"  # nothing of the mover's on the source point
+    WRONG_DISTANCE = "wrong_distance"  # no remaining die fits, or the die may not be used
+    BLOCKED = "blocked"  # destination held by two or more opposing checkers
+    MUST_ENTER = "must_enter"  # a checker on the bar must enter first
+    NOT_ALL_HOME = "not_all_home"  # bearing off before all fifteen are home
+    CANNOT_BEAR_OFF = "cannot_bear_off"  # bear-off with a die too small, or checkers above
+    BACKWARDS = "backwards"  # a move that does not go toward home
+
+
+class IllegalMoveError(BackgammonError):
+    """A play that the rules do not allow.
+
+    :ivar reason: which rule refused it.
+    :ivar index: 0-based index of the offending move (0 for count errors).
+    :ivar point: the point named in the reply (source, distance or destination), if any.
+    :ivar count: for TOO_FEW/TOO_MANY, the number of moves required.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        reason: IllegalReason,
+        *,
+        index: int = 0,
+        point: int | None = None,
+        count: int = 0,
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.index = index
+        self.point = point
+        self.count = count
+
+
+class ActionError(BackgammonError):
+    """An action that is not allowed now: wrong player, wrong phase, rule forbids it.
+
+    :ivar code: a stable machine-readable reason (``"not_your_turn"``, ``"crawford"``...),
+        which ``protocol`` maps to the FIBS reply.
+    """
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class SnapshotError(BackgammonError):
+    """A match snapshot that does not describe a valid match."""

@@ -1,0 +1,233 @@
+"""Frozen event values: the only way the outside learns what happened in a match.
+
+Every action of :class:`backgammon.match.Match` returns a list of these. They are
+plain data (numbers, booleans, tuples, :class:`~backgammon.moves.Move`,
+:class:`~backgammon.dice.Roll`, enums) so they double as the match's move record and
+serialise to JSON with :func:`event_to_json` / :func:`event_from_json`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from backgammon.board import Player
+from backgammon.dice import Roll
+from backgammon.errors import SnapshotError
+from backgammon.moves import Move
+
+
+class WinKind(enum.Enum):
+    """How a game was won, which sets the points (times the cube)."""
+
+    SINGLE = "single"
+    GAMMON = "gammon"
+    BACKGAMMON = "backgammon"
+
+    @property
+    def multiplier(self) -> int:
+        return {"single": 1, "gammon": 2, "backgammon": 3}[self.value]
+
+
+class GameEnd(enum.Enum):
+    """What ended a game."""
+
+    BORNE_OFF = "borne_off"
+    DROPPED = "dropped"
+    RESIGNED = "resigned"
+
+
+@dataclass(frozen=True)
+class GameStarted:
+    """A game begins. ``o_player`` plays the FIBS colour O in it (§3.2)."""
+
+    game: int
+    o_player: Player
+    crawford: bool
+    score: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class OpeningRoll:
+    """Each player rolled one die for the opening; on a tie they roll again."""
+
+    dice: tuple[int, int]
+    """The die of player 0 and of player 1."""
+    starter: Player | None
+    """Who moves first with both dice; None on a tie."""
+
+
+@dataclass(frozen=True)
+class AutoDoubled:
+    """A tie in the opening roll doubled the cube automatically."""
+
+    cube: int
+
+
+@dataclass(frozen=True)
+class DiceRolled:
+    player: Player
+    roll: Roll
+    moves: int
+    """How many checkers must be moved (0: no move is possible)."""
+
+
+@dataclass(frozen=True)
+class CheckersMoved:
+    player: Player
+    moves: tuple[Move, ...]
+    hits: tuple[int, ...]
+    """The mover's points (own numbering) where an opposing blot was hit."""
+
+
+@dataclass(frozen=True)
+class TurnPassed:
+    """``player`` rolled but could not move; the turn goes to the other player."""
+
+    player: Player
+
+
+@dataclass(frozen=True)
+class CubeOffered:
+    player: Player
+    value: int
+    """What the cube will show if the offer is taken."""
+
+
+@dataclass(frozen=True)
+class CubeRedoubled:
+    """An instant redouble (beaver, raccoon, ...): ``player`` takes and redoubles at once."""
+
+    player: Player
+    value: int
+    count: int
+    """1 for a beaver, 2 for a raccoon, 3 for an otter, ..."""
+
+
+@dataclass(frozen=True)
+class CubeTaken:
+    player: Player
+    value: int
+    redoubled: bool
+    """True when the offer taken was an instant redouble."""
+
+
+@dataclass(frozen=True)
+class CubeDropped:
+    player: Player
+    points: int
+    """What the dropper loses: the cube's value before the offer."""
+
+
+@dataclass(frozen=True)
+class ResignationOffered:
+    player: Player
+    kind: WinKind
+    points: int
+
+
+@dataclass(frozen=True)
+class ResignationAccepted:
+    player: Player
+    """The player who accepted (and wins)."""
+    points: int
+
+
+@dataclass(frozen=True)
+class ResignationRejected:
+    player: Player
+    """The player who rejected."""
+
+
+@dataclass(frozen=True)
+class GameWon:
+    winner: Player
+    kind: WinKind
+    end: GameEnd
+    points: int
+    score: tuple[int, int]
+    """The match score after this game."""
+
+
+@dataclass(frozen=True)
+class MatchWon:
+    winner: Player
+    score: tuple[int, int]
+
+
+Event: TypeAlias = (
+    GameStarted
+    | OpeningRoll
+    | AutoDoubled
+    | DiceRolled
+    | CheckersMoved
+    | TurnPassed
+    | CubeOffered
+    | CubeRedoubled
+    | CubeTaken
+    | CubeDropped
+    | ResignationOffered
+    | ResignationAccepted
+    | ResignationRejected
+    | GameWon
+    | MatchWon
+)
+
+EVENT_TYPES: dict[str, type[Event]] = {cls.__name__: cls for cls in typing.get_args(Event)}
+
+
+def event_to_json(event: Event) -> dict[str, Any]:
+    """A JSON-ready dict: ``{"type": "CheckersMoved", "player": 0, ...}``."""
+    data: dict[str, Any] = {"type": type(event).__name__}
+    for field in dataclasses.fields(event):
+        data[field.name] = _to_json(getattr(event, field.name))
+    return data
+
+
+def event_from_json(data: dict[str, Any]) -> Event:
+    """The event of :func:`event_to_json`'s dict.
+
+    :raises SnapshotError: an unknown type or fields that do not fit it.
+    """
+    try:
+        cls = EVENT_TYPES[data["type"]]
+        hints = typing.get_type_hints(cls)
+        values = {f.name: _from_json(hints[f.name], data[f.name]) for f in dataclasses.fields(cls)}
+        return cls(**values)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SnapshotError(f"not a valid event: {data!r}") from exc
+
+
+def _to_json(value: object) -> Any:
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, tuple):
+        return [_to_json(v) for v in value]
+    return value
+
+
+def _from_json(hint: Any, value: Any) -> Any:
+    """Rebuild a value of type ``hint`` from its JSON form."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if hint is Roll:
+        return Roll.of(*value)
+    if hint is Move:
+        return Move(*value)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return hint(value)
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_from_json(args[0], v) for v in value)
+        return tuple(_from_json(a, v) for a, v in zip(args, value, strict=True))
+    if origin in (typing.Union, types.UnionType):
+        if value is None:
+            return None
+        return _from_json(next(a for a in args if a is not type(None)), value)
+    if hint in (int, bool, str) and not isinstance(value, hint):
+        raise ValueError(f"expected {hint.__name__}, not {value!r}")
+    return value

@@ -1,0 +1,125 @@
+"""Legal-play generation speed, ours against GNU Backgammon's C generator.
+
+Builds a fixed, seeded mix of positions and rolls from random self-play (played with
+gnubg's generator so the mix does not depend on ours), then times, on the same cases
+in the same run: ``gnubg_nn.moves`` (gnubg's C code) and ``backgammon.legal_plays``
+(every distinct play with its moves and resulting position). Also times validating
+one submitted move. Prints one JSON object. Target (issue 2): our rate at least a
+tenth of gnubg's, and a validation well under 1 ms.
+
+Run: ``python benchmarks/movegen.py [--games N] [--repeat R]`` (``pip install -e .[bench]``).
+CPU time (``time.process_time``) is measured, best of ``--repeat`` runs, so other
+processes on the machine disturb the figures less.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from collections.abc import Callable
+
+import gnubg_nn
+
+from backgammon.board import Position
+from backgammon.dice import Roll
+from backgammon.moves import legal_plays
+from backgammon.validate import validate_play
+
+START_ID = "4HPwATDgc/ABMA"
+GnubgCase = tuple[list[list[int]], int, int]
+
+
+def make_cases(games: int, seed: int) -> list[GnubgCase]:
+    """Positions and rolls met in ``games`` games of seeded random self-play."""
+    rng = random.Random(seed)
+    start = gnubg_nn.board_from_position_id(START_ID)
+    cases: list[GnubgCase] = []
+    for _ in range(games):
+        board = [list(start[0]), list(start[1])]
+        for _ply in range(200):
+            d1, d2 = rng.randint(1, 6), rng.randint(1, 6)
+            cases.append((board, d1, d2))
+            keys = sorted(gnubg_nn.moves(board, d1, d2))
+            if keys:
+                opp, me = gnubg_nn.board_from_position_key(rng.choice(keys))
+                board = [list(opp), list(me)]
+            if not any(board[1]):
+                break
+            board = [board[1], board[0]]
+    return cases
+
+
+def best_rate(count: int, run: Callable[[], object], repeat: int) -> float:
+    """Cases per CPU second, best of ``repeat`` runs."""
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.process_time()
+        run()
+        best = min(best, time.process_time() - started)
+    return count / best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+
+    cases = make_cases(args.games, args.seed)
+    ours = [(Position.from_counts(b[1], b[0]), Roll(d1, d2)) for b, d1, d2 in cases]
+
+    def run_gnubg() -> None:
+        for board, d1, d2 in cases:
+            gnubg_nn.moves(board, d1, d2)
+
+    def run_ours() -> None:
+        for position, roll in ours:
+            legal_plays(position, 0, roll)
+
+    gnubg_rate = best_rate(len(cases), run_gnubg, args.repeat)
+    our_rate = best_rate(len(cases), run_ours, args.repeat)
+
+    # Validation: a submitted move of every case that has one, reversed (any order works).
+    submissions = []
+    for position, roll in ours:
+        plays = legal_plays(position, 0, roll)
+        if plays:
+            submissions.append((position, roll, tuple(reversed(plays[-1].moves))))
+
+    def run_validate() -> None:
+        for position, roll, moves in submissions:
+            validate_play(position, 0, roll, moves)
+
+    validate_rate = best_rate(len(submissions), run_validate, args.repeat)
+    worst = 0.0
+    for position, roll, moves in submissions:
+        single = float("inf")
+        for _ in range(3):  # best of three, so a scheduler hiccup is not the figure
+            started = time.perf_counter()
+            validate_play(position, 0, roll, moves)
+            single = min(single, time.perf_counter() - started)
+        worst = max(worst, single)
+
+    print(
+        json.dumps(
+            {
+                "cases": len(cases),
+                "doubles": sum(1 for _, d1, d2 in cases if d1 == d2),
+                "gnubg_cases_per_s": round(gnubg_rate),
+                "ours_cases_per_s": round(our_rate),
+                "ratio": round(our_rate / gnubg_rate, 4),
+                "target_ratio": 0.1,
+                "validate_ms_mean": round(1000 / validate_rate, 4),
+                "validate_ms_worst": round(worst * 1000, 4),
+                "target_validate_ms": 1.0,
+            },
+            indent=2,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

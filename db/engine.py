@@ -1,0 +1,242 @@
+"""Engines, sessions and schema migrations for the server's database.
+
+Two back ends are supported, chosen by the URL:
+
+* SQLite through aiosqlite (``sqlite+aiosqlite:///path/to/fibs.db``), the embedded
+  default. Every connection gets WAL journaling, foreign keys, ``synchronous=FULL`` and a
+  busy timeout; SQLAlchemy (not the ``sqlite3`` module) emits ``BEGIN`` so that reads are
+  repeatable and DDL is transactional, and write transactions use ``BEGIN IMMEDIATE`` so
+  that a write never fails half way with "database is locked".
+* PostgreSQL through asyncpg (``postgresql+asyncpg://user@host:5432/dbname``), optionally in
+  a named schema (``search_path``).
+
+The shorter forms ``sqlite:///...`` and ``postgresql://...`` are accepted and mapped to the
+async drivers. :func:`migrate` brings a database to the newest schema with the Alembic
+revisions in ``db/migrations``; it needs no ``alembic.ini`` and runs inside the caller's
+event loop (Alembic's synchronous API runs through ``AsyncConnection.run_sync``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util.exc import CommandError
+from sqlalchemy import Connection, event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine.interfaces import DBAPIConnection
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import create_async_engine as _create_async_engine
+from sqlalchemy.pool import ConnectionPoolEntry
+
+from db.errors import MigrationError
+
+__all__ = [
+    "DEFAULT_BUSY_TIMEOUT",
+    "MIGRATIONS_DIR",
+    "SQLITE_WRITE_OPTION",
+    "alembic_config",
+    "create_engine",
+    "create_session_factory",
+    "current_revision",
+    "head_revision",
+    "migrate",
+    "migrate_engine",
+    "normalize_url",
+    "run_alembic",
+    "write_engine",
+]
+
+MIGRATIONS_DIR: Final = Path(__file__).resolve().parent / "migrations"
+"""Where the Alembic environment (``env.py``) and the revisions (``versions/``) live."""
+
+DEFAULT_BUSY_TIMEOUT: Final = 10.0
+"""Seconds an SQLite connection waits for another process's write lock before failing."""
+
+SQLITE_WRITE_OPTION: Final = "fibs_sqlite_begin_immediate"
+"""Execution option that makes the SQLite ``begin`` hook emit ``BEGIN IMMEDIATE``.
+
+A deferred transaction that reads first and writes later must upgrade its lock, and SQLite
+refuses that upgrade at once (no busy wait) if another connection committed meanwhile.
+Taking the write lock at ``BEGIN`` lets the busy timeout do its job instead.
+"""
+
+_ASYNC_DRIVERS: Final = {
+    "sqlite": "sqlite+aiosqlite",
+    "sqlite+aiosqlite": "sqlite+aiosqlite",
+    "postgres": "postgresql+asyncpg",
+    "postgresql": "postgresql+asyncpg",
+    "postgresql+asyncpg": "postgresql+asyncpg",
+}
+
+
+def normalize_url(url: str | URL) -> URL:
+    """Parse a database URL and select the async driver of its back end.
+
+    :raises ValueError: the URL does not parse or names an unsupported back end.
+    """
+    try:
+        parsed = make_url(url)
+    except Exception as exc:  # ArgumentError for text that is not a URL at all
+        raise ValueError(f"invalid database URL {str(url)!r}: {exc}") from exc
+    driver = _ASYNC_DRIVERS.get(parsed.drivername)
+    if driver is None:
+        shown = parsed.render_as_string(hide_password=True)
+        raise ValueError(
+            f"unsupported database URL {shown!r}: "
+            "use sqlite+aiosqlite:///PATH or postgresql+asyncpg://USER@HOST/DB"
+        )
+    return parsed.set(drivername=driver)
+
+
+def create_engine(
+    url: str | URL,
+    *,
+    schema: str | None = None,
+    busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    echo: bool = False,
+) -> AsyncEngine:
+    """Create an async engine for ``url`` with the connection set-up this project relies on.
+
+    :param schema: PostgreSQL only: the schema to use (it becomes the ``search_path``, so
+        tables and Alembic's version table live there). It must already exist.
+    :param busy_timeout: SQLite only: seconds to wait for another writer's lock.
+    :raises ValueError: unsupported URL, or a schema given for SQLite.
+    """
+    parsed = normalize_url(url)
+    connect_args: dict[str, Any] = {}
+    if parsed.get_backend_name() == "sqlite":
+        if schema is not None:
+            raise ValueError("a schema can only be given for PostgreSQL")
+        engine = _create_async_engine(parsed, echo=echo, connect_args=connect_args)
+        _install_sqlite_hooks(engine, busy_timeout)
+        return engine
+    if schema is not None:
+        # Quoted, so the name is used exactly (PostgreSQL would fold it to lower case).
+        quoted = '"' + schema.replace('"', '""') + '"'
+        connect_args["server_settings"] = {"search_path": quoted}
+    return _create_async_engine(parsed, echo=echo, connect_args=connect_args, pool_pre_ping=True)
+
+
+def write_engine(engine: AsyncEngine) -> AsyncEngine:
+    """The same engine (and pool), marked so that SQLite write transactions begin IMMEDIATE.
+
+    On PostgreSQL the option is ignored, so callers need not care about the back end.
+    """
+    return engine.execution_options(**{SQLITE_WRITE_OPTION: True})
+
+
+def create_session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """A session factory whose sessions keep loaded values usable after commit."""
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+def _install_sqlite_hooks(engine: AsyncEngine, busy_timeout: float) -> None:
+    """Per-connection PRAGMAs, and SQLAlchemy-controlled BEGIN (see the module docstring)."""
+    timeout_ms = int(busy_timeout * 1000)
+
+    def on_connect(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
+        # Stop the sqlite3 module from issuing its own (lazy, DML-only) BEGIN; the
+        # "begin" hook below issues it for every transaction instead.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {timeout_ms}")
+            cursor.execute("PRAGMA foreign_keys = ON")
+            # WAL: readers never block the writer and the writer never blocks readers.
+            # An in-memory database answers "memory" and stays as it is.
+            cursor.execute("PRAGMA journal_mode = WAL")
+            # FULL: a commit is on disk before we return, so a commit survives power loss,
+            # not only a crash of the server process (architecture: durable, then announce).
+            cursor.execute("PRAGMA synchronous = FULL")
+        finally:
+            cursor.close()
+
+    def on_begin(connection: Connection) -> None:
+        if connection.get_execution_options().get(SQLITE_WRITE_OPTION):
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            connection.exec_driver_sql("BEGIN")
+
+    event.listen(engine.sync_engine, "connect", on_connect)
+    event.listen(engine.sync_engine, "begin", on_begin)
+
+
+def alembic_config() -> Config:
+    """An Alembic configuration built in code: no ``alembic.ini`` is read or needed."""
+    config = Config()
+    # ConfigParser interpolation: a literal "%" in the path must be doubled.
+    config.set_main_option("script_location", str(MIGRATIONS_DIR).replace("%", "%%"))
+    config.set_main_option("path_separator", "os")
+    return config
+
+
+def head_revision() -> str:
+    """The newest revision in ``db/migrations/versions``."""
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if head is None:  # pragma: no cover - the package always ships revisions
+        raise RuntimeError("db/migrations has no revisions")
+    return head
+
+
+async def current_revision(engine: AsyncEngine) -> str | None:
+    """The revision a database is at, or ``None`` for an empty (never migrated) database."""
+
+    def read(connection: Connection) -> str | None:
+        return MigrationContext.configure(connection).get_current_revision()
+
+    async with engine.connect() as connection:
+        return await connection.run_sync(read)
+
+
+async def migrate_engine(engine: AsyncEngine, revision: str = "head") -> None:
+    """Upgrade the database behind ``engine`` to ``revision`` in one transaction.
+
+    Running it again at the target revision does nothing. On PostgreSQL, ``env.py``
+    holds an advisory lock so two servers starting together do not both migrate.
+
+    :raises MigrationError: the database is at a revision unknown here (or ``revision``
+        is unknown); nothing was changed.
+    """
+    try:
+        await run_alembic(engine, lambda config: command.upgrade(config, revision))
+    except CommandError as exc:
+        raise MigrationError(f"cannot migrate the database: {exc}") from exc
+
+
+async def run_alembic(engine: AsyncEngine, action: Callable[[Config], object]) -> None:
+    """Run a synchronous Alembic command against ``engine`` inside one transaction.
+
+    ``env.py`` picks the connection up from ``config.attributes["connection"]``.
+    """
+
+    def run(connection: Connection) -> None:
+        config = alembic_config()
+        config.attributes["connection"] = connection
+        action(config)
+
+    async with write_engine(engine).begin() as connection:
+        await connection.run_sync(run)
+
+
+async def migrate(
+    url: str | URL,
+    *,
+    schema: str | None = None,
+    revision: str = "head",
+) -> None:
+    """Create or upgrade the schema of the database at ``url`` (called at server start).
+
+    :raises ValueError: unsupported URL.
+    :raises MigrationError: see :func:`migrate_engine`.
+    """
+    engine = create_engine(url, schema=schema)
+    try:
+        await migrate_engine(engine, revision)
+    finally:
+        await engine.dispose()

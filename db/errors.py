@@ -1,0 +1,37 @@
+"""Errors the repository raises; callers never see SQLAlchemy's exceptions for these cases."""
+
+from __future__ import annotations
+
+__all__ = ["DatabaseError", "MigrationError", "UnknownUserError", "UserExistsError"]
+
+
+class DatabaseError(Exception):
+    """Base of the repository's own errors."""
+
+
+class MigrationError(DatabaseError):
+    """The schema cannot be brought to the wanted revision.
+
+    Typically the database is at a revision this code does not know: a newer server
+    version already upgraded it.
+    """
+
+
+class UserExistsError(DatabaseError):
+    """``create_user`` with a name that is already registered (exact, case-sensitive)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"user {name!r} already exists")
+        self.name = name
+
+
+class UnknownUserError(DatabaseError, LookupError):
+    """An operation named a user that is not registered.
+
+    :ivar name: the name as given, or ``None`` if the database could not tell which of
+        several names was unknown.
+    """
+
+    def __init__(self, name: str | None) -> None:
+        super().__init__(f"no user {name!r}" if name is not None else "unknown user")
+        self.name = name

@@ -1,0 +1,1 @@
+"""Alembic environment and revisions of the server's schema (run by :func:`db.engine.migrate`)."""

@@ -1,0 +1,191 @@
+"""The ORM tables. Only ``db`` sees these; the server gets frozen dataclasses instead.
+
+Conventions (see docs/database.md):
+
+* Times are whole Unix seconds (``BIGINT``), the unit FIBS itself sends (CLIP 1, 5, 9).
+* A user's name is the primary key, compared exactly (case-sensitive, as on FIBS) on both
+  back ends, and other tables refer to users by name.
+* A match length of ``NULL`` means an unlimited match.
+* JSON produced by the rules core (saved-match snapshots, rules, move records) is stored as
+  opaque text, byte for byte; only the toggles column is interpreted (a JSON object).
+* Every constraint has a fixed name (:data:`NAMING_CONVENTION`), so later migrations can
+  refer to them on SQLite and PostgreSQL alike.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+__all__ = [
+    "NAMING_CONVENTION",
+    "Base",
+    "BlindRow",
+    "GagRow",
+    "MatchRecordRow",
+    "MessageRow",
+    "SavedMatchRow",
+    "UserRow",
+]
+
+NAMING_CONVENTION: Final = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+"""Deterministic constraint names, so migrations can address them by name."""
+
+_CASCADE: Final = "CASCADE"
+
+
+def _user_fk() -> ForeignKey:
+    """A reference to a user by name; the row goes when the user goes."""
+    return ForeignKey("users.name", ondelete=_CASCADE)
+
+
+class Base(DeclarativeBase):
+    """Declarative base carrying the shared :class:`~sqlalchemy.MetaData`."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class UserRow(Base):
+    """One registered account, with everything that survives a logout."""
+
+    __tablename__ = "users"
+    __table_args__ = (
+        CheckConstraint("experience >= 0", name="experience"),
+        CheckConstraint("boardstyle BETWEEN 1 AND 3", name="boardstyle"),
+        CheckConstraint("linelength BETWEEN 0 AND 999", name="linelength"),
+        CheckConstraint("pagelength BETWEEN 0 AND 999", name="pagelength"),
+        CheckConstraint("redoubles IS NULL OR redoubles BETWEEN 0 AND 99", name="redoubles"),
+        CheckConstraint("sortwho IN ('login', 'name', 'rating', 'rrating')", name="sortwho"),
+    )
+
+    name: Mapped[str] = mapped_column(String, primary_key=True)
+    """Login name, exactly as registered (FIBS names are case-sensitive)."""
+    password_hash: Mapped[str] = mapped_column(String)
+    """The server's salted hash string; the database never sees a password."""
+    created_at: Mapped[int] = mapped_column(BigInteger)
+    last_login_at: Mapped[int | None] = mapped_column(BigInteger)
+    last_login_host: Mapped[str | None] = mapped_column(String)
+    last_logout_at: Mapped[int | None] = mapped_column(BigInteger)
+    rating: Mapped[float] = mapped_column(Float)
+    experience: Mapped[int] = mapped_column(Integer)
+    toggles: Mapped[dict[str, bool]] = mapped_column(JSON)
+    """Toggle name -> value, for the toggles the server chose to store (spec §4.15)."""
+    boardstyle: Mapped[int] = mapped_column(Integer)
+    linelength: Mapped[int] = mapped_column(Integer)
+    pagelength: Mapped[int] = mapped_column(Integer)
+    redoubles: Mapped[int | None] = mapped_column(Integer)
+    """Redouble limit for unlimited matches: 0 = none, NULL = unlimited (spec §4.16)."""
+    sortwho: Mapped[str] = mapped_column(String)
+    timezone: Mapped[str] = mapped_column(String)
+    address: Mapped[str | None] = mapped_column(String)
+    """E-mail address from the ``address`` command."""
+    is_bot: Mapped[bool] = mapped_column(Boolean)
+
+
+class GagRow(Base):
+    """``owner`` does not want to hear ``target`` (the ``gag`` command)."""
+
+    __tablename__ = "gags"
+    __table_args__ = (UniqueConstraint("owner", "target"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    """Insertion order, so the list reads back in the order it was built."""
+    owner: Mapped[str] = mapped_column(String, _user_fk())
+    target: Mapped[str] = mapped_column(String, _user_fk(), index=True)
+
+
+class BlindRow(Base):
+    """``owner`` does not want to be watched by ``target`` (the ``blind`` command)."""
+
+    __tablename__ = "blinds"
+    __table_args__ = (UniqueConstraint("owner", "target"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    owner: Mapped[str] = mapped_column(String, _user_fk())
+    target: Mapped[str] = mapped_column(String, _user_fk(), index=True)
+
+
+class MessageRow(Base):
+    """A ``message`` waiting for its recipient; deleted when delivered."""
+
+    __tablename__ = "messages"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    recipient: Mapped[str] = mapped_column(String, _user_fk(), index=True)
+    sender: Mapped[str] = mapped_column(String)
+    """Plain name, not a reference: a message outlives its sender's account."""
+    sent_at: Mapped[int] = mapped_column(BigInteger)
+    text: Mapped[str] = mapped_column(Text)
+
+
+class SavedMatchRow(Base):
+    """The one saved (interrupted) match of a pair of players (spec §4.9).
+
+    The pair is stored in a canonical order (``player1 < player2`` by code point) so that
+    the primary key makes it one row per unordered pair.
+    """
+
+    __tablename__ = "saved_matches"
+    __table_args__ = (
+        CheckConstraint("player1 <> player2", name="distinct_players"),
+        CheckConstraint("match_length IS NULL OR match_length > 0", name="match_length"),
+        Index(None, "player2"),
+    )
+
+    player1: Mapped[str] = mapped_column(String, _user_fk(), primary_key=True)
+    player2: Mapped[str] = mapped_column(String, _user_fk(), primary_key=True)
+    match_length: Mapped[int | None] = mapped_column(Integer)
+    score1: Mapped[int] = mapped_column(Integer)
+    score2: Mapped[int] = mapped_column(Integer)
+    snapshot: Mapped[str] = mapped_column(Text)
+    """The rules core's JSON snapshot of the whole match state, stored verbatim."""
+    updated_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class MatchRecordRow(Base):
+    """A finished match, for ``oldmoves``-style listings and ``.mat`` export.
+
+    Player names are plain text, not references: the record outlives the accounts.
+    """
+
+    __tablename__ = "match_records"
+    __table_args__ = (
+        CheckConstraint("match_length IS NULL OR match_length > 0", name="match_length"),
+        Index(None, "player1", "ended_at"),
+        Index(None, "player2", "ended_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    player1: Mapped[str] = mapped_column(String)
+    player2: Mapped[str] = mapped_column(String)
+    match_length: Mapped[int | None] = mapped_column(Integer)
+    score1: Mapped[int] = mapped_column(Integer)
+    score2: Mapped[int] = mapped_column(Integer)
+    winner: Mapped[str | None] = mapped_column(String)
+    started_at: Mapped[int] = mapped_column(BigInteger)
+    ended_at: Mapped[int] = mapped_column(BigInteger)
+    rules: Mapped[str] = mapped_column(Text)
+    """The match rules as the rules core's JSON text."""
+    moves: Mapped[str] = mapped_column(Text)
+    """Every game's moves, dice and cube actions as the rules core's JSON text."""

@@ -1,0 +1,189 @@
+"""Plain frozen values the repository returns; callers never touch ORM objects.
+
+Times are whole Unix seconds. A ``match_length`` of ``None`` means an unlimited match.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final
+
+__all__ = [
+    "DEFAULT_RATING",
+    "SORTWHO_VALUES",
+    "MatchRecord",
+    "RatingEntry",
+    "RatingUpdate",
+    "SavedMatch",
+    "StoredMessage",
+    "User",
+    "UserSettings",
+]
+
+DEFAULT_RATING: Final = 1500.0
+"""Every new account starts at 1500.00 with experience 0 (spec §5.1)."""
+
+SORTWHO_VALUES: Final = ("login", "name", "rating", "rrating")
+"""The values ``set sortwho`` accepts (spec §4.14, §4.16)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class UserSettings:
+    """The ``set`` variables of spec §4.16.
+
+    :raises ValueError: a value outside the range ``set`` accepts.
+    """
+
+    boardstyle: int = 3
+    """1 and 2: ASCII boards; 3: ``board:`` lines."""
+    linelength: int = 0
+    """0..999, 0 = no limit."""
+    pagelength: int = 0
+    """0..999, 0 = no limit."""
+    redoubles: int | None = 0
+    """Redouble limit in unlimited matches: 0 = ``none``, 1..99, or ``None`` = ``unlimited``."""
+    sortwho: str = "login"
+    """``login``, ``name``, ``rating`` or ``rrating``."""
+    timezone: str = "UTC"
+    """An IANA time zone name; the server validates it."""
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.boardstyle <= 3:
+            raise ValueError(f"boardstyle {self.boardstyle!r} is not 1, 2 or 3")
+        if not 0 <= self.linelength <= 999:
+            raise ValueError(f"linelength {self.linelength!r} is not in 0..999")
+        if not 0 <= self.pagelength <= 999:
+            raise ValueError(f"pagelength {self.pagelength!r} is not in 0..999")
+        if self.redoubles is not None and not 0 <= self.redoubles <= 99:
+            raise ValueError(f"redoubles {self.redoubles!r} is not None or in 0..99")
+        if self.sortwho not in SORTWHO_VALUES:
+            raise ValueError(f"sortwho {self.sortwho!r} is not one of {SORTWHO_VALUES}")
+
+
+def _frozen_toggles(toggles: Mapping[str, bool]) -> Mapping[str, bool]:
+    """A read-only copy, so a frozen :class:`User` stays unchanged."""
+    return MappingProxyType(dict(toggles))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class User:
+    """A registered account as stored (the client-side ``away`` state is not stored)."""
+
+    name: str
+    password_hash: str
+    created_at: int
+    last_login_at: int | None
+    """Time of the latest *recorded* login: read it before calling ``update_login``
+    to get the "last login" that CLIP 1 shows."""
+    last_login_host: str | None
+    last_logout_at: int | None
+    rating: float
+    experience: int
+    toggles: Mapping[str, bool]
+    """Stored toggle values by name; a name that is missing means the server's default."""
+    settings: UserSettings
+    address: str | None
+    """E-mail address, or ``None`` if never given."""
+    gagged: tuple[str, ...]
+    """Users this user gagged, in the order they were added."""
+    blinded: tuple[str, ...]
+    """Users this user blinded, in the order they were added."""
+    is_bot: bool
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "toggles", _frozen_toggles(self.toggles))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """A ``message`` stored for a user who was not logged in (CLIP 9 on delivery)."""
+
+    id: int
+    recipient: str
+    sender: str
+    sent_at: int
+    text: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SavedMatch:
+    """The saved match of one pair of players, ``player1 < player2`` by code point."""
+
+    player1: str
+    player2: str
+    match_length: int | None
+    score1: int
+    score2: int
+    snapshot: str
+    """The rules core's JSON text, returned exactly as it was saved."""
+    updated_at: int
+
+    def opponent_of(self, name: str) -> str:
+        """The other player of the pair.
+
+        :raises ValueError: ``name`` is not one of the two players.
+        """
+        if name == self.player1:
+            return self.player2
+        if name == self.player2:
+            return self.player1
+        raise ValueError(f"{name!r} is not a player of this saved match")
+
+    def scores_for(self, name: str) -> tuple[int, int]:
+        """``(name's score, the opponent's score)``, as ``show saved`` prints them.
+
+        :raises ValueError: ``name`` is not one of the two players.
+        """
+        if name == self.player1:
+            return self.score1, self.score2
+        if name == self.player2:
+            return self.score2, self.score1
+        raise ValueError(f"{name!r} is not a player of this saved match")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MatchRecord:
+    """A finished match, players in the order the server recorded them."""
+
+    id: int
+    player1: str
+    player2: str
+    match_length: int | None
+    score1: int
+    score2: int
+    winner: str | None
+    started_at: int
+    ended_at: int
+    rules: str
+    """JSON text of the match rules, as given."""
+    moves: str
+    """JSON text of every game's moves, dice and cube actions, as given."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RatingUpdate:
+    """A player's new rating and experience after a rated match.
+
+    :raises ValueError: negative experience.
+    """
+
+    name: str
+    rating: float
+    experience: int
+
+    def __post_init__(self) -> None:
+        if self.experience < 0:
+            raise ValueError(f"experience {self.experience!r} is negative")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RatingEntry:
+    """One line of the ``ratings`` list."""
+
+    rank: int
+    """1-based position on the list (ties broken by experience, then name)."""
+    name: str
+    rating: float
+    experience: int

@@ -1,0 +1,160 @@
+"""The ``board:`` line (boardstyle 3) for one viewer, and back (§3.1-§3.5).
+
+``board`` and 52 colon-separated integers or names: exactly 53 fields when split on ``:``,
+no spaces (§3.1). The per-receiver swap of the player/opponent pairs is done by
+:meth:`protocol.board_view.BoardView.for_viewer` (§3.3); this module only writes and
+reads the fields. Parsing is strict: only the text :func:`format_board` would write is
+accepted, so ``format_board(parse_board(line)) == line`` for every line that parses.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from backgammon.board import Colour, Player, Position
+from protocol.board_view import UNLIMITED_WIRE, BoardState, BoardView
+from protocol.errors import BoardLineError
+
+PREFIX: Final = "board"
+FIELDS: Final = 53
+"""Tokens of a ``board:`` line when split on ``:`` (§3.1)."""
+
+_INT = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
+_NAME = re.compile(r"[^:\s]+\Z")
+
+
+def _flag(value: bool) -> str:
+    return "1" if value else "0"
+
+
+def _unlimited(value: int | None) -> str:
+    return str(UNLIMITED_WIRE) if value is None else str(value)
+
+
+def format_board(view: BoardView) -> str:
+    """The ``board:`` line of ``view`` (§3.1), without a line terminator.
+
+    :raises ValueError: if a name is empty or contains ``:`` or whitespace.
+    """
+    for name in (view.player, view.opponent):
+        if not _NAME.match(name):
+            raise ValueError(f"a board: line cannot carry the name {name!r}")
+    fields: list[object] = [
+        PREFIX,
+        view.player,
+        view.opponent,
+        _unlimited(view.match_length),
+        view.player_score,
+        view.opponent_score,
+        *view.board,
+        view.turn.value if view.turn is not None else 0,
+        *view.player_dice,
+        *view.opponent_dice,
+        view.cube,
+        _flag(view.player_may_double),
+        _flag(view.opponent_may_double),
+        _flag(view.was_doubled),
+        view.colour.value,
+        view.direction,
+        view.home,
+        view.bar,
+        view.player_home,
+        view.opponent_home,
+        view.player_bar,
+        view.opponent_bar,
+        view.can_move,
+        view.no_crawford,
+        view.post_crawford,
+        _unlimited(view.redoubles),
+    ]
+    return ":".join(str(f) for f in fields)
+
+
+def board_line(state: BoardState, perspective: Colour, *, you: bool = True) -> str:
+    """Shortcut: the ``board:`` line of ``state`` for one receiver (§3.3)."""
+    return format_board(BoardView.for_viewer(state, perspective, you=you))
+
+
+def parse_board(line: str) -> BoardView:
+    """Read a ``board:`` line back into a :class:`BoardView`.
+
+    A trailing CR/LF is tolerated; anything else that :func:`format_board` would not write
+    (a field count other than 53, a non-canonical number, a colour/direction/home/bar
+    pattern other than the two of §3.2, a flag other than 0/1) is refused.
+
+    :raises BoardLineError: if the line is not a well-formed ``board:`` line.
+    """
+    text = line.rstrip("\r\n")
+    tokens = text.split(":")
+    if len(tokens) != FIELDS or tokens[0] != PREFIX:
+        raise BoardLineError(f"a board: line has {FIELDS} fields, got {len(tokens)}", line)
+    player, opponent = tokens[1], tokens[2]
+    if not (_NAME.match(player) and _NAME.match(opponent)):
+        raise BoardLineError("bad player name", line)
+    numbers: list[int] = []
+    for i, token in enumerate(tokens[3:], start=3):
+        if not _INT.match(token):
+            raise BoardLineError(f"field {i} is not an integer", line)
+        numbers.append(int(token))
+    n = {i: v for i, v in enumerate(numbers, start=3)}
+
+    def flag(i: int) -> bool:
+        if n[i] not in (0, 1):
+            raise BoardLineError(f"field {i} must be 0 or 1", line)
+        return n[i] == 1
+
+    def count(i: int) -> int:
+        if n[i] < 0:
+            raise BoardLineError(f"field {i} must not be negative", line)
+        return n[i]
+
+    if n[3] < 1:
+        raise BoardLineError("match length must be >= 1 (9999 = unlimited)", line)
+    if n[32] not in (-1, 0, 1):
+        raise BoardLineError("turn must be -1, 0 or 1", line)
+    if n[41] not in (-1, 1):
+        raise BoardLineError("colour must be -1 or 1", line)
+    colour = Colour(n[41])
+    try:
+        view = BoardView(
+            player=player,
+            opponent=opponent,
+            match_length=None if n[3] == UNLIMITED_WIRE else n[3],
+            player_score=count(4),
+            opponent_score=count(5),
+            board=tuple(n[i] for i in range(6, 32)),
+            turn=Colour(n[32]) if n[32] else None,
+            player_dice=(n[33], n[34]),
+            opponent_dice=(n[35], n[36]),
+            cube=count(37),
+            player_may_double=flag(38),
+            opponent_may_double=flag(39),
+            was_doubled=flag(40),
+            colour=colour,
+            player_home=count(45),
+            opponent_home=count(46),
+            player_bar=count(47),
+            opponent_bar=count(48),
+            can_move=count(49),
+            no_crawford=n[50],
+            post_crawford=n[51],
+            redoubles=None if n[52] == UNLIMITED_WIRE else count(52),
+        )
+    except ValueError as exc:
+        raise BoardLineError(str(exc), line) from exc
+    if (n[42], n[43], n[44]) != (view.direction, view.home, view.bar):
+        raise BoardLineError("colour/direction/home/bar must be 1:-1:0:25 or -1:1:25:0", line)
+    return view
+
+
+def parse_position(line: str, player_index: Player = 0) -> Position:
+    """The core :class:`Position` of a ``board:`` line, the perspective player as ``player_index``.
+
+    :raises BoardLineError: if the line does not parse or the checkers are impossible.
+    """
+    view = parse_board(line)
+    try:
+        return view.position(player_index)
+    except ValueError as exc:
+        raise BoardLineError(str(exc), line) from exc

@@ -1,0 +1,571 @@
+"""The FIBS command table (§4.2): names, aliases, synopsis, help, allowed session states.
+
+One :class:`Command` per command of §4.2. :func:`resolve` turns a typed first word into a
+command the way FIBS does (§4.1): an exact name or alias first, then the special one- and
+two-letter abbreviations (``b`` board, ``k`` kibitz, ``m`` move, ``r`` roll, ``s`` say,
+``t`` tell, ``w`` who, ``wh`` whisper, ``to`` toggle), then any unique prefix. ``help`` and
+``help <topic>`` are generated from the table by :func:`help_lines`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
+
+from protocol import replies
+from protocol.errors import AmbiguousCommandError, UnknownCommandError
+
+
+class SessionState(enum.Flag):
+    """Where a session is (architecture.md "Session"); a command lists the states it allows."""
+
+    GUEST = enum.auto()
+    """Logged in as ``guest``, not yet registered (§1.7)."""
+    LOBBY = enum.auto()
+    """Logged in, neither playing nor watching."""
+    PLAYING = enum.auto()
+    """In a match (also between its games)."""
+    WATCHING = enum.auto()
+    """Watching another player (§4.11)."""
+
+
+NOBODY: Final = SessionState(0)
+"""No state allows the command: it always answers its refusal (``co``, ``ne``, ``ye``)."""
+USER: Final = SessionState.LOBBY | SessionState.PLAYING | SessionState.WATCHING
+"""Any registered, logged-in user."""
+ANYONE: Final = USER | SessionState.GUEST
+IN_GAME: Final = SessionState.PLAYING | SessionState.WATCHING
+NOT_PLAYING: Final = SessionState.LOBBY | SessionState.WATCHING
+
+
+class NameArg(enum.Enum):
+    """Whether a command's first argument is a user name, and how it is matched (§4.1)."""
+
+    NONE = "none"
+    COMPLETED = "completed"
+    """A prefix of a logged-in user's name is completed (case-sensitive match first)."""
+    EXACT = "exact"
+    """The exact name, no completion (``last``, ``message``, ``ratings``, ``oldboard``,
+    ``oldmoves``, ``whois``, ``tellx``, ``waitfor``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One entry of the command table (§4.2)."""
+
+    name: str
+    synopsis: str
+    """The syntax, as shown by ``help``."""
+    summary: str
+    """One line of help text."""
+    aliases: tuple[str, ...] = ()
+    """Other full names (``bye``: ``adios``, ``ciao``, ...); resolved like the name."""
+    states: SessionState = USER
+    """The session states in which the command runs."""
+    refusal: tuple[str, ...] = ()
+    """The reply when the session state is not in :attr:`states`; empty = treat the
+    command as unknown in that state (``** Unknown command: '<word>'``)."""
+    name_arg: NameArg = NameArg.NONE
+    min_args: int = 0
+    max_args: int | None = None
+    no_args_ok: bool = False
+    """With ``min_args`` > 0: zero arguments are nevertheless fine (``message``)."""
+    usage: tuple[str, ...] = ()
+    """The reply for a wrong number of arguments."""
+    repeatable: bool = True
+    """``!!`` may repeat it (not the chat commands, §4.1)."""
+    prefixable: bool = True
+    """A unique prefix selects it; ``False`` for exact-only words (``name``, ``co``)."""
+    hidden: bool = False
+    """Not listed by ``help``."""
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        """The name followed by the aliases."""
+        return (self.name, *self.aliases)
+
+    def allows(self, state: SessionState) -> bool:
+        """True when the command may run in ``state``."""
+        return bool(state & self.states)
+
+    def arguments_ok(self, n: int) -> bool:
+        """True when ``n`` arguments fit the command's arity."""
+        if n == 0 and self.no_args_ok:
+            return True
+        if n < self.min_args:
+            return False
+        return self.max_args is None or n <= self.max_args
+
+
+_NOT_PLAYING = (replies.NOT_PLAYING,)
+
+COMMAND_LIST: Final[tuple[Command, ...]] = (
+    Command("about", "about", "Information about this server.", states=ANYONE),
+    Command(
+        "accept",
+        "accept",
+        "Accept a double or a resignation.",
+        states=SessionState.PLAYING,
+        refusal=_NOT_PLAYING,
+    ),
+    Command(
+        "address",
+        "address <email>",
+        "Set the e-mail address others see in who and whois.",
+        min_args=1,
+        usage=(replies.ADDRESS_MISSING,),
+    ),
+    Command(
+        "alert",
+        "alert <name> <text>",
+        "Like tell, but shown as an alert (CLIP 20).",
+        name_arg=NameArg.COMPLETED,
+        min_args=2,
+        repeatable=False,
+    ),
+    Command("average", "average", "Users per hour."),
+    Command("away", "away [message]", "List away users, or mark yourself away with a message."),
+    Command("back", "back", "You are back: clears away."),
+    Command(
+        "beaver",
+        "beaver",
+        "The first instant redouble (unlimited matches).",
+        states=SessionState.PLAYING,
+        refusal=_NOT_PLAYING,
+    ),
+    Command(
+        "blind",
+        "blind [name]",
+        "List blinded users, or toggle banning name from watching you.",
+        name_arg=NameArg.COMPLETED,
+    ),
+    Command(
+        "board",
+        "board",
+        "Show the board of your game or of the game you watch.",
+        states=IN_GAME,
+        refusal=_NOT_PLAYING,
+    ),
+    Command(
+        "bye",
+        "bye",
+        "Log out; a running match is saved.",
+        aliases=("adios", "ciao", "end", "exit", "logout", "quit", "tschoe"),
+        states=ANYONE,
+    ),
+    Command("cls", "cls", "Clear the screen.", aliases=("clear",)),
+    Command("dicetest", "dicetest", "Dice statistics."),
+    Command(
+        "double",
+        "double",
+        "Offer the cube to your opponent.",
+        states=SessionState.PLAYING,
+        refusal=_NOT_PLAYING,
+    ),
+    Command("erase", "erase", "Administrators only.", hidden=True),
+    Command(
+        "gag",
+        "gag [name]",
+        "List gagged users, or toggle ignoring name.",
+        name_arg=NameArg.COMPLETED,
+    ),
+    Command("help", "help [topic]", "Help on a command or topic.", aliases=("man",), states=ANYONE),
+    Command(
+        "invite",
+        "invite <name> [<n>|unlimited]",
+        "Invite name to an n-point or unlimited match, or to resume a saved match.",
+        states=NOT_PLAYING,
+        refusal=(replies.ALREADY_PLAYING,),
+        name_arg=NameArg.COMPLETED,
+        min_args=1,
+        usage=(replies.INVITE_WHO,),
+    ),
+    Command(
+        "join",
+        "join [name]",
+        "Accept an invitation, or start the next game of your match.",
+        name_arg=NameArg.COMPLETED,
+    ),
+    Command(
+        "kibitz",
+        "kibitz <text>",
+        "Talk to the players and watchers of your game.",
+        states=IN_GAME,
+        refusal=(replies.NOT_WATCHING_OR_PLAYING,),
+        repeatable=False,
+    ),
+    Command(
+        "last",
+        "last",
+        "The last 20 logins and logouts.",
+        name_arg=NameArg.EXACT,
+        max_args=0,
+        usage=(replies.LAST_USE_WHOIS,),
+    ),
+    Command(
+        "leave",
+        "leave",
+        "Stop the match; it is saved.",
+        states=SessionState.PLAYING,
+        refusal=(replies.NO_ONE_TO_LEAVE,),
+    ),
+    Command(
+        "look",
+        "look <name>",
+        "Show the board of name's game once.",
+        name_arg=NameArg.COMPLETED,
+        min_args=1,
+        usage=(replies.LOOK_AT_WHO,),
+    ),
+    Command(
+        "message",
+        "message [<name> <text>]",
+        "Leave a message for name, or read yours.",
+        name_arg=NameArg.EXACT,
+        min_args=2,
+        no_args_ok=True,
+        usage=(replies.MESSAGE_USAGE,),
+        repeatable=False,
+    ),
+    Command("motd", "motd", "Show the message of the day."),
+    Command(
+        "move",
+        "move <from>-<to> ...",
+        "Move checkers; the word move may be omitted.",
+        states=SessionState.PLAYING,
+        refusal=_NOT_PLAYING,
+    ),
+    Command(
+        "off",
+        "off",
+        "Bear off with every die, if possible.",
+        states=SessionState.PLAYING,
+        refusal=_NOT_PLAYING,
+    ),
+    Command(
+        "oldboard",
+        "oldboard <name>",
+        "Show the board of your saved match with name.",
+        states=NOT_PLAYING,
+        refusal=(replies.CANT_WHILE_PLAYING,),
+        name_arg=NameArg.EXACT,
+        min_args=1,
+        usage=(replies.OLDBOARD_USAGE,),
+    ),
+    Command(
+        "oldmoves",
+        "oldmoves <name>",
+        "The moves of the current game of your saved match.",
+        name_arg=NameArg.EXACT,
+        min_args=1,
+        usage=(replies.OLDMOVES_USAGE,),
+    ),
+    Command(
+        "otter",
+        "otter",
+        "The third instant redouble (unlimited matches).",
+        states=SessionState.PLAYING,
+        refusal=_NOT_PLAYING,
+    ),
+    Command(
+        "panic",
+        "panic",
+        "Save your game to the panic file (bug report).",
+        states=SessionState.PLAYING,
+        refusal=_NOT_PLAYING,
+    ),
+    Command(
+        "password",
+        "password <old>:<new>:<new>",
+        "Change your password.",
+        min_args=1,
+        max_args=1,
+        usage=replies.PASSWORD_USAGE,
+        repeatable=False,
+    ),
+    Command(
+        "pip",
+        "pip",
+        "Show the pip counts.",
+        states=IN_GAME,
+        refusal=(replies.NOT_PLAYING_OR_WATCHING,),
+    ),
+    Command("port", "port", "The port the server runs on.", hidden=True),
+    Command(
+        "raccoon",
+        "raccoon",
+        "The second instant redouble (unlimited matches).",
+        states=SessionState.PLAYING,
+        refusal=_NOT_PLAYING,
+    ),
+    Command(
+        "ratings", "ratings [name] [from <n>] [to <m>]", "The rating list.", name_arg=NameArg.EXACT
+    ),
+    Command("rawwho", "rawwho [args]", "The who list as CLIP 5 lines ended by 6."),
+    Command(
+        "redouble",
+        "redouble",
+        "An instant redouble (unlimited matches).",
+        states=SessionState.PLAYING,
+        refusal=_NOT_PLAYING,
+    ),
+    Command(
+        "reject",
+        "reject",
+        "Reject a double or a resignation.",
+        states=SessionState.PLAYING,
+        refusal=(replies.NOT_PLAYING_CANT_GIVE_UP,),
+    ),
+    Command(
+        "resign",
+        "resign n|g|b",
+        "Offer to resign a normal game, a gammon or a backgammon.",
+        states=SessionState.PLAYING,
+        refusal=_NOT_PLAYING,
+        min_args=1,
+        usage=(replies.RESIGN_USAGE,),
+    ),
+    Command("roll", "roll", "Roll the dice.", states=SessionState.PLAYING, refusal=_NOT_PLAYING),
+    Command("save", "save", "Save your toggles and settings."),
+    Command(
+        "say",
+        "say <text>",
+        "Talk to your opponent.",
+        states=SessionState.PLAYING,
+        refusal=(replies.SAY_OUTSIDE_GAME,),
+        repeatable=False,
+    ),
+    Command(
+        "set",
+        "set [<variable> [<value>]]",
+        "Show or set boardstyle, linelength, pagelength, redoubles, sortwho, timezone.",
+    ),
+    Command("shout", "shout <text>", "Talk to everybody.", repeatable=False),
+    Command(
+        "show",
+        "show games|saved|savedcount <name>|watchers|max",
+        "Show various lists.",
+        min_args=1,
+        usage=(replies.SHOW_WHAT,),
+    ),
+    Command("shutdown", "shutdown", "Administrators only.", hidden=True),
+    Command("stat", "stat", "Server statistics."),
+    Command(
+        "tell",
+        "tell <name> <text>",
+        "Send a private message to name.",
+        name_arg=NameArg.COMPLETED,
+        repeatable=False,
+    ),
+    Command(
+        "tellx",
+        "tellx <name> <text>",
+        "Tell without name completion.",
+        name_arg=NameArg.EXACT,
+        repeatable=False,
+    ),
+    Command(
+        "time",
+        "time [zone]",
+        "The current time in your time zone and in UTC.",
+        aliases=("date",),
+        states=ANYONE,
+    ),
+    Command("toggle", "toggle [option ...]", "Show your toggles, or flip some."),
+    Command(
+        "unwatch",
+        "unwatch",
+        "Stop watching.",
+        states=SessionState.WATCHING,
+        refusal=(replies.NOT_WATCHING,),
+    ),
+    Command("version", "version", "The server version.", states=ANYONE),
+    Command("waitfor", "waitfor [name ...]", "Be told when name logs in.", name_arg=NameArg.EXACT),
+    Command(
+        "watch",
+        "watch <name>",
+        "Watch name's games.",
+        states=NOT_PLAYING,
+        refusal=(replies.CANT_WATCH_WHILE_PLAYING,),
+        name_arg=NameArg.COMPLETED,
+        min_args=1,
+        usage=(replies.WATCH_WHO,),
+    ),
+    Command("wave", "wave", "Wave goodbye; twice to log out."),
+    Command("where", "where [name]", "Where a user comes from.", name_arg=NameArg.COMPLETED),
+    Command(
+        "whisper",
+        "whisper <text>",
+        "Talk to the watchers of your game.",
+        states=IN_GAME,
+        refusal=(replies.NOT_WATCHING_OR_PLAYING,),
+        repeatable=False,
+    ),
+    Command(
+        "who",
+        "who [ready|playing|away|count|<name>|from <site>]",
+        "Who is logged in.",
+        states=ANYONE,
+        name_arg=NameArg.COMPLETED,
+    ),
+    Command(
+        "whois",
+        "whois <name>",
+        "Details about a user.",
+        name_arg=NameArg.EXACT,
+        min_args=1,
+        usage=(replies.WHOIS_USAGE,),
+    ),
+    # Exact words that are no FIBS commands for users (§4.2).
+    Command(
+        "name",
+        "name <username>",
+        "Choose your login name (guests only).",
+        states=SessionState.GUEST,
+        refusal=(replies.NAME_NOT_CHANGEABLE,),
+        min_args=1,
+        max_args=1,
+        prefixable=False,
+        hidden=True,
+    ),
+    Command(
+        "co",
+        "co",
+        "",
+        states=NOBODY,
+        refusal=(replies.PERMISSON_DENIED,),
+        prefixable=False,
+        hidden=True,
+    ),
+    Command(
+        "ne",
+        "ne",
+        "",
+        states=NOBODY,
+        refusal=(replies.PERMISSON_DENIED,),
+        prefixable=False,
+        hidden=True,
+    ),
+    Command(
+        "ye",
+        "ye",
+        "",
+        states=NOBODY,
+        refusal=(replies.PERMISSON_DENIED,),
+        prefixable=False,
+        hidden=True,
+    ),
+)
+"""Every command of §4.2, alphabetically, then the exact-only words."""
+
+COMMANDS: Final[dict[str, Command]] = {c.name: c for c in COMMAND_LIST}
+"""Commands by name."""
+
+ABBREVIATIONS: Final[dict[str, str]] = {
+    "b": "board",
+    "k": "kibitz",
+    "m": "move",
+    "r": "roll",
+    "s": "say",
+    "t": "tell",
+    "w": "who",
+    "wh": "whisper",
+    "to": "toggle",
+}
+"""§4.1: abbreviations that win although other commands share the prefix."""
+
+_WORDS: Final[dict[str, Command]] = {w: c for c in COMMAND_LIST for w in c.words}
+
+HELP_TOPICS: Final[dict[str, tuple[str, ...]]] = {
+    "autologin": (
+        "At the login prompt you may type 'connect <name> <password>' to log in",
+        "without a password prompt.",
+    ),
+    "beginner": (
+        "Type 'toggle ready' to be ready to play, 'who ready' to find opponents,",
+        "'invite <name> <n>' to invite someone to an n-point match and 'join <name>'",
+        "to accept an invitation. 'help <command>' explains a command.",
+    ),
+    "boardstyle": (
+        "'set boardstyle 1' and '2' show ASCII boards (style 2 puts the point numbers",
+        "above and below the board), '3' sends one board: line for client programs.",
+    ),
+    "client": ("Client programs log in with 'login <client> 1008 <name> <password>'.",),
+    "commands": ("Type 'help' for the list of commands.",),
+    "complaints": ("Please send complaints to the server administrator.",),
+    "countries": ("'who from <site>' lists the users from a site.",),
+    "crawford": (
+        "The Crawford rule is used if either player has 'crawford' toggled on:",
+        "nobody may double in the game after a player reaches match point minus one.",
+    ),
+    "formula": (
+        "Ratings change after every finished match of limited length:",
+        "winner += 4*K*sqrt(N)*P, loser -= 4*K*sqrt(N)*P, K = max(1, 5 - experience/100).",
+    ),
+    "hostnames": ("'where <name>' shows where a user comes from.",),
+    "names": (
+        "Most commands taking a user name accept a unique prefix of a logged-in",
+        "user's name.",
+    ),
+    "rawboard": ("'set boardstyle 3' sends boards as one board: line of 53 fields.",),
+    "rules": ("The rules of backgammon; moves use points 1-24, 'bar' and 'off'.",),
+    "screen": ("'set linelength' and 'set pagelength' describe your screen.",),
+    "sortwho": ("'set sortwho login|name|rating|rrating' sorts the who list.",),
+    "timezones": ("'set timezone <zone>' sets your time zone, e.g. Europe/Berlin.",),
+    "tinyfugue": ("Any telnet client works; TinyFugue users can use 'connect' (help autologin).",),
+}
+"""§4.2: help topics that are no commands (texts are ours; clients do not parse them)."""
+
+
+def iter_visible() -> Iterator[Command]:
+    """The commands ``help`` lists, alphabetically."""
+    return (c for c in sorted(COMMAND_LIST, key=lambda c: c.name) if not c.hidden)
+
+
+def resolve(word: str) -> Command:
+    """The command a typed first word selects (§4.1); case-insensitive.
+
+    :raises AmbiguousCommandError: if the prefix matches several commands.
+    :raises UnknownCommandError: if it matches none.
+    """
+    key = word.lower()
+    if key in _WORDS:
+        return _WORDS[key]
+    if key in ABBREVIATIONS:
+        return COMMANDS[ABBREVIATIONS[key]]
+    matches = {c.name: c for w, c in _WORDS.items() if c.prefixable and w.startswith(key)}
+    if len(matches) == 1 and key:
+        return next(iter(matches.values()))
+    if len(matches) > 1:
+        raise AmbiguousCommandError(word, tuple(sorted(matches)))
+    raise UnknownCommandError(word)
+
+
+def help_lines(topic: str | None = None) -> list[str]:
+    """``help`` (the command list) or ``help <topic>`` (one command or topic), §4.2."""
+    if topic is None:
+        names = [c.name for c in iter_visible()]
+        lines = ["Available commands:"]
+        for i in range(0, len(names), 6):
+            lines.append("  " + "".join(f"{n:<12}" for n in names[i : i + 6]).rstrip())
+        lines.append("Help topics: " + ", ".join(sorted(HELP_TOPICS)))
+        lines.append("Type 'help <command>' for more.")
+        return lines
+    key = topic.lower()
+    if key in HELP_TOPICS and key not in _WORDS:
+        return [*HELP_TOPICS[key]]
+    try:
+        command = resolve(key)
+    except UnknownCommandError:
+        return [replies.NO_HELP]
+    if command.hidden:
+        return [replies.NO_HELP]
+    lines = [f"Usage: {command.synopsis}", command.summary]
+    if command.aliases:
+        lines.append("Also: " + ", ".join(command.aliases))
+    abbreviations = sorted(a for a, n in ABBREVIATIONS.items() if n == command.name)
+    if abbreviations:
+        lines.append("Abbreviation: " + ", ".join(abbreviations))
+    return lines

@@ -1,0 +1,1635 @@
+"""Every human-readable FIBS message, in one place (spec §1-§6).
+
+Fixed texts are ``UPPER_CASE`` constants, texts with values are small functions returning
+one line (``str``) or several (``list[str]``). Each cites its spec section; choices where
+the spec marks a text ⚠ UNCONFIRMED are recorded in docs/protocol-decisions.md (cited
+here as "D<n>"). Strings carry no line terminators; prompts (``login: ``, ``> ``, password
+prompts) are the only texts that must be sent *without* CR LF (§1.1) and are named
+``*_PROMPT``.
+
+Where telnet mode and CLIP mode differ (§2.4), a function takes a :class:`Mode`.
+Tests and the server compare against these names and never retype the strings.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from protocol import clip
+
+
+class Mode(enum.Enum):
+    """How a session wants its output (§1.3, §1.6): prose (telnet) or numbered CLIP lines."""
+
+    TELNET = "telnet"
+    CLIP = "clip"
+
+
+def plural(n: int, word: str) -> str:
+    """``1 point`` / ``2 points``: singular for exactly one (§4.6-§4.8)."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def points(n: int) -> str:
+    """``1 point`` / ``n points`` (§4.6, §4.7, §4.8)."""
+    return plural(n, "point")
+
+
+def match_phrase(length: int | None) -> str:
+    """``a 3 point match`` / ``an unlimited match`` (§4.3); ``None`` = unlimited."""
+    return "an unlimited match" if length is None else f"a {length} point match"
+
+
+# =====================================================================================
+# §1 Connection and login
+# =====================================================================================
+
+LOGIN_PROMPT: Final = "login: "
+"""§1.2: the login prompt, exactly; no line terminator."""
+TELNET_PROMPT: Final = "> "
+"""§1.6: the telnet-mode prompt after each block of output; never sent in CLIP mode."""
+PASSWORD_PROMPT: Final = "password: "
+"""§1.6 ⚠ (BaldLies): the telnet login password prompt (D1)."""
+
+BANNER_REQUIRED_LINE: Final = "One account per person only!"
+"""§1.2: MatchDog logs in only after a banner line containing this - keep it."""
+BANNER: Final[tuple[str, ...]] = (
+    "WELCOME TO THE",
+    "            _______   _          ______            _____",
+    "           |  _____| | |        |  __  \\          / ____|",
+    "           | |___    | |        | |__|  |        | |____",
+    "           |  ___|   | |        |  __  <          \\____ \\",
+    "           | |       | |        | |__|  |          ____| |",
+    "           |_|irst   |_|nternet |______/ackgammon |_____/erver",
+    "",
+    "              LOGIN AS guest IF YOU ARE NEW TO THIS SERVER!",
+    "                     " + BANNER_REQUIRED_LINE,
+)
+"""§1.2: the banner before the login prompt (free-form; clients do not parse it)."""
+
+
+def asctime(when: dt.datetime) -> str:
+    """C ``asctime`` without the newline: ``Thu Jan  2 00:27:27 2003`` (§1.2, §4.14)."""
+    return f"{when:%a %b} {when.day:>2} {when:%H:%M:%S %Y}"
+
+
+def date_line(local: dt.datetime, utc: dt.datetime) -> str:
+    """§1.2, §4.14 (``time``): the local date, then the same instant in UTC.
+
+    ``Thursday, January 02 01:27:27 MET   ( Thu Jan  2 00:27:27 2003 UTC )``.
+
+    ``local`` must be timezone-aware (its ``tzname()`` is shown); ``utc`` is the same
+    instant in UTC.
+    """
+    zone = local.tzname() or "UTC"
+    return f"{local:%A, %B %d %H:%M:%S} {zone}   ( {asctime(utc)} UTC )"
+
+
+def banner(local: dt.datetime, utc: dt.datetime) -> list[str]:
+    """§1.2: banner, a blank line, the date line. The ``login: `` prompt follows separately."""
+    return [*BANNER, "", date_line(local, utc)]
+
+
+ALREADY_LOGGED_IN: Final = "** Warning: You are already logged in."
+"""§1.4: to the new connection when the account was connected elsewhere."""
+
+
+def closed_old_connection(name: str) -> str:
+    """§1.4, §4.9: to the opponent of a session replaced by a second login."""
+    return f"Closed old connection with user {name}. The game was saved."
+
+
+def user_authenticated(name: str) -> str:
+    """§1.6 (telnet login) ⚠: ``** User <name> authenticated.`` (D1)."""
+    return f"** User {name} authenticated."
+
+
+def last_login(when: str, host: str) -> str:
+    """§1.6 (telnet login) ⚠: ``** Last login: <date> from <host>`` (D1)."""
+    return f"** Last login: {when} from {host}"
+
+
+def telnet_date(when: dt.datetime) -> str:
+    """§1.6 ⚠: the date of ``** Last login:`` (BaldLies: ``%a %b %d %H:%M:%S %Y``, D1)."""
+    return f"{when:%a %b %d %H:%M:%S %Y}"
+
+
+# §1.7 guest login and registration ------------------------------------------------------
+
+GUEST_WELCOME: Final[tuple[str, ...]] = (
+    "Welcome to FIBS. You just logged in as guest.",
+    "Please register before using this server:",
+    "",
+    "Type 'name username' where name is the word 'name' and",
+    "username is the login name you want to use.",
+    "The username may not contain blanks ' ' or colons ':'.",
+    "The system will then ask you for your password twice.",
+    "Please make sure that you don't forget your password. All",
+    "passwords are encrypted before they are saved. If you forget",
+    "your password there is no way to find out what it was.",
+    "Please type 'bye' if you don't want to register now.",
+    "",
+    "ONE USERNAME PER PERSON ONLY!!!",
+    "",
+)
+"""§1.7: after ``guest`` at the login prompt; the ``> `` prompt follows."""
+
+
+def name_will_be(name: str) -> str:
+    """§1.7: first reply to ``name <login>`` (GIB ignores lines starting ``Your name will be ``)."""
+    return f"Your name will be {name}"
+
+
+NO_PASSWORD_HINT: Final = "Type in no password and hit Enter/Return if you want to change it now."
+"""§1.7: second line after ``name <login>``."""
+GIVE_PASSWORD_PROMPT: Final = "Please give your password: "
+"""§1.7: first password prompt (no terminator; GIB matches it byte for byte)."""
+RETYPE_PASSWORD_PROMPT: Final = "Please retype your password: "
+"""§1.7: second password prompt (no terminator)."""
+REGISTERED: Final = "You are registered."
+"""§1.7: GIB looks for this line."""
+REGISTERED_HINT: Final = "Type 'help beginner' to get started."
+"""§1.7."""
+NAME_INVALID: Final = "** Your name may only contain letters and the underscore character _ ."
+"""§1.7."""
+NO_PASSWORD_GIVEN: Final = "** No password given. Please choose a new name"
+"""§1.7: empty first password; back to the ``name`` step."""
+PASSWORD_TOO_SHORT: Final = "Minimal password length is 4 characters."
+"""§1.7: then the first password prompt again."""
+PASSWORDS_DIFFER_PROMPT: Final = (
+    "** The two passwords were not identical. Please give them again. Password: "
+)
+"""§1.7: a prompt (no terminator); the first-password step repeats."""
+PASSWORD_HAS_COLON: Final = "Your password may not contain ':'"
+"""§1.7 ⚠ (BaldLies text, D2)."""
+NAME_NOT_CHANGEABLE: Final = "** You're not supposed to change your name."
+"""§4.2: ``name`` after login."""
+
+
+def name_taken(name: str) -> str:
+    """§1.7: the name is used or reserved (e.g. ``guest``)."""
+    return f"** Please use another name. '{name}' is already used by someone else."
+
+
+# §1.8 logging out -------------------------------------------------------------------------
+
+GOODBYE: Final[tuple[str, ...]] = (
+    "",
+    "                      Thanks for playing backgammon here.",
+    "",
+    "                                 Goodbye.",
+)
+"""§1.8: logout text; FCM detects ``           Goodbye\\.`` (11+ leading spaces)."""
+YOU_WAVE: Final = "You wave goodbye."
+"""§1.8: first ``wave``."""
+YOU_WAVE_AGAIN: Final = "You wave goodbye again and log out."
+"""§1.8: second ``wave``, then the logout text."""
+
+
+def waves(name: str) -> str:
+    """§1.8: to others (with shouts enabled) after a first ``wave``."""
+    return f"{name} waves goodbye."
+
+
+def waves_again(name: str) -> str:
+    """§1.8: to others after a second ``wave``."""
+    return f"{name} waves goodbye again."
+
+
+def logs_in(name: str) -> str:
+    """§2.4: CLIP 7 text and the telnet line ``<name> logs in.``."""
+    return f"{name} logs in."
+
+
+def logs_out(name: str) -> str:
+    """§1.8, §2.4: CLIP 8 text and telnet line after ``bye``."""
+    return f"{name} logs out."
+
+
+def drops_connection(name: str) -> str:
+    """§1.8, §2.4: CLIP 8 text and telnet line when the socket closed."""
+    return f"{name} drops connection."
+
+
+def timed_out(name: str) -> str:
+    """§1.8 ⚠, §6.1: CLIP 8 text after an idle timeout (D3)."""
+    return f"Connection with {name} timed out."
+
+
+CONNECTION_TIMED_OUT: Final = "Connection timed out."
+"""§6.1: to the idle user before the server closes the connection."""
+
+# =====================================================================================
+# §2.4 CLIP messages and their telnet-mode equivalents
+# =====================================================================================
+
+
+def login_notice(name: str, mode: Mode) -> str:
+    """§2.4 code 7: a user logged in (to users with ``notify`` on)."""
+    text = logs_in(name)
+    return clip.Login(name, text).format() if mode is Mode.CLIP else text
+
+
+def logout_notice(name: str, text: str, mode: Mode) -> str:
+    """§2.4 code 8: ``text`` is :func:`logs_out`, :func:`drops_connection` or :func:`timed_out`."""
+    return clip.Logout(name, text).format() if mode is Mode.CLIP else text
+
+
+def message_line(sender: str, time: int, text: str, mode: Mode) -> str:
+    """§2.4 code 9: a stored message; telnet ⚠ ``Message from <name>: <text>`` (D4)."""
+    if mode is Mode.CLIP:
+        return clip.Message(sender, time, text).format()
+    return f"Message from {sender}: {text}"
+
+
+MESSAGES_FOR_YOU: Final = "There are messages for you:"
+"""§2.4 (FCM): telnet header before stored messages at login (D4)."""
+NO_NEW_MESSAGES: Final = "There are no new messages for you."
+"""§4.12: ``message`` without arguments and nothing stored."""
+
+
+def message_delivered(name: str, mode: Mode) -> str:
+    """§2.4 code 10: your message was delivered at once; telnet ⚠ (D4)."""
+    if mode is Mode.CLIP:
+        return clip.MessageDelivered(name).format()
+    return f"Message delivered to {name}."
+
+
+def message_saved(name: str, mode: Mode) -> str:
+    """§2.4 code 11: your message was stored; telnet ⚠ (D4)."""
+    if mode is Mode.CLIP:
+        return clip.MessageSaved(name).format()
+    return f"Message saved for {name}."
+
+
+def says(name: str, text: str, mode: Mode) -> str:
+    """§2.4 code 12: a tell to you or your opponent's say; telnet ⚠ ``<name> says: <text>`` (D4)."""
+    return clip.Says(name, text).format() if mode is Mode.CLIP else f"{name} says: {text}"
+
+
+def shouts(name: str, text: str, mode: Mode) -> str:
+    """§2.4 code 13; telnet ⚠ ``<name> shouts: <text>`` (D4)."""
+    return clip.Shouts(name, text).format() if mode is Mode.CLIP else f"{name} shouts: {text}"
+
+
+def whispers(name: str, text: str, mode: Mode) -> str:
+    """§2.4 code 14; telnet ⚠ ``<name> whispers: <text>`` (D4)."""
+    if mode is Mode.CLIP:
+        return clip.Whispers(name, text).format()
+    return f"{name} whispers: {text}"
+
+
+def kibitzes(name: str, text: str, mode: Mode) -> str:
+    """§2.4 code 15; telnet ``<name> kibitzes: <text>`` [C] TGB capture."""
+    if mode is Mode.CLIP:
+        return clip.Kibitzes(name, text).format()
+    return f"{name} kibitzes: {text}"
+
+
+def you_say(name: str, text: str, mode: Mode) -> str:
+    """§2.4 code 16: echo of your tell/say (``name`` = recipient).
+
+    Telnet: ``** You tell <name>: <text>`` [C] FCM.
+    """
+    if mode is Mode.CLIP:
+        return clip.YouSay(name, text).format()
+    return f"** You tell {name}: {text}"
+
+
+def you_shout(text: str, mode: Mode) -> str:
+    """§2.4 code 17; telnet ⚠ ``** You shout: <text>`` (D4)."""
+    return clip.YouShout(text).format() if mode is Mode.CLIP else f"** You shout: {text}"
+
+
+def you_whisper(text: str, mode: Mode) -> str:
+    """§2.4 code 18; telnet ⚠ ``** You whisper: <text>`` (D4)."""
+    return clip.YouWhisper(text).format() if mode is Mode.CLIP else f"** You whisper: {text}"
+
+
+def you_kibitz(text: str, mode: Mode) -> str:
+    """§2.4 code 19; telnet ⚠ ``** You kibitz: <text>`` (D4)."""
+    return clip.YouKibitz(text).format() if mode is Mode.CLIP else f"** You kibitz: {text}"
+
+
+def alert(name: str, text: str, mode: Mode) -> str:
+    """§2.1 code 20 ⚠ (optional ``alert``); telnet ⚠ ``<name> alerts: <text>`` (D4)."""
+    return clip.Alert(name, text).format() if mode is Mode.CLIP else f"{name} alerts: {text}"
+
+
+BELL: Final = "\x07"
+"""§2.4: appended to invitations and messages for users with ``toggle bell`` on."""
+
+# =====================================================================================
+# §3.6 boardstyle (the rest of ``set`` is §4.16)
+# =====================================================================================
+
+BOARDSTYLE_INVALID: Final = "** Valid arguments are the numbers 1 to 3."
+"""§3.6, §4.16."""
+
+# =====================================================================================
+# §4.1 parsing
+# =====================================================================================
+
+
+def unknown_command(word: str) -> str:
+    """§4.1: the first word as typed, in single quotes; also for ambiguous prefixes."""
+    return f"** Unknown command: '{word}'"
+
+
+def ambiguous_name(candidates: Sequence[str], name: str) -> list[str]:
+    """§4.1 ⚠ (BaldLies, with its typo ``Ambigous``): a name prefix matching several users (D5)."""
+    return [f"Ambigous name: Try one of: {', '.join(candidates)}", no_one_called(name)]
+
+
+YOURE_AWAY: Final = "You're away. Please type 'back'"
+"""§1.6, §4.1, §4.13: after every reply while away (and the reply to ``away <msg>``)."""
+PERMISSION_DENIED: Final = "** Permission denied"
+"""§4.2: admin commands (``erase``, ``shutdown``) for normal users."""
+PERMISSON_DENIED: Final = "** Permisson denied"
+"""§4.2: ``co``, ``ne``, ``ye`` (the typo is FIBS's, [C] SPEC)."""
+NO_HELP: Final = "** No help available on that topic."
+"""§4.2 ⚠: ``help <unknown>`` (D6)."""
+
+# =====================================================================================
+# §4.3 invite and join
+# =====================================================================================
+
+INVITE_WHO: Final = "** invite who?"
+"""§4.3: ``invite`` without a name."""
+CANT_INVITE_YOURSELF: Final = "** You can't invite yourself."
+ALREADY_PLAYING: Final = "** You are already playing."
+INVITE_BAD_LENGTH: Final = (
+    "** The second argument to 'invite' has to be a number or the word 'unlimited'"
+)
+NOT_EXPERIENCED: Final = "** You're not experienced enough to play a match of that length."
+
+
+def no_one_called(name: str) -> str:
+    """§4.3, §4.12: unknown or offline user (no period)."""
+    return f"** There is no one called {name}"
+
+
+def no_one_called_period(name: str) -> str:
+    """§4.14 (``who <name>``): same with a final period."""
+    return f"** There is no one called {name}."
+
+
+def refusing_games(name: str) -> str:
+    """§4.3: invitee/target not ready."""
+    return f"** {name} is refusing games."
+
+
+def already_playing_with(name: str) -> str:
+    """§4.3 (``invite``): the invitee plays."""
+    return f"** {name} is already playing with someone else."
+
+
+def you_invited(name: str, length: int | None) -> str:
+    """§4.3: ``** You invited bob to a 3 point match.`` / ``... to an unlimited match.``."""
+    return f"** You invited {name} to {match_phrase(length)}."
+
+
+def you_invited_resume(name: str) -> str:
+    """§4.3: invite without a length when a saved match exists."""
+    return f"** You invited {name} to resume a saved match."
+
+
+def no_saved_match_give_length(name: str) -> str:
+    """§4.3: invite without a length and no saved match."""
+    return f"** There's no saved match with {name}. Please give a match length."
+
+
+def is_away(name: str, message: str) -> str:
+    """§4.3, §4.13: the invitee/tell recipient is away (after an empty line for invite)."""
+    return f"{name} is away: {message}"
+
+
+def invitation(inviter: str, length: int | None) -> list[str]:
+    """§4.3: what the invitee receives for a new match (two lines)."""
+    return [f"{inviter} wants to play {match_phrase(length)} with you.", type_join(inviter)]
+
+
+def invitation_resume(inviter: str) -> list[str]:
+    """§4.3: what the invitee receives for a saved match."""
+    return [f"{inviter} wants to resume a saved match with you.", type_join(inviter)]
+
+
+def type_join(inviter: str) -> str:
+    """§4.3: second line of an invitation."""
+    return f"Type 'join {inviter}' to accept."
+
+
+def saved_match_warning(length: int | None) -> str:
+    """§4.3: third invitation line when a different saved match exists."""
+    which = "unlimited" if length is None else f"{length} point"
+    return f"WARNING: Don't accept if you want to continue the saved {which} match!"
+
+
+JOIN_WHO: Final = "** Error: Join who?"
+"""§4.3: ``join`` without a name and no match to continue."""
+CANT_PLAY_TWO: Final = "** You can't play two games at once"
+SAVED_MATCH_CORRUPT: Final = "** ERROR: Saved match is corrupt. Please start another one."
+
+
+def join_already_playing(name: str) -> str:
+    """§4.3 (``join``): target playing."""
+    return f"** Error: {name} is already playing with someone else."
+
+
+def didnt_invite_you(name: str) -> str:
+    """§4.3."""
+    return f"** {name} didn't invite you."
+
+
+def cant_find_player(name: str) -> str:
+    """§4.3 ⚠ (GIB, BaldLies): ``join`` to a user who is not logged in (D7)."""
+    return f"** Error: can't find player {name}"
+
+
+def now_playing(inviter: str, length: int | None) -> str:
+    """§4.3: to the invitee on a new match (no final period)."""
+    if length is None:
+        return f"** You are now playing an unlimited match with {inviter}"
+    return f"** You are now playing a {length} point match with {inviter}"
+
+
+def player_joined(invitee: str, length: int | None) -> str:
+    """§4.3: to the inviter on a new match (the unlimited form has no ``** ``, [C] SPEC/GIB)."""
+    if length is None:
+        return f"Player {invitee} has joined you for an unlimited match."
+    return f"** Player {invitee} has joined you for a {length} point match."
+
+
+def now_playing_resumed(inviter: str) -> str:
+    """§4.3: to the invitee on a resumed match."""
+    return f"You are now playing with {inviter}. Your running match was loaded."
+
+
+def joined_resumed(invitee: str) -> str:
+    """§4.3: to the inviter on a resumed match."""
+    return f"{invitee} has joined you. Your running match was loaded."
+
+
+def resume_synopsis(
+    turn: str, length: int | None, name1: str, score1: int, name2: str, score2: int
+) -> list[str]:
+    """§4.3 (SPEC/MatchDog form, D8): the synopsis both players get after a resume."""
+    return [
+        f"turn: {turn}.",
+        "unlimited matchlength" if length is None else f"match length: {length}",
+        f"points for {name1}: {score1}",
+        f"points for {name2}: {score2}",
+    ]
+
+
+def match_start_report(p1: str, p2: str, length: int | None) -> str:
+    """§4.3: report line ``<p1> and <p2> start a <n> point match.``."""
+    return f"{p1} and {p2} start {match_phrase(length)}."
+
+
+def match_resume_report(p1: str, p2: str, length: int | None) -> str:
+    """§4.3: report line for a resumed match (``<n>-point`` with a hyphen)."""
+    what = "unlimited match" if length is None else f"{length}-point match"
+    return f"{p1} and {p2} are resuming their {what}."
+
+
+def match_end_report(winner: str, loser: str, length: int, score_w: int, score_l: int) -> str:
+    """§4.3: report line, two spaces before the score and a space before the period."""
+    return f"{winner} wins a {length} point match against {loser}  {score_w}-{score_l} ."
+
+
+# =====================================================================================
+# §4.4 start of a game and the opening roll
+# =====================================================================================
+
+
+def starting_new_game(opponent: str) -> str:
+    """§4.4: to both players (and watchers, naming the watched player's opponent)."""
+    return f"Starting a new game with {opponent}."
+
+
+def opening_roll(mine: int, opponent: str, theirs: int) -> str:
+    """§4.4: ``You rolled 6, bob rolled 2`` (no period, D9)."""
+    return f"You rolled {mine}, {opponent} rolled {theirs}"
+
+
+def opening_roll_watched(p1: str, d1: int, p2: str, d2: int) -> str:
+    """§4.4: what watchers see of the opening roll."""
+    return f"{p1} rolled {d1}, {p2} rolled {d2}"
+
+
+YOUR_TURN_TO_MOVE: Final = "It's your turn to move."
+"""§4.4: to the player who won the opening roll."""
+
+
+def makes_first_move(name: str) -> str:
+    """§4.4: to the other player and to watchers."""
+    return f"{name} makes the first move."
+
+
+def cube_now(value: int) -> str:
+    """§4.4: autodouble on an opening tie (no period in SPEC)."""
+    return f"The number on the doubling cube is now {value}"
+
+
+# =====================================================================================
+# §4.5 a turn: roll, move
+# =====================================================================================
+
+ROLL_OR_DOUBLE: Final = "It's your turn. Please roll or double"
+"""§4.5: no period (SPEC/JIBS/FCM, D10)."""
+
+
+def you_roll(d1: int, d2: int) -> str:
+    """§4.5: ``You roll 3 and 1.``."""
+    return f"You roll {d1} and {d2}."
+
+
+def please_move(n: int) -> str:
+    """§4.5: always ``pieces``, even for 1 (D11)."""
+    return f"Please move {n} pieces."
+
+
+YOU_CANT_MOVE: Final = "You can't move."
+"""§4.5: no legal move; the turn passes."""
+
+
+def cant_move(name: str) -> str:
+    """§4.5: the opponent/watcher view of "can't move"."""
+    return f"{name} can't move."
+
+
+def format_moves(moves: Iterable[str]) -> str:
+    """§4.5: moves separated by single spaces and terminated by `` .``."""
+    return " ".join([*moves, "."])
+
+
+def only_possible_move(moves: Iterable[str]) -> str:
+    """§4.5: ``automove``: ``The only possible move is 24-18 13-8 .``."""
+    return f"The only possible move is {format_moves(moves)}"
+
+
+def bearing_off(moves: Iterable[str]) -> str:
+    """§4.5 ⚠: greedy bear-off, ``Bearing off: 6 o 5 o`` (spacing unconfirmed, D12).
+
+    ``moves`` are the source points; each is followed by ``o``.
+    """
+    return "Bearing off: " + " ".join(f"{p} o" for p in moves)
+
+
+def bear_off(moves: Iterable[str]) -> str:
+    """§4.5: reply to the ``off`` command when possible (``Bear off: <p> o <p> o``)."""
+    return "Bear off: " + " ".join(f"{p} o" for p in moves)
+
+
+def rolls(name: str, d1: int, d2: int) -> str:
+    """§4.5: opponent's / watched player's roll."""
+    return f"{name} rolls {d1} and {d2}."
+
+
+def moves(name: str, move_list: Iterable[str]) -> str:
+    """§4.5: ``gflohr moves 8-5 6-5 .`` - absolute points, ``bar``/``off``, space + period."""
+    return f"{name} moves {format_moves(move_list)}"
+
+
+NOT_YOUR_TURN_TO_MOVE: Final = "** It's not your turn to move."
+"""§4.5."""
+ROLL_FIRST: Final = "** You have to roll the dice before moving."
+"""§4.5."""
+NOT_PLAYING: Final = "** You're not playing."
+"""§4.5, §4.6, §4.7, §4.10."""
+CANT_BEAR_OFF_WITH_EVERY_NUMBER: Final = "** You can't bear off with every number you have rolled."
+"""§4.5 (``off``)."""
+NOT_YOUR_TURN: Final = "** It's not your turn."
+"""§4.5 (``off``)."""
+ALREADY_ROLLED: Final = "** You did already roll the dice."
+"""§4.5 (``roll``)."""
+NOT_YOUR_TURN_TO_ROLL: Final = "** It's not your turn to roll the dice."
+"""§4.5 (``roll``)."""
+
+ORDINALS: Final = ("first", "second", "third", "fourth")
+"""§4.5: how FIBS names a move by its 0-based index."""
+
+
+def ordinal(index: int) -> str:
+    """``first`` .. ``fourth`` for a 0-based move index (§4.5); ``5th`` etc. beyond."""
+    if 0 <= index < len(ORDINALS):
+        return ORDINALS[index]
+    return f"{index + 1}th"
+
+
+class MoveErrorReason(enum.Enum):
+    """Why a ``move`` was refused (§4.5). Values equal ``backgammon.errors.IllegalReason``'s,
+    so ``MoveErrorReason(err.reason.value)`` converts a core error."""
+
+    TOO_FEW = "too_few"
+    TOO_MANY = "too_many"
+    NO_CHECKER = "no_checker"
+    WRONG_DISTANCE = "wrong_distance"
+    BLOCKED = "blocked"
+    MUST_ENTER = "must_enter"
+    NOT_ALL_HOME = "not_all_home"
+    CANNOT_BEAR_OFF = "cannot_bear_off"
+    BACKWARDS = "backwards"
+    BAD_WORD = "bad_word"
+    """A point word that is not a number, ``bar``, ``home``, ``off``, ``b``, ``h``, ``o``."""
+
+
+def move_error(
+    reason: MoveErrorReason,
+    index: int = 0,
+    point: int | str | None = None,
+    count: int = 0,
+) -> str:
+    """The FIBS reply for a refused move (§4.5; mapping of reasons to texts: D13).
+
+    :param index: 0-based index of the offending move (``first`` .. ``fourth``).
+    :param point: the absolute point (or ``bar``) the text names: the source for
+        NO_CHECKER/NOT_ALL_HOME, the distance for WRONG_DISTANCE, the destination for
+        BLOCKED.
+    :param count: the required number of moves for TOO_FEW/TOO_MANY.
+    """
+    k = ordinal(index)
+    if reason is MoveErrorReason.TOO_FEW:
+        return f"** You must give {count} moves."
+    if reason is MoveErrorReason.TOO_MANY:
+        return f"** Please don't give more than {count} moves."
+    if reason is MoveErrorReason.NO_CHECKER:
+        return f"** You can't move from {point} in your {k} move."
+    if reason is MoveErrorReason.WRONG_DISTANCE:
+        return f"** You can't move {point} points in your {k} move."
+    if reason is MoveErrorReason.BLOCKED:
+        return f"** You can't move to {point} in your {k} move."
+    if reason is MoveErrorReason.MUST_ENTER:
+        return f"** You have to remove pieces from the bar in your {k} move."
+    if reason is MoveErrorReason.CANNOT_BEAR_OFF:
+        return f"** You can't remove this piece in your {k} move."
+    if reason is MoveErrorReason.NOT_ALL_HOME:
+        return f"** You can't move {point}-home in your {k} move."
+    if reason is MoveErrorReason.BACKWARDS:
+        return f"** You can't move home in your {k} move."
+    return f"** {k} move: legal words are 'bar', 'home', 'off', 'b', 'h' and 'o'."
+
+
+def hasnt_responded_to_double(opponent: str) -> str:
+    """§4.5 (BaldLies; GBOT matches it): a game command while your double is pending."""
+    return f"** {opponent} hasn't responded to your double yet."
+
+
+def hasnt_responded_to_resign(opponent: str) -> str:
+    """§4.5, §4.7: a game command while your resignation is pending."""
+    return f"** {opponent} hasn't accepted or rejected your resign yet."
+
+
+# =====================================================================================
+# §4.6 doubling
+# =====================================================================================
+
+
+def you_double(opponent: str, *, redouble_allowed: bool = False) -> str:
+    """§4.6: to the doubler; the ``redouble`` form when instant redoubles are allowed."""
+    if redouble_allowed:
+        return f"You double. Please wait for {opponent} to accept, reject or redouble."
+    return f"You double. Please wait for {opponent} to accept or reject."
+
+
+def doubles_offer(doubler: str, *, redouble_allowed: bool = False) -> str:
+    """§4.6: to the doubled player (a board with "was doubled" = 1 follows)."""
+    if redouble_allowed:
+        return f"{doubler} doubles. Type 'accept', 'reject' or 'redouble'."
+    return f"{doubler} doubles. Type 'accept' or 'reject'."
+
+
+def doubles(doubler: str) -> str:
+    """§4.6: to watchers."""
+    return f"{doubler} doubles."
+
+
+def you_accept_double(cube: int) -> str:
+    """§4.6: to the acceptor (one space before ``The cube``)."""
+    return f"You accept the double. The cube shows {cube}."
+
+
+def accepts_double(name: str, cube: int) -> str:
+    """§4.6: to the doubler."""
+    return f"{name} accepts the double. The cube shows {cube}."
+
+
+def accepts_double_watched(name: str) -> str:
+    """§4.6: to watchers."""
+    return f"{name} accepts the double."
+
+
+def you_give_up(doubler: str, n: int) -> str:
+    """§4.6: to the player who rejects a double (``n`` = cube before the double)."""
+    return f"You give up. {doubler} wins {points(n)}."
+
+
+def gives_up_you_win(rejecter: str, n: int) -> str:
+    """§4.6: to the doubler when the double is rejected."""
+    return f"{rejecter} gives up. You win {points(n)}."
+
+
+def gives_up(rejecter: str, doubler: str, n: int) -> str:
+    """§4.6: to watchers when a double is rejected."""
+    return f"{rejecter} gives up. {doubler} wins {points(n)}."
+
+
+DOUBLE_BEFORE_ROLL: Final = "** You can only double before you roll the dice."
+"""§4.6."""
+NOT_YOUR_TURN_TO_DOUBLE: Final = "** It's not your turn to double"
+"""§4.6: no period; also when you do not own the cube or a double is pending."""
+CRAWFORD_NO_DOUBLE: Final = "** The Crawford rule doesn't allow you to double in this game."
+"""§4.6 ⚠ (GBOT matches the prefix ``** The Crawford rule doesn``; D14)."""
+NO_DOUBLE_FIRST_MOVE: Final = "** You cannot double in the first move."
+"""§4.6 ⚠ (BaldLies text without ``** ``; D14)."""
+NOT_PLAYING_CANT_GIVE_UP: Final = "** You're not playing, so you can't give up."
+"""§4.6: ``reject`` when not playing."""
+
+
+def wait_until_moved(opponent: str) -> str:
+    """§4.6: ``double`` during the opponent's turn."""
+    return f"** Please wait until {opponent} has moved."
+
+
+def didnt_double_or_resign(opponent: str) -> str:
+    """§4.6: ``accept``/``reject`` with nothing pending."""
+    return f"** {opponent} didn't double or resign."
+
+
+def you_redouble(cube: int, opponent: str, *, more_allowed: bool) -> list[str]:
+    """§4.6: to the side that accepts and instantly redoubles."""
+    if more_allowed:
+        wait = f"Please wait for {opponent} to accept, reject or redouble."
+    else:
+        wait = f"Please wait for {opponent} to accept or reject."
+    return [f"You accept the double to {cube} and redouble.", wait]
+
+
+def redoubles_offer(name: str, cube: int, *, more_allowed: bool) -> str:
+    """§4.6: to the other side after a redouble (``cube`` = the new value on offer)."""
+    if more_allowed:
+        return f"{name} redoubles to {cube}. Type 'accept', 'reject' or 'redouble'."
+    return f"{name} redoubles to {cube}. Type 'accept' or 'reject'."
+
+
+def redoubles(name: str) -> str:
+    """§4.6: to watchers."""
+    return f"{name} redoubles."
+
+
+def you_accept_redouble(cube: int) -> str:
+    """§4.6."""
+    return f"You accept the redouble. The cube shows {cube}."
+
+
+def accepts_redouble(name: str, cube: int) -> str:
+    """§4.6."""
+    return f"{name} accepts the redouble. The cube shows {cube}."
+
+
+def accepts_redouble_watched(name: str) -> str:
+    """§4.6: to watchers."""
+    return f"{name} accepts the redouble."
+
+
+REDOUBLE_NAMES: Final = ("beaver", "raccoon", "otter")
+"""§4.6: the names of instant redoubles #1, #2, #3."""
+
+
+def wrong_redouble_name(used: str, expected: str) -> str:
+    """§4.6: e.g. ``** This redouble is not a beaver. Please type 'raccoon' or 'redouble'.``."""
+    return f"** This redouble is not a {used}. Please type '{expected}' or 'redouble'."
+
+
+REDOUBLES_ONLY_UNLIMITED: Final = "** Instant redoubles are only available for unlimited matches."
+"""§4.6."""
+NOT_ALLOWED_TO_REDOUBLE: Final = "** You are not allowed to redouble."
+"""§4.6: over the limit or no double pending."""
+
+# =====================================================================================
+# §4.7 resigning
+# =====================================================================================
+
+
+def you_want_to_resign(opponent: str, n: int) -> str:
+    """§4.7: to the resigner."""
+    return f"You want to resign. {opponent} will win {points(n)}."
+
+
+def wants_to_resign(resigner: str, n: int) -> str:
+    """§4.7: to the opponent."""
+    return f"{resigner} wants to resign. You will win {points(n)}. Type 'accept' or 'reject'."
+
+
+def wants_to_resign_watched(resigner: str, opponent: str, n: int) -> str:
+    """§4.7: to watchers."""
+    return f"{resigner} wants to resign. {opponent} will win {points(n)}."
+
+
+def you_accept_and_win(n: int) -> str:
+    """§4.7."""
+    return f"You accept and win {points(n)}."
+
+
+def accepts_and_wins(name: str, n: int) -> str:
+    """§4.7: to the resigner and to watchers."""
+    return f"{name} accepts and wins {points(n)}."
+
+
+YOU_REJECT: Final = "You reject. The game continues."
+"""§4.7."""
+
+
+def rejects(name: str) -> str:
+    """§4.7: to the resigner and watchers (send a fresh board afterwards, §6.3)."""
+    return f"{name} rejects. The game continues."
+
+
+RESIGN_USAGE: Final = "** Type 'n' (normal), 'g' (gammon) or 'b' (backgammon) after resign."
+"""§4.7."""
+ALREADY_DID_THAT: Final = "** You already did that."
+"""§4.7: a second resignation offer."""
+
+
+def wanted_to_resign(opponent: str) -> str:
+    """§4.7: another command while the opponent's resignation is pending."""
+    return f"** {opponent} wanted to resign. Type 'accept' or 'reject'."
+
+
+# =====================================================================================
+# §4.8 end of game, next game, end of match
+# =====================================================================================
+
+
+def you_win_game(n: int) -> str:
+    """§4.8."""
+    return f"You win the game and get {points(n)}. Congratulations!"
+
+
+def wins_game(winner: str, n: int) -> str:
+    """§4.8: to the loser."""
+    return f"{winner} wins the game and gets {points(n)}. Sorry."
+
+
+def wins_game_watched(winner: str, n: int) -> str:
+    """§4.8: to watchers."""
+    return f"{winner} wins the game and gets {points(n)}."
+
+
+def score_line(length: int | None, first: str, s1: int, second: str, s2: int) -> str:
+    """§4.8: the receiver first (D15): ``score in 3 point match: alice-2 bob-0``."""
+    what = "unlimited match" if length is None else f"{length} point match"
+    return f"score in {what}: {first}-{s1} {second}-{s2}"
+
+
+JOIN_NEXT_GAME: Final = "Type 'join' if you want to play the next game, type 'leave' if you don't."
+"""§4.8: to both players after a game when the match continues."""
+
+
+def wait_for_join(opponent: str) -> str:
+    """§4.8: to the first player who sends ``join``."""
+    return f"** Please wait for {opponent} to join too."
+
+
+def you_win_match(length: int, a: int, b: int) -> str:
+    """§4.8: with a space before the final period (D16)."""
+    return f"You win the {length} point match {a}-{b} ."
+
+
+def wins_match(winner: str, length: int, a: int, b: int) -> str:
+    """§4.8: to the loser and watchers (D16)."""
+    return f"{winner} wins the {length} point match {a}-{b} ."
+
+
+# =====================================================================================
+# §4.9 leaving, dropping, saving
+# =====================================================================================
+
+YOU_TERMINATED: Final = "** You terminated the game. The game was saved."
+"""§4.9: ``leave`` while playing."""
+NO_ONE_TO_LEAVE: Final = "** Error: No one to leave."
+"""§4.9."""
+PANIC_SAVED: Final = "Your game was saved in the panic file."
+"""§4.9."""
+
+
+def has_left(name: str) -> str:
+    """§4.9: to the opponent of a player who typed ``leave`` (D17)."""
+    return f"** Player {name} has left the game. The game was saved."
+
+
+def saved_after(reason: str) -> str:
+    """§4.9: ``<reason> The game was saved.`` where ``reason`` is :func:`logs_out` etc."""
+    return f"{reason} The game was saved."
+
+
+def game_with_saved(opponent: str) -> str:
+    """§4.9: to a player who logs out during a match."""
+    return f"Your game with {opponent} was saved."
+
+
+def network_error(name: str) -> str:
+    """§4.9."""
+    return f"Network error with {name}. The game was saved."
+
+
+# =====================================================================================
+# §4.10 board, pip, look, oldboard, oldmoves
+# =====================================================================================
+
+
+def not_playing_name(name: str) -> str:
+    """§4.10: ``board``/``look`` on a player who is idle."""
+    return f"** {name} is not playing."
+
+
+def pipcounts(first: str, n1: int, second: str, n2: int) -> str:
+    """§4.10: ``Pipcounts: You 167   bob 167`` (three spaces between the pairs)."""
+    return f"Pipcounts: {first} {n1}   {second} {n2}"
+
+
+NOT_PLAYING_OR_WATCHING: Final = "** You're not playing or watching."
+"""§4.10 (``pip``)."""
+TOGGLE_ALLOWPIP_FIRST: Final = "** Type 'toggle allowpip' first."
+"""§4.10."""
+LOOK_AT_WHO: Final = "** Look at who?"
+"""§4.10."""
+YOU_LOOK_GREAT: Final = "You look great."
+"""§4.10: ``look`` yourself."""
+OLDBOARD_USAGE: Final = "** usage: oldboard <name>"
+OLDMOVES_USAGE: Final = "** usage: oldmoves <name>"
+CANT_WHILE_PLAYING: Final = "** You can't do this while playing."
+"""§4.10 (``oldboard``)."""
+
+
+def doesnt_allow_pip(opponent: str) -> str:
+    """§4.10."""
+    return f"** {opponent} doesn't allow this. Ask {opponent} to 'toggle allowpip'"
+
+
+def doesnt_want_look(name: str) -> str:
+    """§4.10."""
+    return f"** {name} doesn't want you to look."
+
+
+def no_saved_match_called(name: str) -> str:
+    """§4.10 (``oldboard``)."""
+    return f"** There's no saved match with a player called '{name}'."
+
+
+def no_saved_game_with(name: str) -> str:
+    """§4.10 (``oldmoves``)."""
+    return f"** There is no saved game with {name}."
+
+
+def oldmoves_header(
+    score1: int, score2: int, length: int | None, x_name: str, o_name: str
+) -> list[str]:
+    """§4.10: first lines of ``oldmoves`` (and of the ``toggle moves`` list, §4.8)."""
+    what = "an unlimited match" if length is None else f"a {length} point match"
+    return [f"Score is {score1}-{score2} in {what}.", f"{x_name} is X - {o_name} is O", ""]
+
+
+def oldmoves_roll(colour: str, d1: int, d2: int, move_list: Sequence[str]) -> str:
+    """§4.10: ``O: (5 1) 13-8 24-23``; ``O: (4 4) can't move`` for no moves."""
+    played = " ".join(move_list) if move_list else "can't move"
+    return f"{colour}: ({d1} {d2}) {played}"
+
+
+def oldmoves_action(colour: str, action: str) -> str:
+    """§4.10: ``X: doubles``, ``O: accepts``, ``X: rejects``, ``O: wins``."""
+    return f"{colour}: {action}"
+
+
+# =====================================================================================
+# §4.11 watching
+# =====================================================================================
+
+WATCH_WHO: Final = "** Watch who?"
+USE_A_MIRROR: Final = "** Use a mirror to do that."
+CANT_WATCH_WHILE_PLAYING: Final = "** You can't watch another game while you're playing."
+NOT_WATCHING: Final = "** You're not watching."
+
+
+def stop_watching_first(name: str) -> str:
+    """§4.11: ``watch`` while already watching someone."""
+    return f"** You stop watching {name}."
+
+
+def now_watching(name: str) -> str:
+    """§4.11."""
+    return f"You're now watching {name}."
+
+
+def nothing_interesting(name: str) -> str:
+    """§4.11: the watched player is not in a game."""
+    return f"{name} is not doing anything interesting."
+
+
+def no_one_there(name: str) -> str:
+    """§4.11, §4.14 (``watch``, ``where``): ``** There's no one called <name>.``."""
+    return f"** There's no one called {name}."
+
+
+def doesnt_want_watch(name: str) -> str:
+    """§4.11."""
+    return f"** {name} doesn't want you to watch."
+
+
+def is_watching_you(watcher: str) -> str:
+    """§4.11: to the watched player."""
+    return f"{watcher} is watching you."
+
+
+def starts_watching(watcher: str, watched: str) -> str:
+    """§4.11: to the watched player's opponent."""
+    return f"{watcher} starts watching {watched}."
+
+
+def stops_watching_you(watcher: str) -> str:
+    """§4.11."""
+    return f"{watcher} stops watching you."
+
+
+def stops_watching(watcher: str, watched: str) -> str:
+    """§4.11."""
+    return f"{watcher} stops watching {watched}."
+
+
+def you_stop_watching(name: str) -> str:
+    """§4.11: ``unwatch``."""
+    return f"You stop watching {name}."
+
+
+def not_watching_anymore(reason: str) -> str:
+    """§4.11: ``<reason>. You're not watching anymore.`` - two periods, [C] SPEC.
+
+    ``reason`` is :func:`logs_out`, :func:`drops_connection` or :func:`timed_out`.
+    """
+    return f"{reason}. You're not watching anymore."
+
+
+def bans_you(name: str) -> str:
+    """§4.11: ``blind`` while you watch."""
+    return f"{name} bans you from watching."
+
+
+def bans_from_watching(blinder: str, watcher: str) -> str:
+    """§4.11: to the other player."""
+    return f"{blinder} bans {watcher} from watching."
+
+
+WATCHING_PLAYERS: Final = "Watching players:"
+WATCHING_PLAYERS_NONE: Final = "Watching players: none."
+
+
+def is_watching(watcher: str, watched: str) -> str:
+    """§4.11 (``show watchers``)."""
+    return f"{watcher} is watching {watched}."
+
+
+# =====================================================================================
+# §4.12 chat commands
+# =====================================================================================
+
+
+def wont_listen(name: str) -> str:
+    """§4.12: the recipient gagged you."""
+    return f"** {name} won't listen to you."
+
+
+CANT_TALK_WONT_LISTEN: Final = "** You can't talk if you won't listen."
+SAY_OUTSIDE_GAME: Final = "** 'say' can't be used outside a game"
+TOGGLE_SILENT_BEFORE_SHOUT: Final = "** Please type 'toggle silent' again before you shout."
+NOT_WATCHING_OR_PLAYING: Final = "** You're not watching or playing."
+"""§4.12 (``kibitz``, ``whisper``)."""
+NOBODY_HEARD: Final = "** But nobody heard you."
+MESSAGE_USAGE: Final = "** usage: message <user> <text>"
+
+
+def say_to_yourself(text: str) -> str:
+    """§4.12: ``tell`` yourself."""
+    return f"You say to yourself: {text}"
+
+
+def heard_you(n: int) -> str:
+    """§4.12: after kibitz/whisper: ``** 1 user heard you.`` / ``** <n> users heard you.``."""
+    return NOBODY_HEARD if n == 0 else f"** {plural(n, 'user')} heard you."
+
+
+def dont_know_user(name: str) -> str:
+    """§4.12 (``message``)."""
+    return f"** Don't know user {name}."
+
+
+def gagged_users(names: Sequence[str]) -> str:
+    """§4.12."""
+    return f"** Gagged users: {','.join(names) if names else 'none'}"
+
+
+def you_gag(name: str) -> str:
+    return f"** You gag {name}."
+
+
+def you_ungag(name: str) -> str:
+    return f"** You ungag {name}."
+
+
+GAG_YOURSELF: Final = "** You talk too much, don't you?"
+BLIND_YOURSELF: Final = "** You can't read this message now, can you?"
+
+
+def no_one_quoted(name: str) -> str:
+    """§4.12 (``gag``): ``** There is no one called '<name>'``."""
+    return f"** There is no one called '{name}'"
+
+
+def blinded_users(names: Sequence[str]) -> str:
+    """§4.12."""
+    return f"** Blinded users: {','.join(names) if names else 'none'}"
+
+
+def you_blind(name: str) -> str:
+    return f"** You blind {name}."
+
+
+def you_unblind(name: str) -> str:
+    return f"** You unblind {name}."
+
+
+NOT_WAITING: Final = "You are not waiting for any players."
+
+
+def waiting_for(names: Sequence[str]) -> list[str]:
+    """§4.12: ``waitfor`` without arguments."""
+    if not names:
+        return [NOT_WAITING]
+    if len(names) == 1:
+        return [f"You are waiting for {names[0]}"]
+    return [f"You are waiting for the following {len(names)} players:", *names]
+
+
+def will_receive_message(name: str) -> str:
+    return f"** You'll receive a message when '{name}' logs in."
+
+
+def no_user_called(name: str) -> str:
+    """§4.12 (``waitfor``)."""
+    return f"** There is no user called '{name}'."
+
+
+def already_logged_in(name: str) -> str:
+    """§4.12 (``waitfor``)."""
+    return f"** '{name}' is already logged in."
+
+
+WAITFOR_YOURSELF: Final = "** Look behind you. Maybe you are waiting there."
+
+
+def finally_logs_in(name: str) -> str:
+    """§4.12: to the waiter, followed by three BELs."""
+    return f"** FINALLY!!! {name} logs in.{BELL * 3}"
+
+
+def is_waiting_for_you(waiter: str) -> str:
+    """§4.12: to the user who logs in."""
+    return f"** {waiter} is waiting for you to log in."
+
+
+# =====================================================================================
+# §4.13 away / back
+# =====================================================================================
+
+NONE_AWAY: Final = "None of the users is away."
+AWAY_HEADER: Final = "The following users are away:"
+WELCOME_BACK: Final = "Welcome back."
+NOT_AWAY: Final = "** You're not away."
+
+
+def away_entry(name: str, message: str) -> str:
+    """§4.13: one line of the away list (``You: ...`` for yourself)."""
+    return f"{name}: {message}"
+
+
+# =====================================================================================
+# §4.14 who, whois, where, ratings, last, show, time, version
+# =====================================================================================
+
+WHO_HEADER: Final = "No  S  username        rating   exp login  idle from"
+"""§4.14: the telnet who header (also the CLIP-mode quirk for an empty filter result), D20."""
+
+
+def who_count(n: int) -> str:
+    """§4.14 ⚠ (BaldLies: "this is what FIBS gives you"): ``who count``."""
+    return f"There are {n} users logged on."
+
+
+WHOIS_USAGE: Final = "** please give a name as an argument."
+
+
+def no_information(name: str) -> str:
+    """§4.14 (``whois``)."""
+    return f"No information found on user {name}."
+
+
+@dataclass(frozen=True, slots=True)
+class WhoisInfo:
+    """The values of a ``whois`` answer (§4.14); dates already formatted for the asker."""
+
+    name: str
+    last_login: str
+    host: str
+    online: bool
+    idle_seconds: int = 0
+    last_logout: str = ""
+    ready: bool = False
+    watching: str | None = None
+    playing: str | None = None
+    away_message: str | None = None
+    rating: float = 1500.0
+    experience: int = 0
+    email: str | None = None
+
+
+def whois(info: WhoisInfo) -> list[str]:
+    """§4.14: the ``whois`` block (two leading spaces after the first line)."""
+    lines = [
+        f"Information about {info.name}:",
+        f"  Last login:  {info.last_login} from {info.host}",
+    ]
+    if info.online:
+        if info.idle_seconds < 60:
+            lines.append(f"  Still logged in. {info.idle_seconds} seconds idle.")
+        else:
+            m, s = divmod(info.idle_seconds, 60)
+            lines.append(f"  Still logged in. {m}:{s:02d} minutes idle.")
+        if info.playing is not None:
+            lines.append(f"  {info.name} is playing with {info.playing}.")
+        else:
+            ready = "ready" if info.ready else "not ready"
+            watching = f"watching {info.watching}" if info.watching else "not watching"
+            lines.append(f"  {info.name} is {ready} to play, {watching}, not playing.")
+    else:
+        lines.append(f"  Last logout: {info.last_logout}")
+        lines.append("  Not logged in right now.")
+    if info.away_message is not None:
+        lines.append(f"  {is_away(info.name, info.away_message)}")
+    lines.append(f"  Rating: {clip.format_rating(info.rating)} Experience: {info.experience}")
+    lines.append(f"  Email address: {info.email}" if info.email else "  No email address.")
+    return lines
+
+
+def whois_date(when: dt.datetime) -> str:
+    """§4.14: ``Tuesday, January 14 20:27 EST`` in the asker's zone (aware datetime)."""
+    return f"{when:%A, %B %d %H:%M} {when.tzname() or 'UTC'}"
+
+
+def where(name: str, ip: str, hostname: str | None = None) -> str:
+    """§4.14: ``<name> from <ip>`` plus `` (<hostname>)`` when known."""
+    return f"{name} from {ip}" + (f" ({hostname})" if hostname else "")
+
+
+RATINGS_HEADER: Final = " rank name            rating    Experience"
+"""§4.14."""
+RATINGS_RANGE_LIMIT: Final = "** range currently limited to 100."
+
+
+def ratings_line(
+    rank: int, name: str, rating: float, experience: int, *, marked: bool = False
+) -> str:
+    """§4.14: ``    1 NIHILIST        2295.11     7274``; ``*`` in column 0 when marked."""
+    return f"{'*' if marked else ' '}{rank:>4} {name:<15} {rating:7.2f}{experience:>9}"
+
+
+def invalid_range(start: int, end: int) -> str:
+    return f"** invalid range from {start} to {end}"
+
+
+def positive_number_after(word: str) -> str:
+    """§4.14: ``word`` is ``from`` or ``to``."""
+    return f"** Please give a positive number after '{word}'."
+
+
+def only_one_name(a: str, b: str) -> str:
+    return f"** Please use only one of the given names '{a}' and '{b}'."
+
+
+LAST_HEADER: Final = "The 20 last logins/logouts:"
+LAST_USE_WHOIS: Final = "** Please use the 'whois' command."
+
+
+def last_line(day_time: str, zone: str, text: str) -> str:
+    """§4.14: ``Wed 11:08 UTC: someplayer drops connection.``."""
+    return f"{day_time} {zone}: {text}"
+
+
+def bad_timezone(zone: str) -> str:
+    """§4.14, §4.16: followed by the zone list."""
+    return f"Can't find timezone '{zone}'. Try one of:"
+
+
+GAMES_HEADER: Final = "List of games:"
+
+
+def game_line(p1: str, p2: str, length: int | None, s1: int, s2: int) -> str:
+    """§4.14 (``show games``): ``someplayer      -          myself (1 point match 0-0)``."""
+    what = "unlimited match" if length is None else f"{length} point match"
+    return f"{p1:<15} - {p2:>15} ({what} {s1}-{s2})"
+
+
+SAVED_HEADER: Final = "  opponent          matchlength   score (your points first)"
+NO_SAVED_GAMES: Final = "no saved games."
+
+
+class SavedMark(enum.Enum):
+    """§4.14: the two-character prefix of a ``show saved`` line (SPEC meaning)."""
+
+    OFFLINE = "  "
+    PLAYING = " *"
+    """The saved match you are currently playing."""
+    ONLINE = "**"
+    """The opponent is logged in."""
+
+
+def saved_line(mark: SavedMark, opponent: str, length: int | None, mine: int, theirs: int) -> str:
+    """§4.14: ``**bonehead                3                1 -  2`` (column widths: D18)."""
+    what = "unlimited" if length is None else str(length)
+    return f"{mark.value}{opponent:<24}{what:<17}{mine} - {theirs:>2}"
+
+
+def savedcount(name: str, n: int) -> str:
+    """§4.14 (GIB, GBOT): ``show savedcount <name>``."""
+    if n == 0:
+        return f"{name} has no saved games."
+    return f"{name} has {plural(n, 'saved game')}."
+
+
+def max_logins(current: int, maximum: int) -> str:
+    return f"max_logins is {current} (maximum: {maximum})"
+
+
+SHOW_WHAT: Final = "** show what?"
+
+
+def dont_know_show(what: str) -> str:
+    return f"** Don't know how to show {what}"
+
+
+def version(text: str) -> str:
+    """§4.14: anything after ``** Version ``."""
+    return f"** Version {text}"
+
+
+def port(number: int) -> str:
+    """§4.2 (undocumented ``port``)."""
+    return f"The server is running on port {number}."
+
+
+# =====================================================================================
+# §4.15 toggle
+# =====================================================================================
+
+TOGGLES: Final[tuple[str, ...]] = (
+    "allowpip",
+    "autoboard",
+    "autodouble",
+    "automove",
+    "bell",
+    "crawford",
+    "double",
+    "greedy",
+    "moreboards",
+    "moves",
+    "notify",
+    "ratings",
+    "ready",
+    "report",
+    "silent",
+    "telnet",
+    "wrap",
+)
+"""§4.15: the toggles in the order ``toggle`` lists them."""
+TOGGLE_SYNONYMS: Final[Mapping[str, str]] = {"autoroll": "double"}
+"""§4.15: ``autoroll`` is another name of ``double``."""
+
+_TOGGLE_MESSAGES: Final[Mapping[str, tuple[str, str]]] = {
+    "allowpip": (
+        "** You allow the use the server's 'pip' command.",
+        "** You don't allow the use of the server's 'pip' command.",
+    ),
+    "autoboard": (
+        "** The board will be refreshed after every move.",
+        "** The board won't be refreshed after every move.",
+    ),
+    "autodouble": (
+        "** You agree that doublets during opening double the cube.",
+        "** You don't agree that doublets during opening double the cube.",
+    ),
+    "automove": (
+        "** Forced moves will be done automatically.",
+        "** Forced moves won't be done automatically.",
+    ),
+    "bell": (
+        "** Your terminal will ring the bell if someone talks to you or invites you",
+        "** Your terminal won't ring the bell if someone talks to you or invites you",
+    ),
+    "crawford": (
+        "** You insist on playing with the Crawford rule.",
+        "** You would like to play without using the Crawford rule.",
+    ),
+    "double": (
+        "** You will be asked if you want to double.",
+        "** You won't be asked if you want to double.",
+    ),
+    "greedy": ("** Will use automatic greedy bearoffs.", "** Won't use automatic greedy bearoffs."),
+    "moreboards": (
+        "** Will send rawboards after rolling.",
+        "** Won't send rawboards after rolling.",
+    ),
+    "moves": (
+        "** You want a list of moves after this game.",
+        "** You won't see a list of moves after this game.",
+    ),
+    "notify": (
+        "** You'll be notified when new users log in.",
+        "** You won't be notified when new users log in.",
+    ),
+    "ratings": (
+        "** You'll see how the rating changes are calculated.",
+        "** You won't see how the rating changes are calculated.",
+    ),
+    "ready": (
+        "** You're now ready to invite or join someone.",
+        "** You're now refusing to play with someone.",
+    ),
+    "report": (
+        "** You will be informed about starting and ending matches.",
+        "** You won't be informed about starting and ending matches.",
+    ),
+    # §4.15 ⚠: silent ON = you do not hear shouts (help text + original FCM, D19).
+    "silent": (
+        "** You won't hear what other players shout.",
+        "** You will hear what other players shout.",
+    ),
+    "telnet": (
+        "** You use telnet and don't need extra 'newlines'.",
+        "** You use a client program and will receive extra 'newlines'.",
+    ),
+    # §4.15 ⚠: SPEC/Dart FCM/JIBS order (D19).
+    "wrap": (
+        "** The server will wrap long lines.",
+        "** Your terminal knows how to wrap long lines.",
+    ),
+}
+
+
+def toggle_message(name: str, value: bool) -> str:
+    """§4.15: the reply after a toggle was flipped to ``value``.
+
+    :raises KeyError: for a name that is not in :data:`TOGGLES` (or a synonym).
+    """
+    on, off = _TOGGLE_MESSAGES[TOGGLE_SYNONYMS.get(name, name)]
+    return on if value else off
+
+
+def toggle_list(values: Mapping[str, bool]) -> list[str]:
+    """§4.15: ``toggle`` alone: the header and one ``name  YES|NO`` line per toggle (column 17)."""
+    return ["The current settings are:"] + [
+        f"{name:<16}{'YES' if values[name] else 'NO'}" for name in TOGGLES
+    ]
+
+
+def dont_know_toggle(arg: str) -> str:
+    """§4.15."""
+    return f"** Don't know how to toggle {arg}"
+
+
+SETTINGS_SAVED: Final = "Settings saved."
+"""§4.15 (``save``)."""
+
+# =====================================================================================
+# §4.16 set
+# =====================================================================================
+
+SET_VARIABLES: Final = (
+    "boardstyle",
+    "linelength",
+    "pagelength",
+    "redoubles",
+    "sortwho",
+    "timezone",
+)
+"""§4.16: in the order ``set`` lists them."""
+
+
+def set_list(values: Mapping[str, str]) -> list[str]:
+    """§4.16: ``set`` alone; values already as text (redoubles ``none``/``unlimited``/n)."""
+    return ["Settings of variables:"] + [
+        f"{name + ':':<12}{values[name]}" for name in SET_VARIABLES
+    ]
+
+
+def set_value(name: str, value: str) -> str:
+    """§4.16: ``set <var>``."""
+    return f"Value of '{name}' is {value}"
+
+
+def set_changed(name: str, value: str) -> str:
+    """§4.16: ``Value of 'boardstyle' set to 3.``; a word value of redoubles is quoted."""
+    if name == "redoubles" and not value.isdigit():
+        return f"Value of '{name}' set to '{value}'."
+    return f"Value of '{name}' set to {value}."
+
+
+LENGTH_INVALID: Final = "** Valid arguments are the numbers 0 to 999. Use 0 for no linelength."
+"""§4.16: linelength/pagelength."""
+REDOUBLES_INVALID: Final = "** Valid arguments are 'none', 'unlimited' and the numbers 1 to 99."
+SET_INVALID: Final = "** Invalid argument. Type 'help set'."
+
+
+def sortwho_invalid(value: str) -> str:
+    return f"** Unknown value '{value}'. Try 'login', 'name', 'rating' or 'rrating'."
+
+
+# =====================================================================================
+# §4.17 address, password, misc
+# =====================================================================================
+
+ADDRESS_MISSING: Final = "** You didn't give your address."
+
+
+def address_set(address: str) -> str:
+    return f"Your email address is '{address}'."
+
+
+def not_an_email(text: str) -> str:
+    """§4.17 ⚠ (GIB test, BaldLies)."""
+    return f"** '{text}' is not an email address."
+
+
+PASSWORD_USAGE: Final[tuple[str, ...]] = (
+    "** usage: password <old password>:<new password>:<new password>",
+    "** NOTE: The character between the passwords is now a colon!",
+)
+PASSWORD_CHANGED: Final = "Password changed."
+OLD_PASSWORD_WRONG: Final = "** Sorry. Old password not correct."
+NEW_PASSWORD_TWICE: Final = "** Please give your new password twice."
+CLEAR_SCREEN: Final = "\x1b[;H\x1b[2J"
+"""§4.2, §4.17: ``cls`` (followed by CR LF like any line)."""
+
+# =====================================================================================
+# §5.3 rating calculation
+# =====================================================================================
+
+
+@dataclass(frozen=True, slots=True)
+class RatingChange:
+    """One player's part of a rating calculation (§5.1, §5.3)."""
+
+    name: str
+    experience: int
+    k: float
+    change: float
+
+
+def rating_calculation(
+    difference: float,
+    length: int,
+    upset_probability: float,
+    probability: float,
+    winner: RatingChange,
+    loser: RatingChange,
+) -> list[str]:
+    """§5.3: the block sent with ``toggle ratings`` before the match-end line (winner first).
+
+    All numbers with six decimals; the block ends with an empty line.
+    """
+    return [
+        "rating calculation:",
+        f"rating difference D={difference:f}",
+        f"match length      N={length}",
+        f"Experience: {winner.name} {winner.experience} - {loser.name} {loser.experience}",
+        f"Probability that underdog wins: Pu=1/(10^(D*sqrt(N)/2000)+1)={upset_probability:f}",
+        f"P={probability:f} is 1-Pu if underdog wins and Pu if favorite wins",
+        f"K=max(1 , -Experience/100+5) for {winner.name}: {winner.k:f}",
+        f"change for {winner.name}: 4*K*sqrt(N)*P={winner.change:f}",
+        f"K=max(1 , -Experience/100+5) for {loser.name}: {loser.k:f}",
+        f"change for {loser.name}: -4*K*sqrt(N)*P={loser.change:f}",
+        "",
+    ]
+
+
+# =====================================================================================
+# §6 other things
+# =====================================================================================
+
+
+def shutdown_warning(seconds: int, *, restart: bool) -> str:
+    """§6.4: GBOT exits on these lines."""
+    what = "restart" if restart else "shut down"
+    return f"*** ATTENTION ! FIBS will {what} in {plural(seconds, 'second')}"

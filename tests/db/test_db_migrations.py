@@ -1,0 +1,186 @@
+"""Schema creation and upgrade with the Alembic revisions in db/migrations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Connection, inspect, text
+
+import db.__main__ as db_cli
+from db.engine import (
+    create_engine,
+    current_revision,
+    head_revision,
+    migrate,
+    normalize_url,
+)
+from db.errors import MigrationError
+from db.models import Base
+from db.repository import Database
+
+if TYPE_CHECKING:
+    from tests.db.conftest import DbTarget
+
+TABLES = {"users", "gags", "blinds", "messages", "saved_matches", "match_records"}
+
+
+async def test_migrate_from_empty_creates_every_table(db_target: DbTarget) -> None:
+    engine = create_engine(db_target.url, schema=db_target.schema)
+    try:
+        assert await current_revision(engine) is None
+        await migrate(db_target.url, schema=db_target.schema)
+        assert await current_revision(engine) == head_revision()
+        async with engine.connect() as connection:
+            names = await connection.run_sync(lambda c: set(inspect(c).get_table_names()))
+        assert names == TABLES | {"alembic_version"}
+    finally:
+        await engine.dispose()
+
+
+async def test_migrate_again_is_a_no_op_and_keeps_data(db_target: DbTarget) -> None:
+    database = await db_target.open()
+    try:
+        await database.create_user("alice", "hash")
+    finally:
+        await database.close()
+    await migrate(db_target.url, schema=db_target.schema)
+    await migrate(db_target.url, schema=db_target.schema)
+    database = await db_target.open()
+    try:
+        user = await database.get_user("alice")
+        assert user is not None and user.password_hash == "hash"
+    finally:
+        await database.close()
+
+
+async def test_open_without_migrate_leaves_an_empty_database_alone(db_target: DbTarget) -> None:
+    database = await db_target.open(migrate=False)
+    await database.close()
+    engine = create_engine(db_target.url, schema=db_target.schema)
+    try:
+        assert await current_revision(engine) is None
+    finally:
+        await engine.dispose()
+
+
+def _schema_differences(connection: Connection) -> list[object]:
+    context = MigrationContext.configure(
+        connection,
+        opts={
+            "compare_type": True,
+            "include_name": lambda name, kind, _parent: (
+                kind != "table" or name != "alembic_version"
+            ),
+        },
+    )
+    return list(compare_metadata(context, Base.metadata))
+
+
+async def test_migrations_build_exactly_the_models(db_target: DbTarget) -> None:
+    """db/models.py and the revisions describe the same schema (autogenerate finds nothing)."""
+    await migrate(db_target.url, schema=db_target.schema)
+    engine = create_engine(db_target.url, schema=db_target.schema)
+    try:
+        async with engine.connect() as connection:
+            differences = await connection.run_sync(_schema_differences)
+    finally:
+        await engine.dispose()
+    assert differences == []
+
+
+async def test_sqlite_connections_use_wal_and_foreign_keys(db_target: DbTarget) -> None:
+    if db_target.backend != "sqlite":
+        pytest.skip("SQLite pragmas")
+    engine = create_engine(db_target.url)
+    try:
+        async with engine.connect() as connection:
+            journal = (await connection.execute(text("PRAGMA journal_mode"))).scalar()
+            foreign_keys = (await connection.execute(text("PRAGMA foreign_keys"))).scalar()
+            busy = (await connection.execute(text("PRAGMA busy_timeout"))).scalar()
+    finally:
+        await engine.dispose()
+    assert (journal, foreign_keys) == ("wal", 1)
+    assert busy is not None and busy >= 1000
+
+
+async def test_postgresql_schema_holds_the_tables(db_target: DbTarget) -> None:
+    """The tables (and alembic_version) are in the test's own schema, nowhere else."""
+    if db_target.backend != "postgresql":
+        pytest.skip("PostgreSQL schemas")
+    database = await db_target.open()
+    await database.close()
+    engine = create_engine(db_target.url, schema=db_target.schema)
+    try:
+        async with engine.connect() as connection:
+            found = await connection.scalar(
+                text("SELECT count(*) FROM information_schema.tables WHERE table_schema = :schema"),
+                {"schema": db_target.schema},
+            )
+    finally:
+        await engine.dispose()
+    assert found == len(TABLES) + 1
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("sqlite:///fibs.db", "sqlite+aiosqlite:///fibs.db"),
+        ("sqlite+aiosqlite:///fibs.db", "sqlite+aiosqlite:///fibs.db"),
+        ("postgresql://fibs@db/fibs", "postgresql+asyncpg://fibs@db/fibs"),
+        ("postgres://fibs@db/fibs", "postgresql+asyncpg://fibs@db/fibs"),
+    ],
+)
+def test_urls_select_the_async_driver(given: str, expected: str) -> None:
+    assert normalize_url(given).render_as_string() == expected
+
+
+@pytest.mark.parametrize("url", ["mysql://u:secret@h/d", "not a url", "sqlite+pysqlcipher:///x"])
+def test_unsupported_urls_are_refused_without_showing_passwords(url: str) -> None:
+    with pytest.raises(ValueError, match="database URL") as caught:
+        normalize_url(url)
+    assert "secret" not in str(caught.value)
+
+
+def test_a_schema_is_only_for_postgresql() -> None:
+    with pytest.raises(ValueError, match="PostgreSQL"):
+        create_engine("sqlite+aiosqlite:///x.db", schema="fibs")
+
+
+async def test_database_open_refuses_a_bad_url() -> None:
+    with pytest.raises(ValueError, match="unsupported database URL"):
+        await Database.open("oracle://scott:tiger@h/d")
+
+
+def test_command_line_upgrade_and_current(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
+    assert db_cli.main(["current", url]) == 0
+    assert capsys.readouterr().out == f"current none, head {head_revision()}\n"
+    assert db_cli.main(["upgrade", url]) == 0
+    assert db_cli.main(["upgrade", url]) == 0
+    assert db_cli.main(["current", url]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == f"current {head_revision()}, head {head_revision()}"
+
+
+def test_command_line_reports_a_bad_url(capsys: pytest.CaptureFixture[str]) -> None:
+    assert db_cli.main(["upgrade", "mysql://root:pw@host/db"]) == 1
+    error = capsys.readouterr().err
+    assert error.startswith("python -m db: unsupported database URL") and "pw" not in error
+
+
+async def test_an_unknown_newer_revision_stops_the_start(db_target: DbTarget) -> None:
+    await migrate(db_target.url, schema=db_target.schema)
+    engine = create_engine(db_target.url, schema=db_target.schema)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(text("UPDATE alembic_version SET version_num = '9999'"))
+    finally:
+        await engine.dispose()
+    with pytest.raises(MigrationError, match="9999"):
+        await Database.open(db_target.url, schema=db_target.schema)

@@ -1,0 +1,104 @@
+"""Saved matches: one per unordered pair of players, found from either name."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+
+from db.errors import UnknownUserError
+from db.records import SavedMatch
+from db.repository import Database
+
+if TYPE_CHECKING:
+    from tests.db.conftest import FakeClock
+
+SNAPSHOT = json.dumps(
+    {"position": [0, -2, 0, 0, 0, 0, 5], "cube": 2, "owner": "bob", "turn": "alice"},
+    indent=1,
+)
+
+
+@pytest.fixture
+async def users(database: Database) -> Database:
+    for name in ("alice", "bob", "Carol", "dave"):
+        await database.create_user(name, "h")
+    return database
+
+
+async def test_either_name_order_finds_the_match(users: Database, clock: FakeClock) -> None:
+    start = int(clock.now)
+    saved = await users.save_match("bob", "alice", SNAPSHOT, match_length=5, score_a=3, score_b=1)
+    expected = SavedMatch("alice", "bob", 5, 1, 3, SNAPSHOT, start)
+    assert saved == expected
+    assert await users.load_match("alice", "bob") == expected
+    assert await users.load_match("bob", "alice") == expected
+    assert expected.scores_for("bob") == (3, 1)
+    assert expected.scores_for("alice") == (1, 3)
+    assert expected.opponent_of("alice") == "bob"
+    with pytest.raises(ValueError):
+        expected.scores_for("dave")
+
+
+async def test_saving_again_replaces_the_pairs_match(users: Database, clock: FakeClock) -> None:
+    start = int(clock.now)
+    await users.save_match("alice", "bob", "{}", match_length=5, score_a=0, score_b=0)
+    clock.advance(90)
+    await users.save_match("bob", "alice", SNAPSHOT, match_length=None, score_a=4, score_b=2)
+    assert await users.load_match("alice", "bob") == SavedMatch(
+        "alice", "bob", None, 2, 4, SNAPSHOT, start + 90
+    )
+    assert await users.count_saved_matches("alice") == 1
+
+
+async def test_snapshot_text_is_stored_verbatim(users: Database) -> None:
+    odd = '{ "b": 1,\n  "a": "Grüße \\u00e9 😀", "z": [1.0, 2e3] }  '
+    await users.save_match("alice", "bob", odd, match_length=1, score_a=0, score_b=0)
+    loaded = await users.load_match("bob", "alice")
+    assert loaded is not None and loaded.snapshot == odd
+
+
+async def test_list_count_and_delete(users: Database) -> None:
+    await users.save_match("alice", "dave", "{}", match_length=3, score_a=1, score_b=2)
+    await users.save_match("Carol", "alice", "{}", match_length=7, score_a=6, score_b=0)
+    await users.save_match("bob", "dave", "{}", match_length=1, score_a=0, score_b=0)
+
+    listed = await users.list_saved_matches("alice")
+    assert [match.opponent_of("alice") for match in listed] == ["Carol", "dave"]
+    assert [match.scores_for("alice") for match in listed] == [(0, 6), (1, 2)]
+    assert await users.count_saved_matches("alice") == 2
+    assert await users.count_saved_matches("dave") == 2
+    assert await users.count_saved_matches("nobody") == 0
+    assert await users.list_saved_matches("nobody") == []
+
+    assert await users.delete_match("dave", "alice")
+    assert not await users.delete_match("alice", "dave")
+    assert await users.load_match("alice", "dave") is None
+    assert await users.count_saved_matches("dave") == 1
+
+
+async def test_pairs_are_exact_names(users: Database) -> None:
+    await users.save_match("alice", "Carol", "{}", match_length=3, score_a=0, score_b=0)
+    assert await users.load_match("alice", "carol") is None
+    assert await users.load_match("Alice", "Carol") is None
+
+
+async def test_a_player_cannot_be_paired_with_himself(users: Database) -> None:
+    with pytest.raises(ValueError):
+        await users.save_match("alice", "alice", "{}", match_length=1, score_a=0, score_b=0)
+    assert await users.load_match("alice", "alice") is None
+    assert not await users.delete_match("alice", "alice")
+
+
+async def test_saving_with_an_unknown_player_fails(users: Database) -> None:
+    with pytest.raises(UnknownUserError) as caught:
+        await users.save_match("alice", "ghost", "{}", match_length=1, score_a=0, score_b=0)
+    assert caught.value.name == "ghost"
+    assert await users.count_saved_matches("alice") == 0
+
+
+@pytest.mark.parametrize("length", [0, -3])
+async def test_match_length_must_be_positive_or_unlimited(users: Database, length: int) -> None:
+    with pytest.raises(ValueError, match="match length"):
+        await users.save_match("alice", "bob", "{}", match_length=length, score_a=0, score_b=0)

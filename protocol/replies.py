@@ -1633,3 +1633,34 @@ def shutdown_warning(seconds: int, *, restart: bool) -> str:
     """§6.4: GBOT exits on these lines."""
     what = "restart" if restart else "shut down"
     return f"*** ATTENTION ! FIBS will {what} in {plural(seconds, 'second')}"
+
+
+# =====================================================================================
+# Server limits (not in FIBS: this server's defences, issue 4 item 7; D45-D49)
+# =====================================================================================
+
+LINE_TOO_LONG: Final = "** Your line was too long and has been ignored."
+"""D45: a line over the configured cap (``[limits] max_line_length``); nothing runs."""
+SLOW_DOWN: Final = "** You are sending commands too fast. Please slow down."
+"""D46: a command over the per-connection rate limit is dropped with this reply."""
+INTERNAL_ERROR: Final = "** Sorry, the server could not do that (internal error)."
+"""D47: an unexpected server fault while running a command; the session goes on."""
+NAME_TOO_LONG: Final = "** Your name may not be longer than 20 characters."
+"""D48: registration; §1.7 leaves the maximum open (FBC shows 15 characters on boards)."""
+TOO_MANY_LOGINS: Final = "** Sorry, the server is full. Please try again later."
+"""D49: ``[limits] max_logins`` users are logged in."""
+
+
+def idle_warning(seconds: int) -> str:
+    """D50: sent once before the idle timeout (§6.1) closes the connection."""
+    return f"** You have been idle for a long time. You will be logged out in {seconds} seconds."
+
+
+def who_row(number: int, status: str, name: str, rating: float, experience: int,
+            login: str, idle: str, host: str) -> str:
+    """D53: one row of the telnet-mode ``who`` table under :data:`WHO_HEADER` (§4.14
+    leaves the row layout open; columns follow the header's)."""
+    return (
+        f"{number:<3} {status:<2} {name:<15}{rating:>7.2f}{experience:>6} "
+        f"{login:>5} {idle:>5} {host}"
+    )

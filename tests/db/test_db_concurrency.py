@@ -12,7 +12,7 @@ from db.records import UserSettings
 from db.repository import Database
 
 if TYPE_CHECKING:
-    from tests.db.conftest import DbTarget
+    from tests.conftest import DbTarget
 
 N = 40
 
@@ -155,6 +155,7 @@ async def test_a_cancelled_caller_does_not_abort_its_write(db_target: DbTarget) 
         await reopened.close()
 
 
+@pytest.mark.logs_errors
 async def test_a_failed_write_without_caller_is_logged(
     database: Database, caplog: pytest.LogCaptureFixture
 ) -> None:

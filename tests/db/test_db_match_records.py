@@ -12,7 +12,7 @@ from db.records import MatchRecord, RatingUpdate
 from db.repository import Database
 
 if TYPE_CHECKING:
-    from tests.db.conftest import FakeClock
+    from tests.conftest import FakeClock
 
 RULES = json.dumps({"crawford": True, "jacoby": False, "beavers": True})
 MOVES = json.dumps(

@@ -12,7 +12,7 @@ from db.records import StoredMessage
 from db.repository import Database
 
 if TYPE_CHECKING:
-    from tests.db.conftest import FakeClock
+    from tests.conftest import FakeClock
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from db.models import Base
 from db.repository import Database
 
 if TYPE_CHECKING:
-    from tests.db.conftest import DbTarget
+    from tests.conftest import DbTarget
 
 TABLES = {"users", "gags", "blinds", "messages", "saved_matches", "match_records"}
 

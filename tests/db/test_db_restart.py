@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from db.records import RatingUpdate, UserSettings
 
 if TYPE_CHECKING:
-    from tests.db.conftest import DbTarget, FakeClock
+    from tests.conftest import DbTarget, FakeClock
 
 
 async def test_everything_survives_a_restart(db_target: DbTarget, clock: FakeClock) -> None:

@@ -12,7 +12,7 @@ from db.records import SavedMatch
 from db.repository import Database
 
 if TYPE_CHECKING:
-    from tests.db.conftest import FakeClock
+    from tests.conftest import FakeClock
 
 SNAPSHOT = json.dumps(
     {"position": [0, -2, 0, 0, 0, 0, 5], "cube": 2, "owner": "bob", "turn": "alice"},

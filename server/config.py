@@ -1,0 +1,189 @@
+"""The server's configuration: ``fibs.conf`` (INI) into a frozen :class:`Settings`.
+
+Every setting has a default; ``fibs.conf`` documents each one. A bad value stops the
+start with a one-line :class:`ConfigError` that names the setting.
+"""
+
+from __future__ import annotations
+
+import configparser
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from backgammon.match import MatchOptions, MatchOptionsError
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot be used; the message names the setting."""
+
+
+@dataclass(frozen=True)
+class RulesDefaults:
+    """Match rules the server applies where the FIBS protocol has no way to choose them."""
+
+    holland: bool = False
+    jacoby: bool = False
+    auto_doubles: int = 0
+    """Automatic doubles per game in unlimited matches (both players need ``autodouble``)."""
+    cube_limit: int | None = None
+    dead_cube_doubles: bool = True
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the server reads from ``fibs.conf`` (section and key in brackets)."""
+
+    host: str = "127.0.0.1"  # [server] host
+    port: int = 4321  # [server] port
+    database: str = "sqlite+aiosqlite:///fibs.db"  # [server] database
+    motd_file: str = ""  # [server] motd_file
+    server_name: str = "fibs-server"  # [server] name
+    idle_timeout: float = 3600.0  # [limits] idle_timeout, seconds; 0 disables
+    idle_warning: float = 60.0  # [limits] idle_warning, seconds before the timeout
+    negotiation_wait: float = 0.5  # [limits] negotiation_wait
+    max_line_length: int = 1024  # [limits] max_line_length
+    commands_per_second: float = 20.0  # [limits] commands_per_second
+    command_burst: int = 40  # [limits] command_burst
+    write_buffer_limit: int = 1_048_576  # [limits] write_buffer_limit, bytes
+    login_attempts: int = 5  # [limits] login_attempts per connection
+    login_delay: float = 1.0  # [limits] login_delay, seconds after a failure (doubles)
+    max_logins: int = 10_000  # [limits] max_logins
+    scrypt_n: int = 16384  # [passwords] scrypt_n
+    scrypt_r: int = 8  # [passwords] scrypt_r
+    scrypt_p: int = 1  # [passwords] scrypt_p
+    rules: RulesDefaults = field(default_factory=RulesDefaults)
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` (``settings.replace(port=0)``)."""
+        return dataclasses.replace(self, **changes)
+
+    def motd(self) -> list[str]:
+        """The message of the day, line by line (empty without a motd file)."""
+        if not self.motd_file:
+            return []
+        return Path(self.motd_file).read_text(encoding="utf-8").splitlines()
+
+
+# (section, key) -> (attribute, type) ; rules keys go to RulesDefaults.
+_KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
+    ("server", "host"): ("host", str),
+    ("server", "port"): ("port", int),
+    ("server", "database"): ("database", str),
+    ("server", "motd_file"): ("motd_file", str),
+    ("server", "name"): ("server_name", str),
+    ("limits", "idle_timeout"): ("idle_timeout", float),
+    ("limits", "idle_warning"): ("idle_warning", float),
+    ("limits", "negotiation_wait"): ("negotiation_wait", float),
+    ("limits", "max_line_length"): ("max_line_length", int),
+    ("limits", "commands_per_second"): ("commands_per_second", float),
+    ("limits", "command_burst"): ("command_burst", int),
+    ("limits", "write_buffer_limit"): ("write_buffer_limit", int),
+    ("limits", "login_attempts"): ("login_attempts", int),
+    ("limits", "login_delay"): ("login_delay", float),
+    ("limits", "max_logins"): ("max_logins", int),
+    ("passwords", "scrypt_n"): ("scrypt_n", int),
+    ("passwords", "scrypt_r"): ("scrypt_r", int),
+    ("passwords", "scrypt_p"): ("scrypt_p", int),
+}
+_RULE_KEYS: Mapping[str, type] = {
+    "holland": bool,
+    "jacoby": bool,
+    "auto_doubles": int,
+    "cube_limit": int,
+    "dead_cube_doubles": bool,
+}
+
+
+def load(path: Path | None, **overrides: Any) -> Settings:
+    """Read ``path`` (or only the defaults when None) and apply ``overrides``.
+
+    :raises ConfigError: an unreadable file, an unknown section or key, or a bad value.
+    """
+    values: dict[str, Any] = {}
+    rules: dict[str, Any] = {}
+    if path is not None:
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            with path.open(encoding="utf-8") as handle:
+                parser.read_file(handle)
+        except OSError as exc:
+            raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+        except configparser.Error as exc:
+            raise ConfigError(f"{path}: {exc.message}") from exc
+        for section in parser.sections():
+            for key, raw in parser.items(section):
+                if section == "rules":
+                    if key not in _RULE_KEYS:
+                        raise ConfigError(f"unknown setting [rules] {key}")
+                    rules[key] = _convert(f"[rules] {key}", raw, _RULE_KEYS[key])
+                    continue
+                if (section, key) not in _KEYS:
+                    raise ConfigError(f"unknown setting [{section}] {key}")
+                attribute, kind = _KEYS[(section, key)]
+                values[attribute] = _convert(f"[{section}] {key}", raw, kind)
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    settings = Settings(rules=RulesDefaults(**rules), **values)
+    _validate(settings)
+    return settings
+
+
+def _convert(name: str, raw: str, kind: type) -> Any:
+    text = raw.strip()
+    if kind is bool:
+        lowered = text.lower()
+        if lowered in ("yes", "true", "on", "1"):
+            return True
+        if lowered in ("no", "false", "off", "0"):
+            return False
+        raise ConfigError(f"{name} must be yes or no, not {text!r}")
+    if kind is int:
+        if kind is int and name == "[rules] cube_limit" and text.lower() in ("", "none"):
+            return None
+        try:
+            return int(text)
+        except ValueError:
+            raise ConfigError(f"{name} must be a whole number, not {text!r}") from None
+    if kind is float:
+        try:
+            return float(text)
+        except ValueError:
+            raise ConfigError(f"{name} must be a number, not {text!r}") from None
+    return text
+
+
+def _validate(settings: Settings) -> None:
+    checks = [
+        (0 <= settings.port <= 65535, "[server] port must be 0..65535"),
+        (bool(settings.database), "[server] database must be a database URL"),
+        (settings.idle_timeout >= 0, "[limits] idle_timeout must be 0 (off) or more"),
+        (settings.idle_warning >= 0, "[limits] idle_warning must be 0 or more"),
+        (settings.negotiation_wait >= 0, "[limits] negotiation_wait must be 0 or more"),
+        (settings.max_line_length >= 80, "[limits] max_line_length must be 80 or more"),
+        (settings.commands_per_second > 0, "[limits] commands_per_second must be above 0"),
+        (settings.command_burst >= 1, "[limits] command_burst must be 1 or more"),
+        (settings.write_buffer_limit >= 4096, "[limits] write_buffer_limit must be 4096 or more"),
+        (settings.login_attempts >= 1, "[limits] login_attempts must be 1 or more"),
+        (settings.login_delay >= 0, "[limits] login_delay must be 0 or more"),
+        (settings.max_logins >= 1, "[limits] max_logins must be 1 or more"),
+        (
+            settings.scrypt_n >= 2 and settings.scrypt_n & (settings.scrypt_n - 1) == 0,
+            "[passwords] scrypt_n must be a power of two, 2 or more",
+        ),
+        (settings.scrypt_r >= 1, "[passwords] scrypt_r must be 1 or more"),
+        (settings.scrypt_p >= 1, "[passwords] scrypt_p must be 1 or more"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ConfigError(message)
+    if settings.motd_file and not Path(settings.motd_file).is_file():
+        raise ConfigError(f"[server] motd_file {settings.motd_file!r} is not a readable file")
+    try:
+        MatchOptions(
+            auto_doubles=settings.rules.auto_doubles,
+            cube_limit=settings.rules.cube_limit,
+        )
+    except MatchOptionsError as exc:
+        raise ConfigError(f"[rules] {exc}") from exc

@@ -1,0 +1,281 @@
+"""The login dialog (§1): CLIP login, telnet login, autologin, guest registration.
+
+Until a user is logged in, the connection answers only the ``login: `` prompt; a
+failed login gets nothing but a new prompt (§1.5), a little later each time from the
+same address, and the connection closes after ``[limits] login_attempts`` failures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import re
+import time
+from collections.abc import Awaitable, Callable
+
+from db.errors import UserExistsError
+from db.records import User
+from protocol import clip, replies
+from protocol.commands import SessionState
+from protocol.parser import clean
+from protocol.replies import Mode
+from server.app import App
+from server.passwords import hash_password, verify_password
+from server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, Session
+from server.telnet import TOO_LONG, LineReader
+
+MAX_CLIENT_NAME = 20
+"""§1.3: a longer client name makes the CLIP login fail."""
+MAX_NAME = 20
+"""D52: user names are 1 to 20 letters or underscores."""
+_NAME = re.compile(r"[A-Za-z_]+\Z")
+RESERVED_NAMES = frozenset({"guest"})
+_DUMMY_HASH = "scrypt$2$1$1$00$00"
+"""Checked for unknown users too, so a reply's timing does not tell which names exist."""
+
+ReadLine = Callable[[], Awaitable[str | None]]
+
+
+def reader_with_timeout(app: App, lines: LineReader) -> ReadLine:
+    """Read a line, giving up (None) after the idle timeout."""
+
+    async def read() -> str | None:
+        timeout = app.settings.idle_timeout or None
+        try:
+            return await asyncio.wait_for(lines.readline(), timeout)
+        except TimeoutError:
+            return None
+
+    return read
+
+
+async def login_dialog(app: App, session: Session, read: ReadLine) -> bool:
+    """Run the dialog until a user is logged in (True) or the connection gives up."""
+    output = session.output
+    now = dt.datetime.now(dt.UTC)
+    output.send(replies.banner(now.astimezone(), now))
+    output.prompt(replies.LOGIN_PROMPT)
+    failures = 0
+    while failures < app.settings.login_attempts:
+        raw = await read()
+        if raw is None:
+            return False
+        line = "" if raw == TOO_LONG else clean(raw)
+        words = line.split()
+        if not words:
+            output.prompt(replies.LOGIN_PROMPT)
+            continue
+        if words[0] == "guest" and len(words) == 1:
+            if await register(app, session, read):
+                return True
+            if session.output.closing:
+                return False
+            output.prompt(replies.LOGIN_PROMPT)
+            continue
+        if words[0] == "login" and len(words) >= 5:
+            ok = await _clip_login(app, session, words)
+        elif words[0] == "connect" and len(words) == 3:
+            ok = await _password_login(app, session, words[1], words[2], prompts=False)
+        elif len(words) == 1:
+            ok = await _telnet_login(app, session, words[0], read)
+        else:
+            ok = False
+        if ok:
+            return True
+        failures += 1
+        app.login_failed(output.host)
+        await asyncio.sleep(app.login_delay(output.host))
+        output.prompt(replies.LOGIN_PROMPT)
+    output.close()
+    return False
+
+
+async def _authenticate(app: App, name: str, password: str) -> User | None:
+    user = await app.db.get_user(name)
+    stored = user.password_hash if user is not None else _DUMMY_HASH
+    ok = await verify_password(password, stored)
+    return user if ok and user is not None else None
+
+
+async def _clip_login(app: App, session: Session, words: list[str]) -> bool:
+    """``login <client> <clipver> <name> <password>`` (§1.3); any clip version works as 1008."""
+    _, client, _version, name, password = words[:5]
+    if len(client) > MAX_CLIENT_NAME:
+        return False
+    user = await _authenticate(app, name, password)
+    if user is None:
+        return False
+    session.mode = Mode.CLIP
+    session.client = client
+    await complete_login(app, session, user)
+    return True
+
+
+async def _telnet_login(app: App, session: Session, name: str, read: ReadLine) -> bool:
+    """A person types the name, then the password with echo off (§1.6)."""
+    output = session.output
+    output.echo_off()
+    output.prompt(replies.PASSWORD_PROMPT)
+    password = await read()
+    output.echo_on()
+    output.send([""])
+    if password is None or password == TOO_LONG:
+        return False
+    return await _password_login(app, session, name, clean(password), prompts=True)
+
+
+async def _password_login(
+    app: App, session: Session, name: str, password: str, *, prompts: bool
+) -> bool:
+    user = await _authenticate(app, name, password)
+    if user is None:
+        return False
+    session.mode = Mode.TELNET
+    session.prompts = prompts
+    await complete_login(app, session, user)
+    return True
+
+
+async def complete_login(app: App, session: Session, user: User) -> None:
+    """Everything after a good password: the CLIP 1..6 sequence or the telnet greeting."""
+    registry = app.registry
+    output = session.output
+    old = registry.get(user.name)
+    if old is None and len(registry) >= app.settings.max_logins:
+        output.send([replies.TOO_MANY_LOGINS])
+        output.close()
+        return
+    app.login_succeeded(output.host)
+    if old is not None:
+        output.send([replies.ALREADY_LOGGED_IN])
+        old.replaced = True
+        old.output.close()
+    previous_time = user.last_login_at or 0
+    previous_host = user.last_login_host or output.host
+    await app.db.update_login(user.name, output.host)
+    session.load_user(user)
+    session.login_time = int(time.time())
+    session.enter_lobby()
+    messages = await app.db.take_messages(user.name)
+    if session.clip:
+        session.send(
+            clip.Welcome(user.name, previous_time, previous_host).format(),
+            session.own_info().format(),
+        )
+        session.send_lines(clip.motd(app.motd))
+        session.send_lines(
+            replies.message_line(m.sender, m.sent_at, m.text, Mode.CLIP) for m in messages
+        )
+    else:
+        session.send(replies.user_authenticated(user.name))
+        if user.last_login_at is not None:
+            when = dt.datetime.fromtimestamp(user.last_login_at, dt.UTC)
+            session.send(replies.last_login(replies.telnet_date(when), previous_host))
+        session.send_lines(app.motd)
+        if messages:
+            session.send(replies.MESSAGES_FOR_YOU)
+            session.send_lines(
+                replies.message_line(m.sender, m.sent_at, m.text, Mode.TELNET) for m in messages
+            )
+    registry.add(session)
+    if session.clip:
+        session.send_lines(s.who_info().format() for s in registry if s.logged_in)
+        session.send(clip.WhoInfoEnd().format())
+    registry.announce_login(session)
+    if not session.clip:
+        session.end_reply()
+
+
+async def register(app: App, session: Session, read: ReadLine) -> bool:
+    """The guest dialog of §1.7: ``name <x>``, the password twice, then logged in."""
+    output = session.output
+    session.state = SessionState.GUEST
+    session.mode = Mode.TELNET
+    output.send(replies.GUEST_WELCOME)
+    output.prompt(replies.TELNET_PROMPT)
+    while True:
+        raw = await read()
+        if raw is None:
+            return False
+        words = clean(raw).split() if raw != TOO_LONG else []
+        if not words:
+            output.prompt(replies.TELNET_PROMPT)
+            continue
+        command = words[0].lower()
+        if command in ("bye", "quit", "logout", "exit", "adios", "ciao", "end", "tschoe"):
+            output.send(replies.GOODBYE)
+            output.close()
+            return False
+        if command != "name" or len(words) != 2:
+            output.send([replies.unknown_command(words[0])])
+            output.prompt(replies.TELNET_PROMPT)
+            continue
+        name = words[1]
+        problem = await _name_problem(app, name)
+        if problem:
+            output.send([problem])
+            output.prompt(replies.TELNET_PROMPT)
+            continue
+        password = await _new_password(session, name, read)
+        if password is None:
+            if output.closing:
+                return False
+            output.prompt(replies.TELNET_PROMPT)
+            continue
+        hashed = await hash_password(password, app.cost)
+        try:
+            user = await app.db.create_user(
+                name, hashed, toggles=DEFAULT_TOGGLES, settings=DEFAULT_SETTINGS
+            )
+        except UserExistsError:
+            output.send([replies.name_taken(name)])
+            output.prompt(replies.TELNET_PROMPT)
+            continue
+        output.send([replies.REGISTERED, replies.REGISTERED_HINT])
+        session.prompts = True
+        session.state = None
+        await complete_login(app, session, user)
+        return True
+
+
+async def _name_problem(app: App, name: str) -> str | None:
+    if not _NAME.match(name):
+        return replies.NAME_INVALID
+    if len(name) > MAX_NAME:
+        return replies.NAME_TOO_LONG
+    if name.lower() in RESERVED_NAMES or await app.db.user_exists(name):
+        return replies.name_taken(name)
+    return None
+
+
+async def _new_password(session: Session, name: str, read: ReadLine) -> str | None:
+    """Ask for the password twice (§1.7); None when the user gave none (back to ``name``)."""
+    output = session.output
+    output.send([replies.name_will_be(name), replies.NO_PASSWORD_HINT])
+    output.echo_off()
+    output.prompt(replies.GIVE_PASSWORD_PROMPT)
+    while True:
+        first = await read()
+        if first is None:
+            return None
+        first = "" if first == TOO_LONG else first.strip()
+        if not first:
+            output.echo_on()
+            output.send([replies.NO_PASSWORD_GIVEN])
+            return None
+        if len(first) < 4 or ":" in first:
+            output.send(
+                [replies.PASSWORD_TOO_SHORT if len(first) < 4 else replies.PASSWORD_HAS_COLON]
+            )
+            output.prompt(replies.GIVE_PASSWORD_PROMPT)
+            continue
+        output.prompt(replies.RETYPE_PASSWORD_PROMPT)
+        second = await read()
+        if second is None:
+            return None
+        if second.strip() != first:
+            output.prompt(replies.PASSWORDS_DIFFER_PROMPT)
+            continue
+        output.echo_on()
+        output.send([""])
+        return first

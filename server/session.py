@@ -1,0 +1,203 @@
+"""Per-connection state: who is logged in, how they talk (CLIP or telnet), their settings.
+
+A :class:`Session` is created for each connection and lives until it closes. Its
+state changes only through the named methods (``enter_lobby``, ``start_watching``...),
+so it is always clear where a session stands.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from db.records import User, UserSettings
+from protocol import replies
+from protocol.clip import OwnInfo, WhoInfo
+from protocol.commands import SessionState
+from protocol.parser import ParsedCommand
+from protocol.replies import Mode
+
+# Defaults for new accounts (§4.15 table; the ⚠ ones decided in docs/server-decisions.md).
+DEFAULT_TOGGLES: Mapping[str, bool] = {
+    "allowpip": True,
+    "autoboard": True,
+    "autodouble": False,
+    "automove": False,
+    "bell": False,
+    "crawford": True,
+    "double": True,
+    "greedy": False,
+    "moreboards": True,
+    "moves": False,
+    "notify": True,
+    "ratings": False,
+    "ready": False,
+    "report": True,
+    "silent": False,
+    "telnet": True,
+    "wrap": False,
+}
+DEFAULT_SETTINGS = UserSettings(boardstyle=2)
+"""New accounts: ASCII boards (style 2) for people; every client sets style 3 itself."""
+
+
+class Output(Protocol):
+    """Where a session's text goes (:class:`server.telnet.TelnetOutput` in production)."""
+
+    host: str
+
+    def send(self, lines: Iterable[str]) -> None: ...
+
+    def prompt(self, text: str) -> None: ...
+
+    def echo_off(self) -> None: ...
+
+    def echo_on(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    @property
+    def closing(self) -> bool: ...
+
+
+@dataclass
+class Session:
+    """One connection and, after login, its user."""
+
+    output: Output
+    connected_at: float = field(default_factory=time.time)
+    name: str = ""
+    mode: Mode = Mode.TELNET
+    state: SessionState | None = None
+    """None until logged in."""
+    client: str | None = None
+    login_time: int = 0
+    last_input: float = field(default_factory=time.monotonic)
+    rating: float = 1500.0
+    experience: int = 0
+    address: str | None = None
+    is_bot: bool = False
+    toggles: dict[str, bool] = field(default_factory=lambda: dict(DEFAULT_TOGGLES))
+    settings: UserSettings = DEFAULT_SETTINGS
+    away: str | None = None
+    gagged: set[str] = field(default_factory=set)
+    blinded: set[str] = field(default_factory=set)
+    waiting_for: set[str] = field(default_factory=set)
+    opponent: str | None = None
+    watching: str | None = None
+    last_command: ParsedCommand | None = None
+    waved: bool = False
+    prompts: bool = True
+    """Telnet mode sends ``> `` after replies; not after a ``connect`` autologin (§1.6)."""
+    replaced: bool = False
+    """A second login of the same user took over this session (§1.4)."""
+    closed: bool = False
+    """Set once when the session ends (cleanup runs exactly once)."""
+    logout_text: Callable[[str], str] = replies.drops_connection
+    """How others hear that this session ended (§1.8: logs out / drops connection / timed out)."""
+
+    # -- state -----------------------------------------------------------------------
+
+    @property
+    def logged_in(self) -> bool:
+        return self.state is not None and self.state is not SessionState.GUEST
+
+    @property
+    def clip(self) -> bool:
+        return self.mode is Mode.CLIP
+
+    def load_user(self, user: User) -> None:
+        """Take the stored account's values (toggles default where not stored)."""
+        self.name = user.name
+        self.rating = user.rating
+        self.experience = user.experience
+        self.address = user.address
+        self.is_bot = user.is_bot
+        self.toggles = {**DEFAULT_TOGGLES, **user.toggles}
+        # §4.15 (HELP save): double and greedy are reset at every login.
+        self.toggles["double"] = True
+        self.toggles["greedy"] = False
+        self.settings = user.settings
+        self.gagged = set(user.gagged)
+        self.blinded = set(user.blinded)
+
+    def enter_lobby(self) -> None:
+        self.state = SessionState.LOBBY
+        self.opponent = None
+        self.watching = None
+
+    def start_playing(self, opponent: str) -> None:
+        self.state = SessionState.PLAYING
+        self.opponent = opponent
+        self.watching = None
+
+    def start_watching(self, name: str) -> None:
+        self.state = SessionState.WATCHING
+        self.watching = name
+
+    # -- output ----------------------------------------------------------------------
+
+    def send(self, *lines: str) -> None:
+        """Write lines now (asynchronous messages from anyone may call this)."""
+        if not self.closed:
+            self.output.send(lines)
+
+    def send_lines(self, lines: Iterable[str]) -> None:
+        if not self.closed:
+            self.output.send(lines)
+
+    def end_reply(self) -> None:
+        """What follows every command's reply: the away reminder, the telnet prompt."""
+        if self.away is not None and self.logged_in:
+            self.send(replies.YOURE_AWAY)
+        if not self.clip and self.prompts and not self.closed:
+            self.output.prompt(replies.TELNET_PROMPT)
+
+    # -- CLIP views ------------------------------------------------------------------
+
+    def who_info(self, now: float | None = None) -> WhoInfo:
+        """This user as a CLIP 5 line (§2.3)."""
+        idle = int((time.monotonic() if now is None else now) - self.last_input)
+        return WhoInfo(
+            name=self.name,
+            opponent=self.opponent,
+            watching=self.watching,
+            ready=self.toggles["ready"],
+            away=self.away is not None,
+            rating=self.rating,
+            experience=self.experience,
+            idle=max(idle, 0),
+            login=self.login_time,
+            hostname=self.output.host,
+            client=self.client,
+            email=self.address,
+        )
+
+    def own_info(self) -> OwnInfo:
+        """This user's CLIP 2 line (§2.2)."""
+        t = self.toggles
+        return OwnInfo(
+            name=self.name,
+            allowpip=t["allowpip"],
+            autoboard=t["autoboard"],
+            autodouble=t["autodouble"],
+            automove=t["automove"],
+            away=self.away is not None,
+            bell=t["bell"],
+            crawford=t["crawford"],
+            double=t["double"],
+            experience=self.experience,
+            greedy=t["greedy"],
+            moreboards=t["moreboards"],
+            moves=t["moves"],
+            notify=t["notify"],
+            rating=self.rating,
+            ratings=t["ratings"],
+            ready=t["ready"],
+            redoubles=self.settings.redoubles,
+            report=t["report"],
+            silent=t["silent"],
+            timezone=self.settings.timezone,
+        )

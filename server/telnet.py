@@ -1,0 +1,174 @@
+"""The telnet edge: the only module that imports telnetlib3.
+
+It starts the listening server with every telnetlib3 default set explicitly
+(shared/docs/architecture.md, "telnetlib3: defaults and pitfalls"), turns the byte
+stream into clean command lines (:class:`LineReader`: CR LF, bare CR or LF, CR LF
+split across packets, a cap on the line length), and writes CR LF lines, prompts and
+the echo switches of the password prompt (:class:`TelnetOutput`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Final
+
+import telnetlib3
+from telnetlib3.server_base import BaseServer
+from telnetlib3.telopt import ECHO, WILL, WONT
+
+from server.config import Settings
+
+_EOL = re.compile(r"\r\n|\r\x00|\r|\n")
+
+TOO_LONG: Final = "\x00<too long>\x00"
+"""What :meth:`LineReader.readline` returns for a line over the cap (its text is dropped)."""
+
+Shell = Callable[["LineReader", "TelnetOutput"], Awaitable[None]]
+
+
+class QuietTelnetServer(telnetlib3.TelnetServer):
+    """Skip the on-connect ``IAC DO TTYPE``: raw TCP clients and bots see only text.
+
+    FIBS itself sends no negotiation on connect (§1.1); the password prompt's
+    ``IAC WILL ECHO`` / ``IAC WONT ECHO`` are the only option bytes we send.
+    """
+
+    def begin_negotiation(self) -> None:
+        BaseServer.begin_negotiation(self)
+
+
+class LineReader:
+    """Clean command lines from a telnetlib3 reader: no terminators, ``None`` at EOF.
+
+    A line longer than ``max_len`` is dropped up to its end and reported once as
+    :data:`TOO_LONG`, so a client that never sends a newline cannot grow memory.
+    """
+
+    def __init__(self, reader: Any, *, max_len: int) -> None:
+        self._reader = reader
+        self._max_len = max_len
+        self._buf = ""
+        self._lines: collections.deque[str] = collections.deque()
+        self._skip_lf = False
+        self._discarding = False
+
+    async def readline(self) -> str | None:
+        while not self._lines:
+            chunk = await self._reader.read(4096)
+            if not chunk:
+                return None
+            self._feed(chunk)
+        return self._lines.popleft()
+
+    def _feed(self, chunk: str) -> None:
+        if self._skip_lf and chunk[:1] in ("\n", "\x00"):
+            chunk = chunk[1:]  # the second half of a CR LF split across packets
+        self._skip_lf = False
+        self._buf += chunk
+        pos = 0
+        for match in _EOL.finditer(self._buf):
+            line = self._buf[pos : match.start()]
+            if self._discarding:
+                self._discarding = False
+                self._lines.append(TOO_LONG)
+            elif len(line) > self._max_len:
+                self._lines.append(TOO_LONG)
+            else:
+                self._lines.append(line)
+            pos = match.end()
+            self._skip_lf = match.group() == "\r" and pos == len(self._buf)
+        self._buf = self._buf[pos:]
+        if len(self._buf) > self._max_len:
+            self._buf = ""
+            self._discarding = True
+
+
+class TelnetOutput:
+    """Lines and prompts to one connection; never awaits another user's socket.
+
+    :meth:`send` writes at once and checks the transport's write buffer: a client that
+    stops reading is disconnected when it passes ``buffer_limit``, so nobody waits for it.
+    """
+
+    def __init__(self, writer: Any, *, buffer_limit: int) -> None:
+        self._writer = writer
+        self._limit = buffer_limit
+        self.overflowed = False
+        peer = writer.get_extra_info("peername")
+        self.host: str = peer[0] if peer else "-"
+
+    def send(self, lines: Iterable[str]) -> None:
+        """Write ``lines``, each ending in CR LF (§1.1)."""
+        self._write("".join(f"{line}\r\n" for line in lines))
+
+    def prompt(self, text: str) -> None:
+        """Write a prompt: no line terminator (§1.2, §1.6)."""
+        self._write(text)
+
+    def echo_off(self) -> None:
+        """``IAC WILL ECHO``: the client stops echoing (before a password prompt, §1.6)."""
+        if not self.closing:
+            self._writer.iac(WILL, ECHO)
+
+    def echo_on(self) -> None:
+        """``IAC WONT ECHO``: the client echoes again."""
+        if not self.closing:
+            self._writer.iac(WONT, ECHO)
+
+    def _write(self, text: str) -> None:
+        if self.closing:
+            return
+        self._writer.write(text)
+        transport = self._writer.transport
+        if transport is not None and transport.get_write_buffer_size() > self._limit:
+            self.overflowed = True
+            self.close()
+
+    @property
+    def closing(self) -> bool:
+        transport = self._writer.transport
+        return transport is None or transport.is_closing()
+
+    async def drain(self, timeout: float) -> None:
+        """Wait (bounded) until the connection's own output has been sent."""
+        if self.closing:
+            return
+        try:
+            await asyncio.wait_for(self._writer.drain(), timeout)
+        except (TimeoutError, ConnectionError):
+            self.close()
+
+    def close(self) -> None:
+        transport = self._writer.transport
+        if transport is not None and not transport.is_closing():
+            transport.close()
+
+
+async def start_server(settings: Settings, shell: Shell) -> Any:
+    """Listen on ``settings.host``/``settings.port``; each connection runs ``shell``."""
+
+    async def run_shell(reader: Any, writer: Any) -> None:
+        lines = LineReader(reader, max_len=settings.max_line_length)
+        output = TelnetOutput(writer, buffer_limit=settings.write_buffer_limit)
+        await shell(lines, output)
+
+    return await telnetlib3.create_server(
+        host=settings.host,
+        port=settings.port,
+        protocol_factory=QuietTelnetServer,
+        shell=run_shell,
+        line_mode=True,
+        encoding="utf8",
+        force_binary=True,
+        encoding_errors="replace",
+        timeout=0,  # our own idle timeout, with a warning first (server/connection.py)
+        connect_maxwait=settings.negotiation_wait,
+    )
+
+
+def bound_port(server: Any) -> int:
+    """The port a started server listens on (for ``port = 0``)."""
+    return int(server.sockets[0].getsockname()[1])

@@ -1,0 +1,99 @@
+"""Fixtures shared by the test packages: databases on SQLite, and on PostgreSQL when asked.
+
+Set ``FIBS_TEST_DATABASE_URL`` (e.g. ``postgresql+asyncpg://postgres@127.0.0.1:5432/test``)
+to run each database-backed test a second time on PostgreSQL. Each PostgreSQL run gets a
+fresh schema that is dropped afterwards, so runs never see each other's rows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+from sqlalchemy import text
+
+from db.engine import create_engine
+from db.repository import Database
+
+PG_URL_VARIABLE = "FIBS_TEST_DATABASE_URL"
+
+START_TIME = 1_700_000_000
+"""The fake clock's first reading (2023-11-14 22:13:20 UTC)."""
+
+
+class FakeClock:
+    """A clock the test moves by hand, so every stored timestamp is known."""
+
+    def __init__(self, now: float = START_TIME) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock forward."""
+        self.now += seconds
+
+
+@dataclasses.dataclass(frozen=True)
+class DbTarget:
+    """Where one test's database lives: enough to open it again (restart tests)."""
+
+    backend: str
+    url: str
+    schema: str | None = None
+
+    async def open(self, *, clock: FakeClock | None = None, migrate: bool = True) -> Database:
+        """Open (and by default migrate) a :class:`Database` on this target."""
+        return await Database.open(
+            self.url, schema=self.schema, migrate=migrate, clock=clock or FakeClock()
+        )
+
+
+def _backends() -> list[str]:
+    return ["sqlite", "postgresql"] if os.environ.get(PG_URL_VARIABLE) else ["sqlite"]
+
+
+@pytest.fixture(params=_backends())
+async def db_target(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[DbTarget]:
+    """An empty database: an SQLite file, or a fresh PostgreSQL schema dropped afterwards."""
+    backend: str = request.param
+    if backend == "sqlite":
+        path = tmp_path_factory.mktemp("db") / "fibs.db"
+        yield DbTarget(backend, f"sqlite+aiosqlite:///{path}")
+        return
+    url = os.environ[PG_URL_VARIABLE]
+    schema = f"FibsTest_{uuid.uuid4().hex}"  # mixed case: names are quoted
+    admin = create_engine(url)
+    try:
+        async with admin.begin() as connection:
+            await connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+        yield DbTarget(backend, url, schema)
+    finally:
+        async with admin.begin() as connection:
+            await connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        await admin.dispose()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    """The clock the ``database`` fixture uses."""
+    return FakeClock()
+
+
+@pytest.fixture(autouse=True)
+def no_error_logs(
+    caplog: pytest.LogCaptureFixture, request: pytest.FixtureRequest
+) -> Iterator[None]:
+    """Fail a test that logged at ERROR or above, unless it is marked ``logs_errors``."""
+    yield
+    if request.node.get_closest_marker("logs_errors"):
+        return
+    errors = [r for r in caplog.get_records("call") if r.levelno >= logging.ERROR]
+    assert not errors, [f"{r.name}: {r.getMessage()}" for r in errors]

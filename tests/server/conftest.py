@@ -1,0 +1,186 @@
+"""A real server on port 0 and scripted raw-socket clients, every read under a timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from protocol import replies
+from server.app import App
+from server.config import Settings
+from server.dispatch import load_handlers
+from server.passwords import ScryptCost, hash_password_sync
+from server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES
+from tests.conftest import DbTarget
+
+TIMEOUT = 5.0
+"""Seconds any single read may take before the test fails."""
+TEST_COST = ScryptCost(n=16, r=1, p=1)
+"""A cheap scrypt cost: tests create many accounts; production uses fibs.conf's."""
+IAC_WONT_TTYPE = b"\xff\xfc\x18"
+
+
+class FibsClient:
+    """A scripted client on a raw socket, like a bot: send lines, expect lines and prompts."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.buffer = b""
+        self.seen: list[str] = []
+
+    async def send(self, line: str) -> None:
+        self.writer.write(line.encode() + b"\r\n")
+        await self.writer.drain()
+
+    async def send_raw(self, data: bytes) -> None:
+        self.writer.write(data)
+        await self.writer.drain()
+
+    async def _fill(self, timeout: float) -> None:
+        chunk = await asyncio.wait_for(self.reader.read(65536), timeout)
+        if not chunk:
+            raise ConnectionError("server closed the connection")
+        self.buffer += chunk
+
+    def _strip_iac(self) -> None:
+        while b"\xff" in self.buffer:
+            i = self.buffer.index(b"\xff")
+            if len(self.buffer) < i + 3:
+                return
+            self.buffer = self.buffer[:i] + self.buffer[i + 3 :]
+
+    async def line(self, timeout: float = TIMEOUT) -> str:
+        """The next complete line (without CR LF)."""
+        while True:
+            self._strip_iac()
+            if b"\r\n" in self.buffer:
+                raw, self.buffer = self.buffer.split(b"\r\n", 1)
+                text = raw.decode()
+                self.seen.append(text)
+                return text
+            await self._fill(timeout)
+
+    async def prompt(self, text: str, timeout: float = TIMEOUT) -> list[str]:
+        """Skip whole lines until exactly ``text`` arrives with no line end (a prompt);
+        return the skipped lines."""
+        wanted = text.encode()
+        skipped: list[str] = []
+        while True:
+            self._strip_iac()
+            if self.buffer.startswith(wanted):
+                self.buffer = self.buffer[len(wanted) :]
+                return skipped
+            if b"\r\n" in self.buffer:
+                skipped.append(await self.line())
+                continue
+            await self._fill(timeout)
+
+    async def expect(self, wanted: str, timeout: float = TIMEOUT) -> list[str]:
+        """Read lines until one equals ``wanted``; return the lines before it."""
+        before: list[str] = []
+        while True:
+            got = await self.line(timeout)
+            if got == wanted:
+                return before
+            before.append(got)
+
+    async def expect_prefix(self, prefix: str, timeout: float = TIMEOUT) -> str:
+        while True:
+            got = await self.line(timeout)
+            if got.startswith(prefix):
+                return got
+
+    async def nothing(self, wait: float = 0.3) -> None:
+        """Assert that no complete line arrives within ``wait`` seconds."""
+        try:
+            got = await self.line(wait)
+        except TimeoutError:
+            return
+        raise AssertionError(f"unexpected line {got!r}")
+
+    async def closed(self, timeout: float = TIMEOUT) -> bool:
+        try:
+            while True:
+                await self._fill(timeout)
+        except ConnectionError:
+            return True
+
+    async def close(self) -> None:
+        self.writer.close()
+        with contextlib.suppress(ConnectionError):
+            await self.writer.wait_closed()
+
+
+Connect = Callable[[], Awaitable[FibsClient]]
+
+
+@pytest.fixture
+def settings(db_target: DbTarget) -> Settings:
+    return Settings(
+        host="127.0.0.1",
+        port=0,
+        database=db_target.url,
+        negotiation_wait=0.1,
+        scrypt_n=TEST_COST.n,
+        scrypt_r=TEST_COST.r,
+        scrypt_p=TEST_COST.p,
+        login_delay=0.0,
+    )
+
+
+@pytest.fixture
+async def app(settings: Settings, db_target: DbTarget) -> AsyncIterator[App]:
+    load_handlers()
+    db = await db_target.open()
+    app = App(settings, db)
+    await app.start()
+    try:
+        yield app
+    finally:
+        await app.stop()
+        await db.close()
+
+
+@pytest.fixture
+async def connect(app: App) -> AsyncIterator[Connect]:
+    clients: list[FibsClient] = []
+
+    async def open_client() -> FibsClient:
+        reader, writer = await asyncio.open_connection("127.0.0.1", app.port)
+        client = FibsClient(reader, writer)
+        await client.send_raw(IAC_WONT_TTYPE)
+        clients.append(client)
+        return client
+
+    yield open_client
+    for client in clients:
+        await client.close()
+
+
+async def make_user(app: App, name: str, password: str = "secret", **values: Any) -> None:
+    """An account created directly in the database (the dialog is tested on its own)."""
+    await app.db.create_user(
+        name,
+        hash_password_sync(password, TEST_COST),
+        toggles=dict(DEFAULT_TOGGLES),
+        settings=DEFAULT_SETTINGS,
+        **values,
+    )
+
+
+async def clip_login(
+    connect: Connect, app: App, name: str, password: str = "secret", *, create: bool = True
+) -> FibsClient:
+    """A CLIP client logged in as ``name``, its login sequence read up to the ``6``."""
+    if create and await app.db.get_user(name) is None:
+        await make_user(app, name, password)
+    client = await connect()
+    await client.prompt(replies.LOGIN_PROMPT)
+    await client.send(f"login test_client 1008 {name} {password}")
+    await client.expect("6")
+    return client

@@ -1,0 +1,113 @@
+"""Login over a real socket (§1): banner, prompt, CLIP sequence, telnet login, failures."""
+
+from __future__ import annotations
+
+from protocol import clip, replies
+from server.app import App
+
+from .conftest import Connect, clip_login, make_user
+
+
+async def test_banner_and_login_prompt_bytes(connect: Connect) -> None:
+    client = await connect()
+    banner_end = await client.line()
+    while not banner_end.endswith(replies.BANNER_REQUIRED_LINE):  # MatchDog waits for it
+        banner_end = await client.line()
+    assert await client.line() == ""
+    date = await client.line()
+    assert date.endswith(" UTC )")
+    await client.prompt("login: ")  # the exact prompt: one space, no CR LF
+
+
+async def test_clip_login_sequence(connect: Connect, app: App) -> None:
+    await make_user(app, "alice")
+    client = await connect()
+    await client.prompt(replies.LOGIN_PROMPT)
+    await client.send("login test_client 1008 alice secret")
+    welcome = clip.Welcome.parse(await client.expect_prefix("1 "))
+    assert welcome.name == "alice" and welcome.last_login == 0
+    own = clip.OwnInfo.parse(await client.line())
+    assert own.name == "alice" and own.rating == 1500.0 and own.timezone == "UTC"
+    assert await client.line() == "3"
+    assert await client.expect("4") == []
+    who = clip.WhoInfo.parse(await client.line())
+    assert (who.name, who.client, who.opponent) == ("alice", "test_client", None)
+    assert await client.line() == "6"
+    await client.nothing()
+
+
+async def test_failed_logins_get_a_new_prompt_then_close(connect: Connect, app: App) -> None:
+    await make_user(app, "alice")
+    client = await connect()
+    await client.prompt(replies.LOGIN_PROMPT)
+    for _ in range(app.settings.login_attempts - 1):
+        await client.send("login test_client 1008 alice wrong")
+        await client.prompt(replies.LOGIN_PROMPT)
+    await client.send("login test_client 1008 nobody secret")
+    assert await client.closed()
+
+
+async def test_login_is_announced_to_others(connect: Connect, app: App) -> None:
+    alice = await clip_login(connect, app, "alice")
+    bob = await clip_login(connect, app, "bob")
+    assert await alice.line() == "7 bob bob logs in."
+    assert clip.WhoInfo.parse(await alice.line()).name == "bob"
+    assert await alice.line() == "6"
+    await bob.send("bye")
+    await bob.expect(replies.GOODBYE[-1])  # FCM looks for 11+ spaces and "Goodbye."
+    assert replies.GOODBYE[-1].startswith(" " * 11)
+    assert await alice.expect_prefix("8 ") == "8 bob bob logs out."
+
+
+async def test_telnet_login_with_echo_off(connect: Connect, app: App) -> None:
+    await make_user(app, "carol", "pass1234")
+    client = await connect()
+    await client.prompt(replies.LOGIN_PROMPT)
+    await client.send("carol")
+    raw = await client.reader.read(3)  # IAC WILL ECHO before the password prompt
+    assert raw == b"\xff\xfb\x01"
+    await client.prompt(replies.PASSWORD_PROMPT)
+    await client.send("pass1234")
+    assert await client.expect(replies.user_authenticated("carol")) in ([], [""])
+    await client.prompt(replies.TELNET_PROMPT)
+    await client.send("who")
+    assert await client.line() == replies.WHO_HEADER
+    row = await client.line()
+    assert "carol" in row
+
+
+async def test_registration_as_guest(connect: Connect, app: App) -> None:
+    client = await connect()
+    await client.prompt(replies.LOGIN_PROMPT)
+    await client.send("guest")
+    await client.expect("ONE USERNAME PER PERSON ONLY!!!")
+    await client.expect("")
+    await client.prompt(replies.TELNET_PROMPT)
+    await client.send("name bad-name")
+    assert await client.line() == replies.NAME_INVALID
+    await client.prompt(replies.TELNET_PROMPT)
+    await client.send("name guest")
+    assert await client.line() == replies.name_taken("guest")
+    await client.prompt(replies.TELNET_PROMPT)
+    await client.send("name newuser")
+    assert await client.line() == replies.name_will_be("newuser")
+    assert await client.line() == replies.NO_PASSWORD_HINT
+    await client.prompt(replies.GIVE_PASSWORD_PROMPT)
+    await client.send("abc")
+    assert await client.line() == replies.PASSWORD_TOO_SHORT
+    await client.prompt(replies.GIVE_PASSWORD_PROMPT)
+    await client.send("secret")
+    await client.prompt(replies.RETYPE_PASSWORD_PROMPT)
+    await client.send("other")
+    await client.prompt(replies.PASSWORDS_DIFFER_PROMPT)
+    await client.send("secret")
+    await client.prompt(replies.RETYPE_PASSWORD_PROMPT)
+    await client.send("secret")
+    assert await client.line() == ""
+    assert await client.line() == replies.REGISTERED
+    assert await client.line() == replies.REGISTERED_HINT
+    await client.expect(replies.user_authenticated("newuser"))
+    await client.close()
+    again = await clip_login(connect, app, "newuser", "secret", create=False)
+    await again.send("rawwho newuser")
+    assert clip.WhoInfo.parse(await again.line()).name == "newuser"

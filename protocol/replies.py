@@ -1664,3 +1664,15 @@ def who_row(number: int, status: str, name: str, rating: float, experience: int,
         f"{number:<3} {status:<2} {name:<15}{rating:>7.2f}{experience:>6} "
         f"{login:>5} {idle:>5} {host}"
     )
+
+
+# =====================================================================================
+# Doubling refusals for the optional rules (docs/rules.md; D54)
+# =====================================================================================
+
+HOLLAND_NO_DOUBLE: Final = "** The Holland rule doesn't allow you to double yet."
+"""D54: post-Crawford, the trailer before both sides have rolled twice (FIBS has no Holland)."""
+DEAD_CUBE_NO_DOUBLE: Final = "** You can't double: the cube is dead for you."
+"""D54: only with ``[rules] dead_cube_doubles = no`` (FIBS allows such doubles)."""
+CUBE_LIMIT_NO_DOUBLE: Final = "** The cube has reached its limit."
+"""D54: ``[rules] cube_limit``."""

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 from collections.abc import Callable
 from typing import Any
 
+from backgammon.dice import DiceRoller, SystemDice
 from db.repository import Database
 from protocol import replies
 from server import telnet
 from server.config import Settings
+from server.matches import Invitation, LiveMatch
 from server.passwords import ScryptCost
 from server.registry import Registry
 
@@ -25,7 +28,15 @@ log = logging.getLogger(__name__)
 class App:
     """Everything a connection needs that outlives it."""
 
-    def __init__(self, settings: Settings, db: Database, *, clock: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        settings: Settings,
+        db: Database,
+        *,
+        clock: Callable[[], float] = time.time,
+        dice: Callable[[], DiceRoller] = SystemDice,
+        coin: Callable[[], int] | None = None,
+    ):
         self.settings = settings
         self.db = db
         self.clock = clock
@@ -37,6 +48,15 @@ class App:
         self._server: Any = None
         self._connections: set[asyncio.Task[None]] = set()
         self.port = settings.port
+        self.dice = dice
+        """Makes the dice roller of each new or resumed match (seeded in tests)."""
+        chooser = random.SystemRandom()
+        self.coin = coin or (lambda: chooser.randint(0, 1))
+        """Picks who plays O in a new match's first game (§3.2)."""
+        self.matches: dict[str, LiveMatch] = {}
+        """Running matches by each player's name."""
+        self.invitations: dict[str, Invitation] = {}
+        """The one outstanding invitation of each inviter (§4.3)."""
 
     # -- login throttling --------------------------------------------------------------
 

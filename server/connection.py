@@ -16,6 +16,7 @@ from protocol import replies
 from server.app import App
 from server.dispatch import Context, dispatch
 from server.login import login_dialog, reader_with_timeout
+from server.match_flow import session_ended
 from server.session import Session
 from server.telnet import TOO_LONG, LineReader, TelnetOutput
 
@@ -108,6 +109,7 @@ async def end_session(app: App, session: Session) -> None:
     session.closed = True
     try:
         if session.logged_in:
+            await session_ended(app, session)
             app.registry.remove(session)
             if not session.replaced:
                 app.registry.announce_logout(session)

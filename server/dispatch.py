@@ -31,7 +31,7 @@ class Context:
     session: Session
 
 
-HANDLER_MODULES = ("account", "info", "settings")
+HANDLER_MODULES = ("account", "info", "settings", "match")
 """The modules of server/handlers that register commands."""
 
 

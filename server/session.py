@@ -62,9 +62,9 @@ class Output(Protocol):
     def closing(self) -> bool: ...
 
 
-@dataclass
+@dataclass(eq=False)
 class Session:
-    """One connection and, after login, its user."""
+    """One connection and, after login, its user (compared and hashed by identity)."""
 
     output: Output
     connected_at: float = field(default_factory=time.time)

@@ -1,8 +1,6 @@
-"""protocol/ is pure: standard library, ``backgammon.board`` and itself only (architecture.md).
+"""protocol/ is pure: the standard library, the rules core and itself only (architecture.md).
 
-No asyncio, sockets, SQLAlchemy, telnetlib3 or ``server``/``db``/``bots`` (issue 3). Of the
-rules core only ``backgammon.board`` is used, so protocol does not wait for the match
-state machine.
+No asyncio, sockets, SQLAlchemy, telnetlib3 or ``server``/``db``/``bots`` (issue 3).
 """
 
 from __future__ import annotations
@@ -13,7 +11,6 @@ from pathlib import Path
 
 PROTOCOL = Path(__file__).resolve().parents[2] / "protocol"
 FORBIDDEN = {"asyncio", "socket", "selectors", "ssl", "telnetlib3", "sqlalchemy", "logging"}
-ALLOWED_PROJECT = {"protocol", "backgammon.board"}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -27,16 +24,12 @@ def imported_modules(path: Path) -> set[str]:
     return names
 
 
-def test_protocol_imports_only_stdlib_board_and_itself() -> None:
+def test_protocol_imports_only_stdlib_the_core_and_itself() -> None:
     files = sorted(PROTOCOL.glob("*.py"))
     assert files
     for path in files:
         for name in imported_modules(path):
             top = name.split(".")[0]
             assert top not in FORBIDDEN, (path.name, name)
-            if top in ("protocol", "backgammon"):
-                assert (
-                    name == "protocol" or name.startswith("protocol.") or (name in ALLOWED_PROJECT)
-                ), (path.name, name)
-            else:
+            if top not in ("protocol", "backgammon"):
                 assert top in sys.stdlib_module_names or top == "__future__", (path.name, name)

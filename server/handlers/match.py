@@ -1,0 +1,632 @@
+"""Match commands (§4.3-§4.11): invite, join, play, the cube, resign, leave, watch.
+
+Each game command finds the player's running match, asks the rules core through
+:func:`server.match_flow.run`, and maps the core's refusals to FIBS's replies here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from backgammon.board import BAR, to_absolute
+from backgammon.errors import ActionError, IllegalMoveError, MoveSyntaxError, SnapshotError
+from backgammon.events import Event, WinKind
+from backgammon.match import Match, Phase
+from backgammon.notation import format_move, parse_moves
+from db.records import SavedMatch
+from protocol import replies
+from protocol.match_view import board_lines, board_state, perspective_of
+from protocol.parser import ParsedCommand
+from protocol.replies import MoveErrorReason
+from server import match_flow
+from server.dispatch import Context
+from server.errors import Reply
+from server.handlers import handles
+from server.matches import Invitation, LiveMatch, match_options
+from server.session import Session
+
+log = logging.getLogger(__name__)
+
+MAX_LENGTH = 99
+"""Longest match (§4.3: lengths 1-99 and unlimited)."""
+RATED_EXPERIENCE = 50
+"""§6.9: matches over 9 points need the inviter on the rating list (experience > 50)."""
+
+
+def live_match(ctx: Context) -> LiveMatch:
+    """The caller's running match, or ``** You're not playing.``."""
+    live = ctx.app.matches.get(ctx.session.name)
+    if live is None:
+        raise Reply(replies.NOT_PLAYING)
+    return live
+
+
+# -- invite and join (§4.3) ---------------------------------------------------------------
+
+
+@handles("invite")
+async def invite(ctx: Context, cmd: ParsedCommand) -> None:
+    session = ctx.session
+    app = ctx.app
+    if not cmd.args:
+        raise Reply(replies.INVITE_WHO)
+    target = app.registry.complete(cmd.args[0])
+    if target is session:
+        raise Reply(replies.CANT_INVITE_YOURSELF)
+    if session.name in app.matches:
+        raise Reply(replies.ALREADY_PLAYING)
+    if target.name in app.matches:
+        raise Reply(replies.already_playing_with(target.name))
+    if not target.toggles["ready"]:
+        raise Reply(replies.refusing_games(target.name))
+    saved = await app.db.load_match(session.name, target.name)
+    if len(cmd.args) == 1:
+        if saved is None:
+            raise Reply(replies.no_saved_match_give_length(target.name))
+        invitation = Invitation(session.name, target.name, saved.match_length, resume=True)
+    else:
+        invitation = Invitation(session.name, target.name, _length(cmd.args[1], session))
+    if not session.toggles["ready"]:  # §4.3: invite switches your ready flag on
+        session.toggles["ready"] = True
+        app.registry.who_update(session)
+    app.invitations[session.name] = invitation
+    bell = replies.BELL if target.toggles["bell"] else ""
+    if invitation.resume:
+        session.send(replies.you_invited_resume(target.name))
+        lines = replies.invitation_resume(session.name)
+    else:
+        session.send(replies.you_invited(target.name, invitation.length))
+        lines = replies.invitation(session.name, invitation.length)
+        if saved is not None:
+            lines.append(replies.saved_match_warning(saved.match_length))
+    lines[-1] += bell
+    target.send_lines(lines)
+    if target.away is not None:
+        session.send("", replies.is_away(target.name, target.away))
+
+
+def _length(word: str, session: Session) -> int | None:
+    """The match length argument of ``invite``: a number 1..99 or ``unlimited``."""
+    if word.lower() == "unlimited":
+        return None
+    if not word.isdigit() or not 1 <= int(word) <= MAX_LENGTH:
+        raise Reply(replies.INVITE_BAD_LENGTH)
+    length = int(word)
+    if length > 9 and session.experience <= RATED_EXPERIENCE:
+        raise Reply(replies.NOT_EXPERIENCED)
+    return length
+
+
+@handles("join")
+async def join(ctx: Context, cmd: ParsedCommand) -> None:
+    session = ctx.session
+    app = ctx.app
+    if not cmd.args:
+        live = app.matches.get(session.name)
+        if live is None:
+            raise Reply(replies.JOIN_WHO)
+        await _join_next_game(ctx, live)
+        return
+    if session.name in app.matches:
+        raise Reply(replies.CANT_PLAY_TWO)
+    inviter = app.registry.get(cmd.args[0])
+    if inviter is None:
+        try:
+            inviter = app.registry.complete(cmd.args[0])
+        except Reply:
+            raise Reply(replies.cant_find_player(cmd.args[0])) from None
+    if inviter.name in app.matches:
+        raise Reply(replies.join_already_playing(inviter.name))
+    invitation = app.invitations.get(inviter.name)
+    if invitation is None or invitation.invitee != session.name:
+        raise Reply(replies.didnt_invite_you(inviter.name))
+    if not inviter.toggles["ready"]:
+        raise Reply(replies.refusing_games(inviter.name))
+    del app.invitations[inviter.name]
+    if session.watching is not None:
+        stop_watching(ctx, session)
+    if invitation.resume:
+        await _resume(ctx, inviter, session)
+    else:
+        await _start(ctx, inviter, session, invitation.length)
+
+
+async def _start(ctx: Context, inviter: Session, invitee: Session, length: int | None) -> None:
+    app = ctx.app
+    await app.db.delete_match(inviter.name, invitee.name)  # a new match replaces a saved one
+    options = match_options(length, app.settings.rules, inviter, invitee)
+    match = Match(options, app.dice(), o_player=app.coin())
+    live = LiveMatch((inviter.name, invitee.name), match)
+    _begin(ctx, live)
+    invitee.send(replies.now_playing(inviter.name, length))
+    inviter.send(replies.player_joined(invitee.name, length))
+    _report(ctx, live, replies.match_start_report(inviter.name, invitee.name, length))
+    await match_flow.run(app, live, match.start_game)
+
+
+async def _resume(ctx: Context, inviter: Session, invitee: Session) -> None:
+    app = ctx.app
+    saved = await app.db.load_match(inviter.name, invitee.name)
+    try:
+        if saved is None:
+            raise SnapshotError("the saved match is gone")
+        live = LiveMatch.from_saved(saved, app.dice())
+    except SnapshotError:
+        log.warning("saved match of %s and %s is corrupt", inviter.name, invitee.name)
+        for s in (inviter, invitee):
+            s.send(replies.SAVED_MATCH_CORRUPT)
+        await app.db.delete_match(inviter.name, invitee.name)
+        return
+    _begin(ctx, live)
+    invitee.send(replies.now_playing_resumed(inviter.name))
+    inviter.send(replies.joined_resumed(invitee.name))
+    _report(ctx, live, replies.match_resume_report(inviter.name, invitee.name, live.length))
+    match = live.match
+    for session in (inviter, invitee):
+        p = live.player_of(session.name)
+        turn = live.names[match.to_act if match.to_act is not None else match.turn]
+        session.send_lines(
+            replies.resume_synopsis(
+                turn,
+                live.length,
+                session.name,
+                match.score[p],
+                live.names[1 - p],
+                match.score[1 - p],
+            )
+        )
+        state = board_state(match, live.names)
+        session.send_lines(
+            board_lines(state, perspective_of(match, p), session.settings.boardstyle)
+        )
+        if match.phase is Phase.GAME_OVER:
+            session.send(replies.JOIN_NEXT_GAME)
+    await match_flow.run(app, live, lambda: [])
+
+
+def _begin(ctx: Context, live: LiveMatch) -> None:
+    """Both players are now playing ``live``; watchers of either are attached."""
+    app = ctx.app
+    for name in live.names:
+        app.matches[name] = live
+        app.invitations.pop(name, None)
+    for name in live.names:
+        session = app.registry.get(name)
+        assert session is not None
+        session.start_playing(live.opponent_of(name))
+        app.registry.who_update(session)
+    live.watchers = {s for s in app.registry if s.watching in live.names}
+
+
+def _report(ctx: Context, live: LiveMatch, line: str) -> None:
+    """A match start/resume line to users with ``report`` on and the players' watchers."""
+    for session in ctx.app.registry:
+        if (
+            session.logged_in
+            and session.name not in live.names
+            and (session.toggles["report"] or session in live.watchers)
+        ):
+            session.send(line)
+
+
+async def _join_next_game(ctx: Context, live: LiveMatch) -> None:
+    """``join`` between games: the second player's join starts the next game (§4.8)."""
+    match = live.match
+    if match.phase is not Phase.GAME_OVER:
+        raise Reply(replies.CANT_PLAY_TWO)
+    player = live.player_of(ctx.session.name)
+    live.joined.add(player)
+    if len(live.joined) < 2:
+        ctx.session.send(replies.wait_for_join(live.names[1 - player]))
+        return
+    live.joined = set()
+    await match_flow.run(ctx.app, live, match.start_game)
+
+
+# -- playing (§4.4-§4.7) --------------------------------------------------------------------
+
+
+async def _act(ctx: Context, command: str, action: Callable[[Match, int], list[Event]]) -> None:
+    """Run a game action for the caller, mapping the core's refusals to FIBS replies."""
+    live = live_match(ctx)
+    player = live.player_of(ctx.session.name)
+    try:
+        await match_flow.run(ctx.app, live, lambda: action(live.match, player))
+    except ActionError as error:
+        raise Reply(_refusal(command, error.code, live, player)) from None
+    except IllegalMoveError as error:
+        raise Reply(_move_error(error, live, player)) from None
+    except MoveSyntaxError as error:
+        if error.incomplete:
+            required = live.match.moves_required()
+            raise Reply(replies.move_error(MoveErrorReason.TOO_FEW, count=required)) from None
+        raise Reply(replies.move_error(MoveErrorReason.BAD_WORD, error.index)) from None
+
+
+def _refusal(command: str, code: str, live: LiveMatch, player: int) -> str:
+    """The FIBS reply for a refused action (§4.5-§4.7; docs/protocol-decisions.md)."""
+    opponent = live.names[1 - player]
+    match = live.match
+    common = {
+        "double_pending_yours": replies.hasnt_responded_to_double(opponent),
+        "resign_pending_yours": replies.hasnt_responded_to_resign(opponent),
+        "resign_pending_theirs": replies.wanted_to_resign(opponent),
+        "must_answer_double": replies.doubles_offer(opponent),
+        "no_game": replies.JOIN_NEXT_GAME,
+        "match_over": replies.NOT_PLAYING,
+    }
+    by_command = {
+        "roll": {
+            "not_your_turn": replies.NOT_YOUR_TURN_TO_ROLL,
+            "already_rolled": replies.ALREADY_ROLLED,
+        },
+        "move": {"not_your_turn": replies.NOT_YOUR_TURN_TO_MOVE, "must_roll": replies.ROLL_FIRST},
+        "double": {
+            "already_rolled": replies.DOUBLE_BEFORE_ROLL,
+            "not_your_turn": (
+                replies.wait_until_moved(opponent)
+                if match.phase is Phase.MOVE
+                else replies.NOT_YOUR_TURN_TO_DOUBLE
+            ),
+            "not_owner": replies.NOT_YOUR_TURN_TO_DOUBLE,
+            "crawford": replies.CRAWFORD_NO_DOUBLE,
+            "holland": replies.HOLLAND_NO_DOUBLE,
+            "dead_cube": replies.DEAD_CUBE_NO_DOUBLE,
+            "cube_limit": replies.CUBE_LIMIT_NO_DOUBLE,
+        },
+        "accept": {"nothing_offered": replies.didnt_double_or_resign(opponent)},
+        "reject": {"nothing_offered": replies.didnt_double_or_resign(opponent)},
+        "redouble": {
+            "redoubles_unlimited_only": replies.REDOUBLES_ONLY_UNLIMITED,
+            "redouble_limit": replies.NOT_ALLOWED_TO_REDOUBLE,
+            "nothing_offered": replies.NOT_ALLOWED_TO_REDOUBLE,
+            "cube_limit": replies.NOT_ALLOWED_TO_REDOUBLE,
+        },
+        "resign": {"already_resigned": replies.ALREADY_DID_THAT},
+    }
+    text = by_command.get(command, {}).get(code) or common.get(code)
+    if text is None:
+        log.warning("no FIBS reply for %s refusal %r", command, code)
+        return replies.NOT_YOUR_TURN
+    return text
+
+
+def _move_error(error: IllegalMoveError, live: LiveMatch, player: int) -> str:
+    """§4.5's texts; points in the mover's absolute FIBS numbers (distances stay)."""
+    reason = MoveErrorReason(error.reason.value)
+    point: int | str | None = error.point
+    if error.point is not None and reason is not MoveErrorReason.WRONG_DISTANCE:
+        if error.point == BAR:
+            point = "bar"
+        elif 1 <= error.point <= 24:
+            point = to_absolute(error.point, live.match.colour(player))
+    return replies.move_error(reason, error.index, point, error.count)
+
+
+@handles("roll")
+async def roll(ctx: Context, cmd: ParsedCommand) -> None:
+    await _act(ctx, "roll", lambda m, p: m.roll(p))
+
+
+@handles("double")
+async def double(ctx: Context, cmd: ParsedCommand) -> None:
+    await _act(ctx, "double", lambda m, p: m.double(p))
+
+
+@handles("move")
+async def move(ctx: Context, cmd: ParsedCommand) -> None:
+    live = live_match(ctx)
+    colour = live.match.colour(live.player_of(ctx.session.name))
+    text = " ".join(cmd.args)
+    await _act(ctx, "move", lambda m, p: m.move(p, parse_moves(text, colour)))
+
+
+@handles("off")
+async def off(ctx: Context, cmd: ParsedCommand) -> None:
+    """Bear off with every die, when that is a legal play (§4.5)."""
+    live = live_match(ctx)
+    player = live.player_of(ctx.session.name)
+    match = live.match
+    if match.to_act != player or match.phase is not Phase.MOVE:
+        raise Reply(replies.NOT_YOUR_TURN)
+    play = next((p for p in match.legal_plays() if all(m.dst == 0 for m in p.moves)), None)
+    if play is None or len(play.moves) < len(match.dice.dice if match.dice else ()):
+        raise Reply(replies.CANT_BEAR_OFF_WITH_EVERY_NUMBER)
+    colour = match.colour(player)
+    ctx.session.send(replies.bear_off(format_move(m, colour).split("-")[0] for m in play.moves))
+    await _act(ctx, "move", lambda m, p: m.move(p, play.moves))
+
+
+@handles("accept")
+async def accept(ctx: Context, cmd: ParsedCommand) -> None:
+    """Take a double or accept a resignation, whichever waits for the caller."""
+    live = live_match(ctx)
+    if live.match.resignation is not None:
+        await _act(ctx, "accept", lambda m, p: m.accept_resignation(p))
+    else:
+        await _act(ctx, "accept", lambda m, p: m.take(p))
+
+
+@handles("reject")
+async def reject(ctx: Context, cmd: ParsedCommand) -> None:
+    live = live_match(ctx)
+    if live.match.resignation is not None:
+        await _act(ctx, "reject", lambda m, p: m.reject_resignation(p))
+    else:
+        await _act(ctx, "reject", lambda m, p: m.drop(p))
+
+
+@handles("redouble", "beaver", "raccoon", "otter")
+async def redouble(ctx: Context, cmd: ParsedCommand) -> None:
+    """An instant redouble; ``beaver``/``raccoon``/``otter`` name the 1st/2nd/3rd (§4.6)."""
+    live = live_match(ctx)
+    offer = live.match.offer
+    if cmd.name in replies.REDOUBLE_NAMES and offer is not None and not live.match.options.length:
+        wanted = replies.REDOUBLE_NAMES.index(cmd.name)
+        if offer.redoubles != wanted:
+            names = replies.REDOUBLE_NAMES
+            expected = names[offer.redoubles] if offer.redoubles < len(names) else "redouble"
+            raise Reply(replies.wrong_redouble_name(cmd.name, expected))
+    await _act(ctx, "redouble", lambda m, p: m.redouble(p))
+
+
+_RESIGN_KINDS = {
+    "n": WinKind.SINGLE,
+    "normal": WinKind.SINGLE,
+    "g": WinKind.GAMMON,
+    "gammon": WinKind.GAMMON,
+    "b": WinKind.BACKGAMMON,
+    "backgammon": WinKind.BACKGAMMON,
+}
+
+
+@handles("resign")
+async def resign(ctx: Context, cmd: ParsedCommand) -> None:
+    live_match(ctx)
+    kind = _RESIGN_KINDS.get(cmd.args[0].lower()) if cmd.args else None
+    if kind is None:
+        raise Reply(replies.RESIGN_USAGE)
+    await _act(ctx, "resign", lambda m, p: m.resign(p, kind))
+
+
+@handles("leave")
+async def leave(ctx: Context, cmd: ParsedCommand) -> None:
+    """Stop the match; it stays saved for a later ``invite`` + ``join`` (§4.9)."""
+    live = ctx.app.matches.get(ctx.session.name)
+    if live is None:
+        raise Reply(replies.NO_ONE_TO_LEAVE)
+    opponent = live.opponent_of(ctx.session.name)
+    await match_flow.suspend(ctx.app, live)
+    ctx.session.send(replies.YOU_TERMINATED)
+    other = ctx.app.registry.get(opponent)
+    if other is not None:
+        other.send(replies.has_left(ctx.session.name))
+
+
+# -- boards and looking (§4.10) ----------------------------------------------------------------
+
+
+@handles("board")
+async def board(ctx: Context, cmd: ParsedCommand) -> None:
+    session = ctx.session
+    live = ctx.app.matches.get(session.name)
+    if live is not None:
+        _send_board(session, live, session.name, you=True)
+        return
+    if session.watching is not None:
+        watched = ctx.app.matches.get(session.watching)
+        if watched is None:
+            raise Reply(replies.not_playing_name(session.watching))
+        _send_board(session, watched, session.watching, you=False)
+        return
+    raise Reply(replies.NOT_PLAYING)
+
+
+def _send_board(session: Session, live: LiveMatch, name: str, *, you: bool) -> None:
+    match = live.match
+    state = board_state(match, live.names)
+    colour = perspective_of(match, live.player_of(name))
+    session.send_lines(board_lines(state, colour, session.settings.boardstyle, you=you))
+
+
+@handles("pip")
+async def pip(ctx: Context, cmd: ParsedCommand) -> None:
+    session = ctx.session
+    live = ctx.app.matches.get(session.name)
+    if live is not None:
+        opponent = live.opponent_of(session.name)
+        other = ctx.app.registry.get(opponent)
+        if not session.toggles["allowpip"]:
+            raise Reply(replies.TOGGLE_ALLOWPIP_FIRST)
+        if other is not None and not other.toggles["allowpip"]:
+            raise Reply(replies.doesnt_allow_pip(opponent))
+        p = live.player_of(session.name)
+        position = live.match.position
+        session.send(replies.pipcounts("You", position.pips(p), opponent, position.pips(1 - p)))
+        return
+    watched = ctx.app.matches.get(session.watching or "")
+    if watched is None:
+        raise Reply(replies.NOT_PLAYING_OR_WATCHING)
+    position = watched.match.position
+    a, b = watched.names
+    session.send(replies.pipcounts(a, position.pips(0), b, position.pips(1)))
+
+
+@handles("look")
+async def look(ctx: Context, cmd: ParsedCommand) -> None:
+    if not cmd.args:
+        raise Reply(replies.LOOK_AT_WHO)
+    target = ctx.app.registry.complete(cmd.args[0])
+    if target is ctx.session:
+        raise Reply(replies.YOU_LOOK_GREAT)
+    live = ctx.app.matches.get(target.name)
+    if live is None:
+        raise Reply(replies.not_playing_name(target.name))
+    if any(ctx.session.name in s.blinded for s in _players(ctx, live)):
+        raise Reply(replies.doesnt_want_look(target.name))
+    _send_board(ctx.session, live, target.name, you=False)
+
+
+def _players(ctx: Context, live: LiveMatch) -> list[Session]:
+    return [s for s in (ctx.app.registry.get(n) for n in live.names) if s is not None]
+
+
+@handles("oldboard")
+async def oldboard(ctx: Context, cmd: ParsedCommand) -> None:
+    if not cmd.args:
+        raise Reply(replies.OLDBOARD_USAGE)
+    if ctx.session.name in ctx.app.matches:
+        raise Reply(replies.CANT_WHILE_PLAYING)
+    saved = await ctx.app.db.load_match(ctx.session.name, cmd.args[0])
+    if saved is None:
+        raise Reply(replies.no_saved_match_called(cmd.args[0]))
+    live = _restored(ctx, saved)
+    _send_board(ctx.session, live, ctx.session.name, you=True)
+
+
+@handles("oldmoves")
+async def oldmoves(ctx: Context, cmd: ParsedCommand) -> None:
+    if not cmd.args:
+        raise Reply(replies.OLDMOVES_USAGE)
+    saved = await ctx.app.db.load_match(ctx.session.name, cmd.args[0])
+    if saved is None:
+        raise Reply(replies.no_saved_game_with(cmd.args[0]))
+    live = _restored(ctx, saved)
+    ctx.session.send_lines(match_flow.game_record_lines(live, -1))
+
+
+def _restored(ctx: Context, saved: SavedMatch) -> LiveMatch:
+    try:
+        return LiveMatch.from_saved(saved, ctx.app.dice())
+    except SnapshotError:
+        raise Reply(replies.SAVED_MATCH_CORRUPT) from None
+
+
+# -- watching and table talk (§4.11, §4.12) ----------------------------------------------------
+
+
+@handles("watch")
+async def watch(ctx: Context, cmd: ParsedCommand) -> None:
+    session = ctx.session
+    app = ctx.app
+    if not cmd.args:
+        raise Reply(replies.WATCH_WHO)
+    if session.name in app.matches:
+        raise Reply(replies.CANT_WATCH_WHILE_PLAYING)
+    target = app.registry.get(cmd.args[0])
+    if target is None:
+        try:
+            target = app.registry.complete(cmd.args[0])
+        except Reply:
+            raise Reply(replies.no_one_there(cmd.args[0])) from None
+    if target is session:
+        raise Reply(replies.USE_A_MIRROR)
+    live = app.matches.get(target.name)
+    players = _players(ctx, live) if live is not None else [target]
+    if any(session.name in p.blinded for p in players):
+        raise Reply(replies.doesnt_want_watch(target.name))
+    if session.watching is not None:
+        session.send(replies.stop_watching_first(session.watching))
+        stop_watching(ctx, session, quiet=True)
+    session.start_watching(target.name)
+    session.send(replies.now_watching(target.name))
+    target.send(replies.is_watching_you(session.name))
+    if live is None:
+        session.send(replies.nothing_interesting(target.name))
+    else:
+        live.watchers.add(session)
+        other = app.registry.get(live.opponent_of(target.name))
+        if other is not None:
+            other.send(replies.starts_watching(session.name, target.name))
+        _send_board(session, live, target.name, you=False)
+    app.registry.who_update(session)
+
+
+def stop_watching(ctx: Context, session: Session, *, quiet: bool = False) -> None:
+    """End ``session``'s watching and tell the watched players (§4.11)."""
+    name = session.watching
+    if name is None:
+        return
+    live = ctx.app.matches.get(name)
+    watched = ctx.app.registry.get(name)
+    if watched is not None:
+        watched.send(replies.stops_watching_you(session.name))
+    if live is not None:
+        live.watchers.discard(session)
+        other = ctx.app.registry.get(live.opponent_of(name))
+        if other is not None:
+            other.send(replies.stops_watching(session.name, name))
+    session.enter_lobby()
+    if not quiet:
+        session.send(replies.you_stop_watching(name))
+    ctx.app.registry.who_update(session)
+
+
+@handles("unwatch")
+async def unwatch(ctx: Context, cmd: ParsedCommand) -> None:
+    if ctx.session.watching is None:
+        raise Reply(replies.NOT_WATCHING)
+    stop_watching(ctx, ctx.session)
+
+
+def _table(ctx: Context) -> LiveMatch:
+    """The match the caller plays in or watches (kibitz and whisper)."""
+    session = ctx.session
+    live = ctx.app.matches.get(session.name) or ctx.app.matches.get(session.watching or "")
+    if live is None:
+        raise Reply(replies.NOT_WATCHING_OR_PLAYING)
+    return live
+
+
+def _listening(ctx: Context, recipients: list[Session]) -> list[Session]:
+    me = ctx.session.name
+    return [s for s in recipients if s is not ctx.session and me not in s.gagged]
+
+
+@handles("kibitz")
+async def kibitz(ctx: Context, cmd: ParsedCommand) -> None:
+    """To the players and every watcher of the game (§4.12, §6.5)."""
+    live = _table(ctx)
+    text = cmd.text_after(0)
+    hearers = _listening(ctx, [*_players(ctx, live), *live.watchers])
+    for s in hearers:
+        s.send(replies.kibitzes(ctx.session.name, text, s.mode))
+    ctx.session.send(replies.you_kibitz(text, ctx.session.mode), replies.heard_you(len(hearers)))
+
+
+@handles("whisper")
+async def whisper(ctx: Context, cmd: ParsedCommand) -> None:
+    """To the watchers only (§4.12, §6.5)."""
+    live = _table(ctx)
+    text = cmd.text_after(0)
+    hearers = _listening(ctx, list(live.watchers))
+    for s in hearers:
+        s.send(replies.whispers(ctx.session.name, text, s.mode))
+    ctx.session.send(replies.you_whisper(text, ctx.session.mode), replies.heard_you(len(hearers)))
+
+
+# -- lists (for ``show``) -------------------------------------------------------------------------
+
+
+def games_lines(ctx: Context) -> list[str]:
+    """``show games`` (§4.14)."""
+    seen: set[int] = set()
+    lines = [replies.GAMES_HEADER]
+    for live in ctx.app.matches.values():
+        if id(live) in seen:
+            continue
+        seen.add(id(live))
+        a, b = live.names
+        lines.append(replies.game_line(a, b, live.length, *live.match.score))
+    return lines
+
+
+def watchers_lines(ctx: Context) -> list[str]:
+    """``show watchers`` (§4.11)."""
+    watching = [s for s in ctx.app.registry if s.watching is not None]
+    if not watching:
+        return [replies.WATCHING_PLAYERS_NONE]
+    return [replies.WATCHING_PLAYERS] + [
+        replies.is_watching(s.name, s.watching or "") for s in watching
+    ]

@@ -1,0 +1,129 @@
+"""Running matches, invitations, and how a match is stored between sessions.
+
+A :class:`LiveMatch` wraps the rules core's :class:`~backgammon.match.Match` with the
+two players' names, the watchers and a lock that serialises the players' actions.
+Its snapshot (the core's JSON plus the names) is written to the database after every
+action, before anything is announced: a crash never loses a move a client saw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from backgammon.board import Player
+from backgammon.dice import DiceRoller
+from backgammon.errors import SnapshotError
+from backgammon.match import Match, MatchOptions
+from db.records import SavedMatch
+from server.config import RulesDefaults
+from server.session import Session
+
+SNAPSHOT_VERSION = 1
+
+
+@dataclass
+class Invitation:
+    """``inviter`` invited ``invitee``; ``length`` None is unlimited; ``resume`` a saved match."""
+
+    inviter: str
+    invitee: str
+    length: int | None
+    resume: bool = False
+
+
+@dataclass(eq=False)
+class LiveMatch:
+    """A match being played by two logged-in users."""
+
+    names: tuple[str, str]
+    match: Match
+    started_at: int = field(default_factory=lambda: int(time.time()))
+    watchers: set[Session] = field(default_factory=set)
+    joined: set[Player] = field(default_factory=set)
+    """Players who typed ``join`` for the next game (§4.8)."""
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    turn_prompted: bool = False
+    """``It's your turn. Please roll or double`` was sent for the current turn."""
+
+    def player_of(self, name: str) -> Player:
+        """The player index of ``name``.
+
+        :raises ValueError: ``name`` does not play in this match.
+        """
+        if name == self.names[0]:
+            return 0
+        if name == self.names[1]:
+            return 1
+        raise ValueError(f"{name!r} does not play in this match")
+
+    def opponent_of(self, name: str) -> str:
+        return self.names[1 - self.player_of(name)]
+
+    @property
+    def length(self) -> int | None:
+        """The match length for texts: None for unlimited."""
+        return self.match.options.length or None
+
+    def snapshot(self) -> str:
+        """The stored form: names, start time and the core's snapshot, as JSON text."""
+        return json.dumps(
+            {
+                "version": SNAPSHOT_VERSION,
+                "players": list(self.names),
+                "started_at": self.started_at,
+                "match": self.match.to_json(),
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_saved(cls, saved: SavedMatch, roller: DiceRoller) -> LiveMatch:
+        """Restore a stored match.
+
+        :raises SnapshotError: the stored text is not a match this server can resume.
+        """
+        try:
+            data: dict[str, Any] = json.loads(saved.snapshot)
+            if data.get("version") != SNAPSHOT_VERSION:
+                raise SnapshotError(f"unknown saved match version {data.get('version')!r}")
+            players = data["players"]
+            if sorted(players) != sorted((saved.player1, saved.player2)):
+                raise SnapshotError("the saved match's players do not match its pair")
+            match = Match.from_json(data["match"], roller)
+            started = int(data["started_at"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SnapshotError(f"not a saved match: {exc}") from exc
+        return cls((players[0], players[1]), match, started_at=started)
+
+
+def match_options(
+    length: int | None, rules: RulesDefaults, first: Session, second: Session
+) -> MatchOptions:
+    """The rules of a new match between ``first`` and ``second``.
+
+    Crawford is used if either player has ``toggle crawford`` on (§6.8); in unlimited
+    matches the instant redoubles are the smaller of the players' ``set redoubles``
+    (§4.6) and automatic doubles need both players' ``autodouble`` (§4.15). The rest
+    comes from fibs.conf's [rules].
+    """
+    unlimited = length is None
+    limits = [s.settings.redoubles for s in (first, second)]
+    redoubles: int | None = 0
+    if unlimited:
+        finite = [n for n in limits if n is not None]
+        redoubles = min(finite) if finite else None
+    both_auto = first.toggles["autodouble"] and second.toggles["autodouble"]
+    return MatchOptions(
+        length=length or 0,
+        crawford=first.toggles["crawford"] or second.toggles["crawford"],
+        holland=rules.holland and not unlimited,
+        jacoby=rules.jacoby and unlimited,
+        instant_redoubles=redoubles,
+        auto_doubles=rules.auto_doubles if unlimited and both_auto else 0,
+        cube_limit=rules.cube_limit,
+        dead_cube_doubles=rules.dead_cube_doubles,
+    )

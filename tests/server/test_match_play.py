@@ -1,0 +1,94 @@
+"""Whole matches over real sockets with seeded dice (§4.3-§4.8)."""
+
+from __future__ import annotations
+
+import pytest
+
+from backgammon.dice import SeededDice
+from protocol import replies
+from protocol.board_fibs import parse_board
+from server.app import App
+from server.config import Settings
+
+from .conftest import Connect, FibsClient, clip_login
+from .match_driver import Player, play_out
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """Scripted clients answer at once: lift the per-connection command rate limit."""
+    return settings.replace(commands_per_second=10_000.0, command_burst=10_000)
+
+
+async def _ready_pair(connect: Connect, app: App) -> tuple[FibsClient, FibsClient]:
+    alice = await clip_login(connect, app, "alice")
+    bob = await clip_login(connect, app, "bob")
+    for client in (alice, bob):
+        await client.send("set boardstyle 3")
+        await client.expect("Value of 'boardstyle' set to 3.")
+    await bob.send("toggle ready")
+    await bob.expect(replies.toggle_message("ready", True))
+    return alice, bob
+
+
+async def _start(alice: FibsClient, bob: FibsClient, length: str) -> None:
+    await alice.send(f"invite bob {length}")
+    await alice.expect_prefix("** You invited bob to")
+    await bob.expect("Type 'join alice' to accept.")
+    await bob.send("join alice")
+
+
+async def test_one_point_match(connect: Connect, app: App) -> None:
+    app.dice = lambda: SeededDice(11)
+    app.coin = lambda: 0
+    alice, bob = await _ready_pair(connect, app)
+    await _start(alice, bob, "1")
+    await bob.expect(replies.now_playing("alice", 1))
+    await alice.expect(replies.player_joined("bob", 1))
+    a, b = Player(alice, "alice"), Player(bob, "bob")
+    await play_out(a, b)
+    assert a.boards and b.boards
+    for line in a.boards + b.boards:
+        assert len(line.split(":")) == 53
+    records = await app.db.list_match_records("alice")
+    assert len(records) == 1 and records[0].match_length == 1
+    assert await app.db.load_match("alice", "bob") is None  # finished: nothing saved
+    winner = records[0].winner
+    assert winner is not None
+    user = await app.db.get_user(winner)
+    assert user is not None and round(user.rating, 2) == 1510.00 and user.experience == 1
+
+
+async def test_three_point_match_through_crawford(connect: Connect, app: App) -> None:
+    app.dice = lambda: SeededDice(5)
+    app.coin = lambda: 1
+    alice, bob = await _ready_pair(connect, app)
+    await _start(alice, bob, "3")
+    a, b = Player(alice, "alice"), Player(bob, "bob")
+    await play_out(a, b, limit=20)
+    seen = alice.seen + bob.seen
+    assert any(line.startswith("score in 3 point match:") for line in seen)
+    # Boards in the Crawford game say nobody may double (fields 38, 39), §3.4.
+    crawford = [
+        parse_board(line)
+        for line in a.boards
+        if parse_board(line).match_length == 3
+        and 2 in (parse_board(line).player_score, parse_board(line).opponent_score)
+        and parse_board(line).player_score != parse_board(line).opponent_score
+    ]
+    assert crawford, "seed 5 reaches a Crawford game"
+    first_crawford = crawford[0]
+    assert not first_crawford.player_may_double and not first_crawford.opponent_may_double
+
+
+async def test_board_lines_agree_with_the_server(connect: Connect, app: App) -> None:
+    """Every board a player receives parses back into the position the server holds."""
+    app.dice = lambda: SeededDice(3)
+    app.coin = lambda: 0
+    alice, bob = await _ready_pair(connect, app)
+    await _start(alice, bob, "1")
+    await alice.expect(replies.player_joined("bob", 1))
+    line = await alice.expect_prefix("board:")
+    live = app.matches["alice"]
+    view = parse_board(line)
+    assert view.position(0) == live.match.position

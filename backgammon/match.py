@@ -438,10 +438,10 @@ class Match:
 
     def _double_refusal(self, player: Player) -> tuple[str, str] | None:
         """Why ``player``, whose turn it is, may not double now."""
+        if self.crawford_game:  # named first: GBOT reacts to FIBS's Crawford text (§4.6)
+            return ("crawford", "no doubling in the Crawford game")
         if self.phase is Phase.MOVE:
             return ("already_rolled", "doubling comes before rolling")
-        if self.crawford_game:
-            return ("crawford", "no doubling in the Crawford game")
         if self.cube_owner is not None and self.cube_owner != player:
             return ("not_owner", "the opponent owns the cube")
         if not self._cube_below_limit():

@@ -165,6 +165,13 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         refusal=_NOT_PLAYING,
     ),
     Command("erase", "erase", "Administrators only.", hidden=True),
+    Command(  # not a FIBS command: this server's extension (D76)
+        "export",
+        "export [<match id>]",
+        "List your finished matches, or send one as a Jellyfish .mat file.",
+        max_args=1,
+        usage=(replies.EXPORT_USAGE,),
+    ),
     Command(
         "gag",
         "gag [name]",
@@ -174,8 +181,10 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
     Command("help", "help [topic]", "Help on a command or topic.", aliases=("man",), states=ANYONE),
     Command(
         "invite",
-        "invite <name> [<n>|unlimited]",
-        "Invite name to an n-point or unlimited match, or to resume a saved match.",
+        "invite <name> [<n>|unlimited [rule ...]]",
+        "Invite name to an n-point or unlimited match, or to resume a saved match."
+        " Extension (D56): rules after the length, e.g. 'invite bob 7 holland' or"
+        " 'invite bob unlimited jacoby autodoubles=1 cubelimit=64'.",
         states=NOT_PLAYING,
         refusal=(replies.ALREADY_PLAYING,),
         name_arg=NameArg.COMPLETED,

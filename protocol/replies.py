@@ -1676,3 +1676,162 @@ DEAD_CUBE_NO_DOUBLE: Final = "** You can't double: the cube is dead for you."
 """D54: only with ``[rules] dead_cube_doubles = no`` (FIBS allows such doubles)."""
 CUBE_LIMIT_NO_DOUBLE: Final = "** The cube has reached its limit."
 """D54: ``[rules] cube_limit``."""
+
+
+# =====================================================================================
+# Chat usage, server information and the zone list (§4.2, §4.12, §4.14; D71-D73)
+# =====================================================================================
+
+
+def usage(synopsis: str) -> str:
+    """D71: a chat command without its text, in the form of ``** usage: message <user> <text>``
+    (§4.12): ``** usage: tell <name> <text>``."""
+    return f"** usage: {synopsis}"
+
+
+def about(server_name: str, version_text: str) -> list[str]:
+    """§4.2 ``about``: free text (D72)."""
+    return [
+        f"This is {server_name} {version_text}, a FIBS-compatible backgammon server.",
+        "It speaks the FIBS telnet and client (CLIP 1008) protocols.",
+        "Type 'help' for the list of commands.",
+    ]
+
+
+def stat(started: str, online: int, peak: int, logins: int) -> list[str]:
+    """§4.2 ``stat``: free text (D72)."""
+    return [
+        f"Server running since {started}.",
+        f"Users logged in: {online} (most at once: {peak}).",
+        f"Logins since the start: {logins}.",
+    ]
+
+
+def average(since: str, per_hour: float) -> str:
+    """§4.2 ``average``: free text, logins per hour since the start (D72)."""
+    return f"Logins per hour since {since}: {per_hour:.2f}"
+
+
+def zone_list(zones: Sequence[str]) -> list[str]:
+    """§4.14, §4.16: the zones after ``Can't find timezone '<x>'. Try one of:``, six a line
+    (D73)."""
+    return [", ".join(zones[i : i + 6]) for i in range(0, len(zones), 6)]
+
+
+# =====================================================================================
+# Match timeouts (issue 5 item 7; D55)
+# =====================================================================================
+
+
+def turn_reminder(waiting: str) -> str:
+    """D55: to the player who must act after ``[limits] match_reminder`` seconds."""
+    return f"** {waiting} is waiting for you. It's your turn."
+
+
+def opponent_too_slow(slow: str, seconds: int) -> str:
+    """D55: to the waiting player after ``[limits] match_timeout`` seconds."""
+    return (
+        f"** {slow} has not played for {seconds} seconds. "
+        "Type 'leave' to end the wait; the match will be saved."
+    )
+
+
+# =====================================================================================
+# Match rules chosen with invite (extension, issue 5 item 1; D56)
+# =====================================================================================
+
+MATCH_RULE_WORDS: Final[tuple[str, ...]] = (
+    "holland", "noholland", "jacoby", "nojacoby", "deadcube", "nodeadcube",
+    "autodoubles=N", "cubelimit=N", "nocubelimit",
+)
+"""D56: the words ``invite <name> <length>`` accepts after the length."""
+
+
+def unknown_match_rule(word: str) -> str:
+    """D56: a word after the length that is not a rule."""
+    return f"** Unknown match rule '{word}'. Try one of: {', '.join(MATCH_RULE_WORDS)}."
+
+
+def bad_match_rules(reason: str) -> str:
+    """D56: rules that do not go together (e.g. Jacoby in match play)."""
+    return f"** These rules cannot be used together: {reason}."
+
+
+def match_rules_line(rules: Sequence[str]) -> str:
+    """D56: to both players when an invitation or match uses chosen rules."""
+    return f"** Match rules: {', '.join(rules)}."
+
+
+# =====================================================================================
+# Match records: the export command (extension, issue 5 item 6; D76-D77)
+# =====================================================================================
+
+EXPORT_USAGE: Final = "** usage: export [<match id>]"
+"""D76: ``export`` with more than one word, or a word that is not a match id."""
+EXPORT_NONE: Final = "** You have no finished matches."
+"""D76: ``export`` without an id, and no finished match of the caller is stored."""
+EXPORT_HEADER: Final = "Your finished matches (type 'export <id>' to get one as a .mat file):"
+"""D76: before the rows of :func:`export_row`, newest match first."""
+
+
+def export_row(
+    match_id: int, opponent: str, length: int | None, mine: int, theirs: int, ended: dt.datetime
+) -> str:
+    """D76: one finished match: id, opponent, length, score (caller first), end in UTC."""
+    what = "unlimited" if length is None else f"{length} point"
+    return (
+        f"{match_id:>6}  {opponent:<20} {what:<10} {mine:>3}-{theirs:<3} "
+        f"{ended.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC"
+    )
+
+
+def export_not_found(match_id: int) -> str:
+    """D76: no finished match with this id that the caller played (others' are refused
+    with the same words, so ids of other people's matches reveal nothing)."""
+    return f"** You have no finished match {match_id}."
+
+
+def export_begin(match_id: int) -> str:
+    """D77: the line before the ``.mat`` text of ``export <id>`` (sent verbatim after it)."""
+    return f"*** Match {match_id} in Jellyfish .mat format:"
+
+
+def export_end(match_id: int) -> str:
+    """D77: the line after the ``.mat`` text."""
+    return f"*** End of match {match_id}."
+
+
+# =====================================================================================
+# dicetest (§4.14; SPEC "Dicetest"; issue 5 item 8; D78)
+# =====================================================================================
+
+DICETEST_START: Final = "*** running dice test:"
+"""§4.14: the report's first line; clients capture everything up to :data:`DICETEST_END`."""
+DICETEST_END: Final = "Done."
+"""§4.14: the report's last line."""
+
+
+def dicetest_rolled(rolls: int) -> str:
+    """SPEC's second line: ``*** Rolled 3329664 times with 2 dice``."""
+    return f"*** Rolled {rolls} times with 2 dice"
+
+
+def dicetest_pairs(first: int, n1: int, n2: int, n3: int, n4: int, n5: int, n6: int) -> str:
+    """SPEC's table row for one first die: ``1-1  92359  1-2  92773 ...`` (six cells)."""
+    cells = (n1, n2, n3, n4, n5, n6)
+    return "  ".join(f"{first}-{second} {n:>6}" for second, n in enumerate(cells, start=1))
+
+
+def dicetest_faces(n1: int, n2: int, n3: int, n4: int, n5: int, n6: int) -> str:
+    """D78: how often each face showed, over both dice of every roll."""
+    cells = (n1, n2, n3, n4, n5, n6)
+    return "*** Faces: " + "  ".join(f"{face}: {n}" for face, n in enumerate(cells, start=1))
+
+
+def dicetest_chi_square(what: str, value: float, freedom: int, probability: float) -> str:
+    """D78: Pearson's chi-square of ``what`` (``faces``, ``pairs``) against fair dice, its
+    degrees of freedom, and P, the chance that fair dice deviate at least this much."""
+    return (
+        f"*** Chi-square of the {what}: {value:.2f} with {freedom} degrees of freedom, "
+        f"P = {probability:.3f}"
+    )

@@ -4,6 +4,8 @@ Reads ``fibs.conf`` from the working directory (or ``--config PATH``); ``--host`
 ``--port`` and ``--database URL`` override it. The schema is created or upgraded at
 start. SIGINT/SIGTERM tell every user, close every connection (saving what must be
 saved) and stop. A bad configuration stops the start with one line naming the setting.
+``python -m server export MATCH_ID`` writes a finished match as a Jellyfish ``.mat``
+file instead (:func:`export_main`).
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from db.errors import MigrationError
+from db.records import MatchRecord
 from db.repository import Database
 from protocol import replies
 from server.app import App
 from server.config import ConfigError, Settings, load
 from server.dispatch import load_handlers
+from server.export import record_to_mat
 
 log = logging.getLogger("server")
 
@@ -63,7 +67,10 @@ async def run(settings: Settings) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["export"]:
+        return export_main(words[1:])
+    args = parse_args(words)
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -84,6 +91,54 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     return 0
+
+
+def export_main(argv: Sequence[str]) -> int:
+    """``python -m server export MATCH_ID [--config PATH] [--database URL] [-o FILE]``:
+    a finished match (its match record id) as a Jellyfish ``.mat`` file (docs/records.md).
+
+    Exit status 0 when written, 1 when there is no such match, 2 on a configuration or
+    database error.
+    """
+    parser = argparse.ArgumentParser(
+        prog="fibs-server export",
+        description="Write a finished match as a Jellyfish .mat file (GNU Backgammon: "
+        "'import mat FILE').",
+    )
+    parser.add_argument("match_id", type=int, help="the match record id ('export' lists them)")
+    parser.add_argument("--config", type=Path, help="configuration file (default ./fibs.conf)")
+    parser.add_argument("--database", help="SQLAlchemy URL, e.g. sqlite+aiosqlite:///fibs.db")
+    parser.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
+    parser.set_defaults(host=None, port=None)
+    args = parser.parse_args(argv)
+    try:
+        settings = settings_from(args)
+    except ConfigError as exc:
+        print(f"fibs-server: configuration error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        record = asyncio.run(_match_record(settings.database, args.match_id))
+        text = None if record is None else record_to_mat(record, site=settings.server_name)
+    except Exception as exc:  # any failure to read the database: say so in one line
+        print(f"fibs-server: cannot read match {args.match_id}: {exc}", file=sys.stderr)
+        return 2
+    if text is None:
+        print(f"fibs-server: there is no finished match {args.match_id}", file=sys.stderr)
+        return 1
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        args.output.write_text(text, encoding="utf-8")
+    return 0
+
+
+async def _match_record(url: str, match_id: int) -> MatchRecord | None:
+    """The stored match record ``match_id``; the schema is read, never changed."""
+    db = await Database.open(url, migrate=False)
+    try:
+        return await db.get_match_record(match_id)
+    finally:
+        await db.close()
 
 
 if __name__ == "__main__":

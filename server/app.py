@@ -18,11 +18,15 @@ from db.repository import Database
 from protocol import replies
 from server import telnet
 from server.config import Settings
+from server.dice_stats import DiceStats
 from server.matches import Invitation, LiveMatch
 from server.passwords import ScryptCost
 from server.registry import Registry
 
 log = logging.getLogger(__name__)
+
+STOP_GRACE = 2.0
+"""Seconds :meth:`App.stop` lets the connections send their last lines before it aborts them."""
 
 
 class App:
@@ -57,6 +61,8 @@ class App:
         """Running matches by each player's name."""
         self.invitations: dict[str, Invitation] = {}
         """The one outstanding invitation of each inviter (§4.3)."""
+        self.dice_stats = DiceStats()
+        """Every roll of every match since the start, for ``dicetest``."""
 
     # -- login throttling --------------------------------------------------------------
 
@@ -107,7 +113,12 @@ class App:
         for session in self.registry:
             session.output.close()
         if self._connections:
-            await asyncio.wait(self._connections, timeout=10)
+            _, pending = await asyncio.wait(self._connections, timeout=STOP_GRACE)
+            if pending:
+                # A client that stopped reading never lets close() finish: drop it.
+                for session in self.registry:
+                    session.output.abort()
+                await asyncio.wait(pending, timeout=10)
         if self._server is not None:
             await self._server.wait_closed()
             self._server = None

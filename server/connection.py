@@ -53,6 +53,8 @@ async def serve_connection(app: App, lines: LineReader, output: TelnetOutput) ->
             await _command_loop(app, session, lines, output)
     except asyncio.CancelledError:
         raise
+    except ConnectionError as exc:  # the client went away mid-read or mid-write
+        log.debug("connection from %s (%s) lost: %s", output.host, session.name or "-", exc)
     except Exception:
         log.exception("connection from %s (%s) failed", output.host, session.name or "-")
     finally:

@@ -31,7 +31,9 @@ class Context:
     session: Session
 
 
-HANDLER_MODULES = ("account", "info", "settings", "match")
+HANDLER_MODULES = (
+    "account", "info", "settings", "match", "chat", "ratings", "show", "general", "records"
+)
 """The modules of server/handlers that register commands."""
 
 

@@ -15,6 +15,7 @@ Every player command goes through :func:`run`. Under the match's lock it
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import logging
@@ -122,6 +123,45 @@ async def run(app: App, live: LiveMatch, action: Callable[[], list[Event]]) -> N
     step.outbox.flush()
     if live.match.phase is Phase.MATCH_OVER:
         finish(app, live)
+    else:
+        watch_the_clock(app, live)
+
+
+def watch_the_clock(app: App, live: LiveMatch) -> None:
+    """Remind the player who must act, then tell the waiting one they may leave (D55).
+
+    Restarted after every action; cancelled when the match stops.
+    """
+    if live.watchdog is not None:
+        live.watchdog.cancel()
+        live.watchdog = None
+    player = live.match.to_act
+    reminder = app.settings.match_reminder
+    timeout = app.settings.match_timeout
+    if player is None or not (reminder or timeout):
+        return
+    slow, waiting = live.names[player], live.names[1 - player]
+    loop = asyncio.get_running_loop()
+
+    def remind() -> None:
+        session = app.registry.get(slow)
+        if session is not None:
+            session.send(replies.turn_reminder(waiting))
+        if timeout > reminder:
+            live.watchdog = loop.call_later(timeout - reminder, expire)
+        else:
+            live.watchdog = None
+
+    def expire() -> None:
+        live.watchdog = None
+        session = app.registry.get(waiting)
+        if session is not None:
+            session.send(replies.opponent_too_slow(slow, int(timeout)))
+
+    if reminder and (not timeout or reminder < timeout):
+        live.watchdog = loop.call_later(reminder, remind)
+    else:
+        live.watchdog = loop.call_later(timeout, expire)
 
 
 # -- automatic steps ---------------------------------------------------------------------
@@ -248,7 +288,10 @@ async def session_ended(app: App, session: Session) -> None:
 
 
 def finish(app: App, live: LiveMatch) -> None:
-    """After the match-end lines: both players back in the lobby, everyone updated."""
+    """The match leaves the table: both players back in the lobby, everyone updated."""
+    if live.watchdog is not None:
+        live.watchdog.cancel()
+        live.watchdog = None
     for name in live.names:
         app.matches.pop(name, None)
         session = app.registry.get(name)
@@ -261,28 +304,35 @@ def finish(app: App, live: LiveMatch) -> None:
 
 
 def announce(step: Step, events: list[Event]) -> None:
-    """Render ``events`` (one action's) for both players and the watchers."""
-    boards: dict[Session, tuple[Player, bool]] = {}
+    """Render ``events`` (one action's) for both players and the watchers.
+
+    Boards show the state after the action and go where the spec puts them (a roller's
+    board before ``Please move``), at most one per recipient and action.
+    """
+    boarded: set[Session] = set()
     for event in events:
-        _render(step, event, boards)
-    for session, (perspective, you) in boards.items():
-        step.board(session, perspective, you=you)
+        _render(step, event, boarded)
 
 
-def _render(step: Step, event: Event, boards: dict[Session, tuple[Player, bool]]) -> None:
+def _render(step: Step, event: Event, boarded: set[Session]) -> None:
     out = step.outbox
     live = step.live
     match = live.match
+
+    def board_to(session: Session | None, perspective: Player, *, you: bool) -> None:
+        if session is not None and session not in boarded:
+            boarded.add(session)
+            step.board(session, perspective, you=you)
 
     def board_for_players(*players: Player, toggle: str | None = None) -> None:
         for p in players:
             session = step.player(p)
             if session is not None and (toggle is None or session.toggles[toggle]):
-                boards[session] = (p, True)
+                board_to(session, p, you=True)
 
     def board_for_watchers() -> None:
         for watcher, perspective in step.watchers():
-            boards[watcher] = (perspective, False)
+            board_to(watcher, perspective, you=False)
 
     def to_watchers(text_for: Callable[[Player], str]) -> None:
         for watcher, perspective in step.watchers():
@@ -293,6 +343,7 @@ def _render(step: Step, event: Event, boards: dict[Session, tuple[Player, bool]]
             out.add(step.player(p), replies.starting_new_game(step.name(1 - p)))
         to_watchers(lambda p: replies.starting_new_game(step.name(1 - p)))
     elif isinstance(event, OpeningRoll):
+        step.app.dice_stats.record(*event.dice)
         for p in (0, 1):
             session = step.player(p)
             out.add(
@@ -318,6 +369,7 @@ def _render(step: Step, event: Event, boards: dict[Session, tuple[Player, bool]]
         to_watchers(lambda p: replies.cube_now(event.cube))
     elif isinstance(event, DiceRolled):
         d1, d2 = event.roll
+        step.app.dice_stats.record(d1, d2)
         roller = step.player(event.player)
         out.add(roller, replies.you_roll(d1, d2))
         if event.moves:
@@ -325,9 +377,11 @@ def _render(step: Step, event: Event, boards: dict[Session, tuple[Player, bool]]
             out.add(roller, replies.please_move(event.moves))
         other = 1 - event.player
         out.add(step.player(other), replies.rolls(step.name(event.player), d1, d2))
-        board_for_players(other, toggle="autoboard")
+        if event.moves:
+            board_for_players(other, toggle="autoboard")
         to_watchers(lambda p: replies.rolls(step.name(event.player), d1, d2))
-        board_for_watchers()
+        if event.moves:
+            board_for_watchers()
     elif isinstance(event, TurnPassed):
         out.add(step.player(event.player), replies.YOU_CANT_MOVE)
         text = replies.cant_move(step.name(event.player))

@@ -33,6 +33,10 @@ class Invitation:
     invitee: str
     length: int | None
     resume: bool = False
+    rules: RulesDefaults | None = None
+    """Rules chosen with the invitation (D56); None keeps fibs.conf's."""
+    rule_words: tuple[str, ...] = ()
+    """The rule words as given, for the ``** Match rules:`` line."""
 
 
 @dataclass(eq=False)
@@ -46,8 +50,8 @@ class LiveMatch:
     joined: set[Player] = field(default_factory=set)
     """Players who typed ``join`` for the next game (§4.8)."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    turn_prompted: bool = False
-    """``It's your turn. Please roll or double`` was sent for the current turn."""
+    watchdog: asyncio.TimerHandle | None = None
+    """The pending reminder or timeout notice for the player who must act (D55)."""
 
     def player_of(self, name: str) -> Player:
         """The player index of ``name``.
@@ -101,14 +105,21 @@ class LiveMatch:
 
 
 def match_options(
-    length: int | None, rules: RulesDefaults, first: Session, second: Session
+    length: int | None,
+    rules: RulesDefaults,
+    first: Session,
+    second: Session,
+    *,
+    chosen: bool = False,
 ) -> MatchOptions:
     """The rules of a new match between ``first`` and ``second``.
 
     Crawford is used if either player has ``toggle crawford`` on (§6.8); in unlimited
     matches the instant redoubles are the smaller of the players' ``set redoubles``
-    (§4.6) and automatic doubles need both players' ``autodouble`` (§4.15). The rest
-    comes from fibs.conf's [rules].
+    (§4.6) and automatic doubles need both players' ``autodouble`` (§4.15) unless the
+    rules were ``chosen`` with the invitation (D56). The rest comes from ``rules``.
+
+    :raises MatchOptionsError: rules that do not fit the length.
     """
     unlimited = length is None
     limits = [s.settings.redoubles for s in (first, second)]
@@ -116,14 +127,14 @@ def match_options(
     if unlimited:
         finite = [n for n in limits if n is not None]
         redoubles = min(finite) if finite else None
-    both_auto = first.toggles["autodouble"] and second.toggles["autodouble"]
+    both_auto = chosen or (first.toggles["autodouble"] and second.toggles["autodouble"])
     return MatchOptions(
         length=length or 0,
         crawford=first.toggles["crawford"] or second.toggles["crawford"],
-        holland=rules.holland and not unlimited,
-        jacoby=rules.jacoby and unlimited,
+        holland=rules.holland and (chosen or not unlimited),
+        jacoby=rules.jacoby and (chosen or unlimited),
         instant_redoubles=redoubles,
-        auto_doubles=rules.auto_doubles if unlimited and both_auto else 0,
+        auto_doubles=rules.auto_doubles if (chosen or unlimited) and both_auto else 0,
         cube_limit=rules.cube_limit,
         dead_cube_doubles=rules.dead_cube_doubles,
     )

@@ -6,6 +6,8 @@ socket: a slow reader is cut off by its own write-buffer limit instead.
 
 from __future__ import annotations
 
+import time
+from collections import deque
 from collections.abc import Iterator
 
 from protocol import clip, replies
@@ -16,8 +18,17 @@ from server.session import Session
 class Registry:
     """The logged-in sessions by exact name."""
 
+    HISTORY = 20
+    """``last`` shows the 20 latest logins and logouts (§4.14)."""
+
     def __init__(self) -> None:
         self._sessions: dict[str, Session] = {}
+        self.history: deque[tuple[float, str]] = deque(maxlen=self.HISTORY)
+        """(Unix time, ``<name> logs in.`` / the logout text), oldest first, for ``last``."""
+        self.logins = 0
+        """Logins since the start (``stat``, ``average``)."""
+        self.peak = 0
+        """Most users logged in at once since the start (``stat``, ``show max``)."""
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -71,6 +82,9 @@ class Registry:
     def announce_login(self, session: Session) -> None:
         """CLIP 7 to users with ``notify`` on and the who update to all others (§1.4);
         ``waitfor`` users hear it too (§4.12)."""
+        self.history.append((time.time(), replies.logs_in(session.name)))
+        self.logins += 1
+        self.peak = max(self.peak, len(self._sessions))
         lines = clip.who_update(session.who_info())
         for other in self:
             if other is session or not other.logged_in:
@@ -87,6 +101,7 @@ class Registry:
     def announce_logout(self, session: Session) -> None:
         """CLIP 8 (``logs out.`` / ``drops connection.``...) to users with ``notify`` on."""
         text = session.logout_text(session.name)
+        self.history.append((time.time(), text))
         for other in self:
             if other is not session and other.logged_in and other.toggles["notify"]:
                 other.send(replies.logout_notice(session.name, text, other.mode))

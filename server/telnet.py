@@ -22,6 +22,9 @@ from telnetlib3.telopt import ECHO, WILL, WONT
 from server.config import Settings
 
 _EOL = re.compile(r"\r\n|\r\x00|\r|\n")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+"""Control characters other than tab: removed from input lines, so nothing a client types
+reaches another user's terminal as an escape sequence (D75)."""
 
 TOO_LONG: Final = "\x00<too long>\x00"
 """What :meth:`LineReader.readline` returns for a line over the cap (its text is dropped)."""
@@ -77,7 +80,7 @@ class LineReader:
             elif len(line) > self._max_len:
                 self._lines.append(TOO_LONG)
             else:
-                self._lines.append(line)
+                self._lines.append(_CONTROL.sub("", line))
             pos = match.end()
             self._skip_lf = match.group() == "\r" and pos == len(self._buf)
         self._buf = self._buf[pos:]
@@ -124,8 +127,10 @@ class TelnetOutput:
         self._writer.write(text)
         transport = self._writer.transport
         if transport is not None and transport.get_write_buffer_size() > self._limit:
+            # abort, not close: close() would wait for a buffer this client never reads,
+            # and keep the connection (and its memory) until then.
             self.overflowed = True
-            self.close()
+            self.abort()
 
     @property
     def closing(self) -> bool:
@@ -139,12 +144,19 @@ class TelnetOutput:
         try:
             await asyncio.wait_for(self._writer.drain(), timeout)
         except (TimeoutError, ConnectionError):
-            self.close()
+            self.abort()  # its output is not leaving: close() would wait for it forever
 
     def close(self) -> None:
+        """Close after the pending output has been sent."""
         transport = self._writer.transport
         if transport is not None and not transport.is_closing():
             transport.close()
+
+    def abort(self) -> None:
+        """Close at once, dropping any output not yet sent."""
+        transport = self._writer.transport
+        if transport is not None:
+            transport.abort()
 
 
 async def start_server(settings: Settings, shell: Shell) -> Any:

@@ -1,14 +1,19 @@
-"""Who is online: ``who`` and ``rawwho`` (§4.14)."""
+"""Who is online and when: ``who``, ``rawwho``, ``whois``, ``where``, ``time``, ``last``
+(§4.14)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import time
+from zoneinfo import ZoneInfo
 
 from protocol import clip, replies
 from protocol.parser import ParsedCommand
 from server.dispatch import Context
 from server.errors import Reply
 from server.handlers import handles
+from server.handlers.chat import find_online
+from server.handlers.settings import timezone_or_reply
 from server.session import Session
 
 
@@ -103,3 +108,84 @@ async def rawwho(ctx: Context, cmd: ParsedCommand) -> None:
         found = [s for s in ctx.app.registry if s.logged_in]
     ctx.session.send_lines(s.who_info().format() for s in found)
     ctx.session.send(clip.WhoInfoEnd().format())
+
+
+# -- whois, where ------------------------------------------------------------------------
+
+
+def local_time(ctx: Context, when: float) -> dt.datetime:
+    """``when`` (Unix seconds) in the asker's time zone (``set timezone``)."""
+    return dt.datetime.fromtimestamp(when, ZoneInfo(ctx.session.settings.timezone))
+
+
+@handles("whois")
+async def whois(ctx: Context, cmd: ParsedCommand) -> None:
+    """``whois <name>``: the §4.14 block for an online or offline user, exact name."""
+    name = cmd.args[0]
+    user = await ctx.app.db.get_user(name)
+    if user is None:
+        raise Reply(replies.no_information(name))
+    online = ctx.app.registry.get(name)
+    if online is not None and online.logged_in:
+        info = replies.WhoisInfo(
+            name=name,
+            last_login=replies.whois_date(local_time(ctx, online.login_time)),
+            host=online.output.host,
+            online=True,
+            idle_seconds=max(int(time.monotonic() - online.last_input), 0),
+            ready=online.toggles["ready"],
+            watching=online.watching,
+            playing=online.opponent,
+            away_message=online.away,
+            rating=online.rating,
+            experience=online.experience,
+            email=online.address,
+        )
+    else:
+        login = user.last_login_at if user.last_login_at is not None else user.created_at
+        logout = user.last_logout_at if user.last_logout_at is not None else login
+        info = replies.WhoisInfo(
+            name=name,
+            last_login=replies.whois_date(local_time(ctx, login)),
+            host=user.last_login_host or "-",
+            online=False,
+            last_logout=replies.whois_date(local_time(ctx, logout)),
+            rating=user.rating,
+            experience=user.experience,
+            email=user.address,
+        )
+    ctx.session.send_lines(replies.whois(info))
+
+
+@handles("where")
+async def where(ctx: Context, cmd: ParsedCommand) -> None:
+    """``where <name>``: where a logged-in user comes from; alone, everyone (§4.14, D74)."""
+    if not cmd.args:
+        found = [s for s in ctx.app.registry if s.logged_in]
+    else:
+        target = find_online(ctx, cmd.args[0])
+        if target is None:
+            raise Reply(replies.no_one_there(cmd.args[0]))
+        found = [target]
+    ctx.session.send_lines(replies.where(s.name, s.output.host) for s in found)
+
+
+# -- time, last ----------------------------------------------------------------------------
+
+
+@handles("time")
+async def time_(ctx: Context, cmd: ParsedCommand) -> None:
+    """``time [zone]`` / ``date``: now in your (or the given) zone and in UTC (§4.14)."""
+    zone = timezone_or_reply(cmd.args[0]) if cmd.args else ctx.session.settings.timezone
+    now = dt.datetime.fromtimestamp(ctx.app.clock(), dt.UTC)
+    ctx.session.send(replies.date_line(now.astimezone(ZoneInfo(zone)), now))
+
+
+@handles("last")
+async def last(ctx: Context, cmd: ParsedCommand) -> None:
+    """``last``: the 20 latest logins and logouts, oldest first (§4.14, D74)."""
+    lines = [replies.LAST_HEADER]
+    for when, text in ctx.app.registry.history:
+        local = local_time(ctx, when)
+        lines.append(replies.last_line(f"{local:%a %H:%M}", local.tzname() or "UTC", text))
+    ctx.session.send_lines(lines)

@@ -6,13 +6,14 @@ Each game command finds the player's running match, asks the rules core through
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 
 from backgammon.board import BAR, to_absolute
 from backgammon.errors import ActionError, IllegalMoveError, MoveSyntaxError, SnapshotError
 from backgammon.events import Event, WinKind
-from backgammon.match import Match, Phase
+from backgammon.match import Action, Match, MatchOptionsError, Phase
 from backgammon.notation import format_move, parse_moves
 from db.records import SavedMatch
 from protocol import replies
@@ -20,6 +21,7 @@ from protocol.match_view import board_lines, board_state, perspective_of
 from protocol.parser import ParsedCommand
 from protocol.replies import MoveErrorReason
 from server import match_flow
+from server.config import RulesDefaults
 from server.dispatch import Context
 from server.errors import Reply
 from server.handlers import handles
@@ -66,7 +68,13 @@ async def invite(ctx: Context, cmd: ParsedCommand) -> None:
             raise Reply(replies.no_saved_match_give_length(target.name))
         invitation = Invitation(session.name, target.name, saved.match_length, resume=True)
     else:
-        invitation = Invitation(session.name, target.name, _length(cmd.args[1], session))
+        length = _length(cmd.args[1], session)
+        rules, words = _chosen_rules(app.settings.rules, cmd.args[2:], length)
+        try:
+            match_options(length, rules or app.settings.rules, session, target, chosen=bool(words))
+        except MatchOptionsError as exc:
+            raise Reply(replies.bad_match_rules(str(exc))) from None
+        invitation = Invitation(session.name, target.name, length, rules=rules, rule_words=words)
     if not session.toggles["ready"]:  # §4.3: invite switches your ready flag on
         session.toggles["ready"] = True
         app.registry.who_update(session)
@@ -78,12 +86,54 @@ async def invite(ctx: Context, cmd: ParsedCommand) -> None:
     else:
         session.send(replies.you_invited(target.name, invitation.length))
         lines = replies.invitation(session.name, invitation.length)
+        if invitation.rule_words:
+            rules_line = replies.match_rules_line(invitation.rule_words)
+            session.send(rules_line)
+            lines.insert(1, rules_line)
         if saved is not None:
             lines.append(replies.saved_match_warning(saved.match_length))
     lines[-1] += bell
     target.send_lines(lines)
     if target.away is not None:
         session.send("", replies.is_away(target.name, target.away))
+
+
+def _chosen_rules(
+    defaults: RulesDefaults, words: tuple[str, ...], length: int | None
+) -> tuple[RulesDefaults | None, tuple[str, ...]]:
+    """The rules given after the length of ``invite`` (D56), or None for none.
+
+    Rules not named keep fibs.conf's values where they apply to this kind of match.
+    """
+    if not words:
+        return None, ()
+    unlimited = length is None
+    rules = dataclasses.replace(
+        defaults,
+        holland=defaults.holland and not unlimited,
+        jacoby=defaults.jacoby and unlimited,
+        auto_doubles=defaults.auto_doubles if unlimited else 0,
+    )
+    for word in words:
+        lowered = word.lower()
+        key, _, value = lowered.partition("=")
+        flags = {"holland": True, "jacoby": True, "deadcube": True}
+        if lowered in flags:
+            attribute = "dead_cube_doubles" if lowered == "deadcube" else lowered
+            rules = dataclasses.replace(rules, **{attribute: True})
+        elif lowered.startswith("no") and lowered[2:] in flags:
+            attribute = "dead_cube_doubles" if lowered == "nodeadcube" else lowered[2:]
+            rules = dataclasses.replace(rules, **{attribute: False})
+        elif lowered == "nocubelimit":
+            rules = dataclasses.replace(rules, cube_limit=None)
+        elif key in ("autodoubles", "cubelimit") and value.isdigit():
+            if key == "autodoubles":
+                rules = dataclasses.replace(rules, auto_doubles=int(value))
+            else:
+                rules = dataclasses.replace(rules, cube_limit=int(value))
+        else:
+            raise Reply(replies.unknown_match_rule(word))
+    return rules, tuple(w.lower() for w in words)
 
 
 def _length(word: str, session: Session) -> int | None:
@@ -129,18 +179,29 @@ async def join(ctx: Context, cmd: ParsedCommand) -> None:
     if invitation.resume:
         await _resume(ctx, inviter, session)
     else:
-        await _start(ctx, inviter, session, invitation.length)
+        await _start(ctx, inviter, session, invitation)
 
 
-async def _start(ctx: Context, inviter: Session, invitee: Session, length: int | None) -> None:
+async def _start(ctx: Context, inviter: Session, invitee: Session, invitation: Invitation) -> None:
     app = ctx.app
+    length = invitation.length
     await app.db.delete_match(inviter.name, invitee.name)  # a new match replaces a saved one
-    options = match_options(length, app.settings.rules, inviter, invitee)
+    rules = invitation.rules or app.settings.rules
+    try:
+        options = match_options(
+            length, rules, inviter, invitee, chosen=invitation.rules is not None
+        )
+    except MatchOptionsError as exc:
+        raise Reply(replies.bad_match_rules(str(exc))) from None
     match = Match(options, app.dice(), o_player=app.coin())
     live = LiveMatch((inviter.name, invitee.name), match)
-    _begin(ctx, live)
+    if not _begin(ctx, live):
+        return
     invitee.send(replies.now_playing(inviter.name, length))
     inviter.send(replies.player_joined(invitee.name, length))
+    if invitation.rule_words:
+        for s in (inviter, invitee):
+            s.send(replies.match_rules_line(invitation.rule_words))
     _report(ctx, live, replies.match_start_report(inviter.name, invitee.name, length))
     await match_flow.run(app, live, match.start_game)
 
@@ -158,7 +219,8 @@ async def _resume(ctx: Context, inviter: Session, invitee: Session) -> None:
             s.send(replies.SAVED_MATCH_CORRUPT)
         await app.db.delete_match(inviter.name, invitee.name)
         return
-    _begin(ctx, live)
+    if not _begin(ctx, live):
+        return
     invitee.send(replies.now_playing_resumed(inviter.name))
     inviter.send(replies.joined_resumed(invitee.name))
     _report(ctx, live, replies.match_resume_report(inviter.name, invitee.name, live.length))
@@ -185,18 +247,25 @@ async def _resume(ctx: Context, inviter: Session, invitee: Session) -> None:
     await match_flow.run(app, live, lambda: [])
 
 
-def _begin(ctx: Context, live: LiveMatch) -> None:
-    """Both players are now playing ``live``; watchers of either are attached."""
+def _begin(ctx: Context, live: LiveMatch) -> bool:
+    """Both players are now playing ``live``; watchers of either are attached.
+
+    False (and nothing changed) when a player left or started another match while the
+    database was being read: the join then simply does not happen.
+    """
     app = ctx.app
+    sessions = [app.registry.get(name) for name in live.names]
+    if any(s is None or s.closed or s.name in app.matches for s in sessions):
+        return False
     for name in live.names:
         app.matches[name] = live
         app.invitations.pop(name, None)
-    for name in live.names:
-        session = app.registry.get(name)
+    for session in sessions:
         assert session is not None
-        session.start_playing(live.opponent_of(name))
+        session.start_playing(live.opponent_of(session.name))
         app.registry.who_update(session)
     live.watchers = {s for s in app.registry if s.watching in live.names}
+    return True
 
 
 def _report(ctx: Context, live: LiveMatch, line: str) -> None:
@@ -362,7 +431,8 @@ async def redouble(ctx: Context, cmd: ParsedCommand) -> None:
     """An instant redouble; ``beaver``/``raccoon``/``otter`` name the 1st/2nd/3rd (§4.6)."""
     live = live_match(ctx)
     offer = live.match.offer
-    if cmd.name in replies.REDOUBLE_NAMES and offer is not None and not live.match.options.length:
+    allowed = Action.REDOUBLE in live.match.allowed(live.player_of(ctx.session.name))
+    if cmd.name in replies.REDOUBLE_NAMES and offer is not None and allowed:
         wanted = replies.REDOUBLE_NAMES.index(cmd.name)
         if offer.redoubles != wanted:
             names = replies.REDOUBLE_NAMES

@@ -83,9 +83,7 @@ def timezone_or_reply(text: str) -> str:
     """A known IANA zone name, or raise the §4.14 reply with the list of zones."""
     if text in _zones():
         return text
-    zones = sorted(_zones())
-    rows = [", ".join(zones[i : i + 6]) for i in range(0, len(zones), 6)]
-    raise Reply(replies.bad_timezone(text), *rows)
+    raise Reply(replies.bad_timezone(text), *replies.zone_list(sorted(_zones())))
 
 
 @handles("set")

@@ -125,8 +125,12 @@ def parsed(line: str) -> ParsedCommand:
     return result
 
 
+EXTENSION_COMMANDS = ["export"]
+"""Commands this server adds to FIBS's (docs/protocol-decisions.md D76)."""
+
+
 def test_every_command_of_the_spec_is_in_the_table() -> None:
-    assert set(SPEC_COMMANDS) == set(COMMANDS)
+    assert set(SPEC_COMMANDS) | set(EXTENSION_COMMANDS) == set(COMMANDS)
     assert len(COMMAND_LIST) == len(COMMANDS)
 
 
@@ -366,7 +370,7 @@ def test_help() -> None:
     assert lines[0] == "Available commands:"
     listed = {word for line in lines[1:] if line.startswith("  ") for word in line.split()}
     assert listed == {c.name for c in COMMAND_LIST if not c.hidden}
-    assert help_lines("invite")[0] == "Usage: invite <name> [<n>|unlimited]"
+    assert help_lines("invite")[0] == "Usage: invite <name> [<n>|unlimited [rule ...]]"
     assert help_lines("inv") == help_lines("invite")
     assert "Also: adios, ciao, end, exit, logout, quit, tschoe" in help_lines("bye")
     assert "Abbreviation: b" in help_lines("board")

@@ -84,7 +84,10 @@ class FibsClient:
         """Read lines until one equals ``wanted``; return the lines before it."""
         before: list[str] = []
         while True:
-            got = await self.line(timeout)
+            try:
+                got = await self.line(timeout)
+            except TimeoutError:
+                raise AssertionError(f"never got {wanted!r}; got {before[-10:]!r}") from None
             if got == wanted:
                 return before
             before.append(got)
@@ -146,8 +149,29 @@ async def app(settings: Settings, db_target: DbTarget) -> AsyncIterator[App]:
         await db.close()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "known_lines: fail the test if the server sent a line that is not a form of protocol/",
+    )
+
+
+def check_known_lines(clients: list[FibsClient]) -> None:
+    """Every line the clients received (and any complete line still buffered) is a
+    form of ``protocol/`` (tests/server/known_lines.py)."""
+    from .known_lines import catalogue
+
+    lines: list[str] = []
+    for client in clients:
+        client._strip_iac()
+        complete = client.buffer.split(b"\r\n")[:-1]
+        lines += client.seen + [raw.decode(errors="replace") for raw in complete]
+    unknown = catalogue().unknown(lines)
+    assert not unknown, f"lines no protocol/ form produces: {unknown!r}"
+
+
 @pytest.fixture
-async def connect(app: App) -> AsyncIterator[Connect]:
+async def connect(app: App, request: pytest.FixtureRequest) -> AsyncIterator[Connect]:
     clients: list[FibsClient] = []
 
     async def open_client() -> FibsClient:
@@ -160,6 +184,8 @@ async def connect(app: App) -> AsyncIterator[Connect]:
     yield open_client
     for client in clients:
         await client.close()
+    if request.node.get_closest_marker("known_lines"):
+        check_known_lines(clients)
 
 
 async def make_user(app: App, name: str, password: str = "secret", **values: Any) -> None:

@@ -13,6 +13,8 @@ from server.config import Settings
 from .conftest import Connect, FibsClient, clip_login
 from .match_driver import Player, play_out
 
+pytestmark = pytest.mark.known_lines
+
 
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
@@ -42,11 +44,23 @@ async def test_one_point_match(connect: Connect, app: App) -> None:
     app.dice = lambda: SeededDice(11)
     app.coin = lambda: 0
     alice, bob = await _ready_pair(connect, app)
+    carol = await clip_login(connect, app, "carol")  # report is on by default
+    await alice.send("toggle ratings")
+    await alice.expect(replies.toggle_message("ratings", True))
     await _start(alice, bob, "1")
     await bob.expect(replies.now_playing("alice", 1))
     await alice.expect(replies.player_joined("bob", 1))
+    await carol.expect(replies.match_start_report("alice", "bob", 1))
     a, b = Player(alice, "alice"), Player(bob, "bob")
     await play_out(a, b)
+    winner_name = "alice" if "You win the 1 point match 1-0 ." in alice.seen else "bob"
+    loser_name = "bob" if winner_name == "alice" else "alice"
+    await carol.expect(replies.match_end_report(winner_name, loser_name, 1, 1, 0))
+    # §5.3: the rating calculation before the match-end line, for alice only.
+    block = alice.seen[alice.seen.index("rating calculation:") :]
+    assert "rating difference D=0.000000" in block and "match length      N=1" in block
+    assert f"change for {winner_name}: 4*K*sqrt(N)*P=10.000000" in block
+    assert "rating calculation:" not in bob.seen
     assert a.boards and b.boards
     for line in a.boards + b.boards:
         assert len(line.split(":")) == 53
@@ -57,6 +71,11 @@ async def test_one_point_match(connect: Connect, app: App) -> None:
     assert winner is not None
     user = await app.db.get_user(winner)
     assert user is not None and round(user.rating, 2) == 1510.00 and user.experience == 1
+    loser = await app.db.get_user(loser_name)
+    assert loser is not None and round(loser.rating, 2) == 1490.00 and loser.experience == 1
+    # Everyone sees the new rating in the who information (CLIP 5).
+    await carol.send(f"rawwho {winner}")
+    assert (await carol.expect_prefix(f"5 {winner} ")).split()[6] == "1510.00"
 
 
 async def test_three_point_match_through_crawford(connect: Connect, app: App) -> None:

@@ -1,0 +1,297 @@
+"""Chat (§4.12, §4.13, §2.4): tell, tellx, say, shout, message, alert, away/back,
+gag, blind and waitfor.
+
+Who hears what: a user who gagged the sender does not hear them (a tell answers
+``** <name> won't listen to you.``), and you cannot talk to someone you gagged; shouts
+skip users with ``silent`` on; a BEL follows a tell, say, message or alert for a
+recipient with ``bell`` on (§2.4, D74). Every line is rendered in the recipient's mode
+(CLIP number or telnet prose). kibitz and whisper belong to the match handlers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from db.errors import UnknownUserError
+from protocol import replies
+from protocol.parser import ParsedCommand
+from protocol.replies import Mode
+from server.dispatch import Context
+from server.errors import Reply
+from server.handlers import handles
+from server.session import Session
+
+Render = Callable[[str, str, Mode], str]
+"""A recipient's line from (sender, text, recipient's mode): ``replies.says`` etc."""
+
+
+def ring(recipient: Session, line: str) -> str:
+    """``line`` with a BEL when the recipient has ``toggle bell`` on (§2.4)."""
+    return line + replies.BELL if recipient.toggles["bell"] else line
+
+
+def find_online(ctx: Context, prefix: str) -> Session | None:
+    """The logged-in user ``prefix`` completes to (§4.1), None when no name starts so.
+
+    :raises Reply: several users match (the ambiguity reply).
+    """
+    folded = prefix.lower()
+    if not any(s.logged_in and s.name.lower().startswith(folded) for s in ctx.app.registry):
+        return None
+    return ctx.app.registry.complete(prefix)
+
+
+def check_gag(sender: Session, recipient: str, recipient_gags: Iterable[str]) -> None:
+    """Refuse talk between a user and someone who gagged (or was gagged by) them (§4.12).
+
+    :raises Reply: ``** You can't talk if you won't listen.`` / ``** <name> won't listen to you.``
+    """
+    if recipient in sender.gagged:
+        raise Reply(replies.CANT_TALK_WONT_LISTEN)
+    if sender.name in recipient_gags:
+        raise Reply(replies.wont_listen(recipient))
+
+
+def text_or_usage(cmd: ParsedCommand, skip: int) -> str:
+    """The chat text after ``skip`` arguments, spacing kept, or the usage reply (D71)."""
+    text = cmd.text_after(skip)
+    if not text:
+        raise Reply(replies.usage(cmd.command.synopsis))
+    return text
+
+
+def talk(ctx: Context, target: Session, text: str, render: Render = replies.says) -> None:
+    """Deliver a tell (or say/alert) to ``target`` and echo it as CLIP 16 (§4.12)."""
+    session = ctx.session
+    if target is session:
+        session.send(replies.say_to_yourself(text))
+        return
+    check_gag(session, target.name, target.gagged)
+    target.send(ring(target, render(session.name, text, target.mode)))
+    session.send(replies.you_say(target.name, text, session.mode))
+    if target.away is not None:
+        session.send(replies.is_away(target.name, target.away))
+
+
+# -- tell, tellx, alert, say, shout ---------------------------------------------------------
+
+
+@handles("tell")
+async def tell(ctx: Context, cmd: ParsedCommand) -> None:
+    """``tell <name> <text>``: name completion (§4.1, §4.12)."""
+    text = text_or_usage(cmd, 1)
+    talk(ctx, ctx.app.registry.complete(cmd.args[0]), text)
+
+
+@handles("tellx")
+async def tellx(ctx: Context, cmd: ParsedCommand) -> None:
+    """``tellx <name> <text>``: the exact name, no completion (§4.2; bots use it)."""
+    text = text_or_usage(cmd, 1)
+    target = ctx.app.registry.get(cmd.args[0])
+    if target is None or not target.logged_in:
+        raise Reply(replies.no_one_called(cmd.args[0]))
+    talk(ctx, target, text)
+
+
+@handles("alert")
+async def alert(ctx: Context, cmd: ParsedCommand) -> None:
+    """``alert <name> <text>``: a tell shown as CLIP 20 (§2.1 ⚠, optional; BaldLies)."""
+    text = text_or_usage(cmd, 1)
+    talk(ctx, ctx.app.registry.complete(cmd.args[0]), text, replies.alert)
+
+
+@handles("say")
+async def say(ctx: Context, cmd: ParsedCommand) -> None:
+    """``say <text>`` to the opponent: 12 to them, 16 with their name to you (§4.12, D44)."""
+    session = ctx.session
+    target = ctx.app.registry.get(session.opponent) if session.opponent else None
+    if target is None:
+        raise Reply(replies.SAY_OUTSIDE_GAME)
+    talk(ctx, target, text_or_usage(cmd, 0))
+
+
+@handles("shout")
+async def shout(ctx: Context, cmd: ParsedCommand) -> None:
+    """``shout <text>``: 13 to everyone who hears shouts, 17 to you (§4.12, §6.5)."""
+    session = ctx.session
+    if session.toggles["silent"]:
+        raise Reply(replies.TOGGLE_SILENT_BEFORE_SHOUT)
+    text = text_or_usage(cmd, 0)
+    for other in ctx.app.registry:
+        if (
+            other is not session
+            and other.logged_in
+            and not other.toggles["silent"]
+            and session.name not in other.gagged
+        ):
+            other.send(replies.shouts(session.name, text, other.mode))
+    session.send(replies.you_shout(text, session.mode))
+
+
+# -- message ------------------------------------------------------------------------------
+
+
+@handles("message")
+async def message(ctx: Context, cmd: ParsedCommand) -> None:
+    """``message <name> <text>``: delivered at once (9, and 10 to you) to a logged-in
+    user, else stored (11) and delivered at their next login; ``message`` alone delivers
+    what is stored for you (§4.12, D74)."""
+    session = ctx.session
+    app = ctx.app
+    if not cmd.args:
+        await _read_messages(ctx)
+        return
+    name = cmd.args[0]
+    text = text_or_usage(cmd, 1)
+    target = app.registry.get(name)
+    if target is not None and target.logged_in:
+        check_gag(session, name, target.gagged)
+        target.send(ring(target, replies.message_line(session.name, _now(ctx), text, target.mode)))
+        session.send(replies.message_delivered(name, session.mode))
+        return
+    user = await app.db.get_user(name)
+    if user is None:
+        raise Reply(replies.dont_know_user(name))
+    check_gag(session, name, user.gagged)
+    await app.db.store_message(name, session.name, text, sent_at=_now(ctx))
+    session.send(replies.message_saved(name, session.mode))
+
+
+async def _read_messages(ctx: Context) -> None:
+    session = ctx.session
+    messages = await ctx.app.db.take_messages(session.name)
+    if not messages:
+        raise Reply(replies.NO_NEW_MESSAGES)
+    if not session.clip:
+        session.send(replies.MESSAGES_FOR_YOU)
+    session.send_lines(
+        replies.message_line(m.sender, m.sent_at, m.text, session.mode) for m in messages
+    )
+
+
+def _now(ctx: Context) -> int:
+    return int(ctx.app.clock())
+
+
+# -- away and back ------------------------------------------------------------------------
+
+
+@handles("away")
+async def away(ctx: Context, cmd: ParsedCommand) -> None:
+    """``away <message>`` marks you away; ``away`` lists who is (§4.13).
+
+    The reply to ``away <message>`` is the ``You're away. Please type 'back'`` line that
+    follows every reply while away (:meth:`Session.end_reply`).
+    """
+    session = ctx.session
+    text = cmd.text_after(0)
+    if text:
+        session.away = text
+        ctx.app.registry.who_update(session)
+        return
+    gone = [s for s in ctx.app.registry if s.logged_in and s.away is not None]
+    if not gone:
+        raise Reply(replies.NONE_AWAY)
+    session.send(replies.AWAY_HEADER)
+    session.send_lines(
+        replies.away_entry("You" if s is session else s.name, s.away or "") for s in gone
+    )
+
+
+@handles("back")
+async def back(ctx: Context, cmd: ParsedCommand) -> None:
+    """``back`` clears away (§4.13)."""
+    session = ctx.session
+    if session.away is None:
+        raise Reply(replies.NOT_AWAY)
+    session.away = None
+    session.send(replies.WELCOME_BACK)
+    ctx.app.registry.who_update(session)
+
+
+# -- gag and blind ------------------------------------------------------------------------
+
+
+async def _user_name(ctx: Context, prefix: str) -> str:
+    """A logged-in user's completed name, else an exact registered name (D74).
+
+    :raises Reply: ``** There is no one called '<name>'``, or an ambiguous prefix.
+    """
+    online = find_online(ctx, prefix)
+    if online is not None:
+        return online.name
+    if await ctx.app.db.user_exists(prefix):
+        return prefix
+    raise Reply(replies.no_one_quoted(prefix))
+
+
+@handles("gag")
+async def gag(ctx: Context, cmd: ParsedCommand) -> None:
+    """``gag`` lists; ``gag <name>`` toggles ignoring name; stored (§4.12)."""
+    session = ctx.session
+    db = ctx.app.db
+    if not cmd.args:
+        session.send(replies.gagged_users(sorted(session.gagged)))
+        return
+    name = await _user_name(ctx, cmd.args[0])
+    if name == session.name:
+        raise Reply(replies.GAG_YOURSELF)
+    if name in session.gagged:
+        await db.remove_gag(session.name, name)
+        session.gagged.discard(name)
+        session.send(replies.you_ungag(name))
+        return
+    try:
+        await db.add_gag(session.name, name)
+    except UnknownUserError:
+        raise Reply(replies.no_one_quoted(name)) from None
+    session.gagged.add(name)
+    session.send(replies.you_gag(name))
+
+
+@handles("blind")
+async def blind(ctx: Context, cmd: ParsedCommand) -> None:
+    """``blind`` lists; ``blind <name>`` toggles banning name from watching you (§4.12)."""
+    session = ctx.session
+    db = ctx.app.db
+    if not cmd.args:
+        session.send(replies.blinded_users(sorted(session.blinded)))
+        return
+    name = await _user_name(ctx, cmd.args[0])
+    if name == session.name:
+        raise Reply(replies.BLIND_YOURSELF)
+    if name in session.blinded:
+        await db.remove_blind(session.name, name)
+        session.blinded.discard(name)
+        session.send(replies.you_unblind(name))
+        return
+    try:
+        await db.add_blind(session.name, name)
+    except UnknownUserError:
+        raise Reply(replies.no_one_quoted(name)) from None
+    session.blinded.add(name)
+    session.send(replies.you_blind(name))
+
+
+# -- waitfor ------------------------------------------------------------------------------
+
+
+@handles("waitfor")
+async def waitfor(ctx: Context, cmd: ParsedCommand) -> None:
+    """``waitfor`` lists; ``waitfor <name> ...`` asks to be told when each logs in
+    (§4.12; the registry tells the waiter at that login)."""
+    session = ctx.session
+    if not cmd.args:
+        session.send_lines(replies.waiting_for(sorted(session.waiting_for)))
+        return
+    for name in cmd.args:
+        online = ctx.app.registry.get(name)
+        if name == session.name:
+            session.send(replies.WAITFOR_YOURSELF)
+        elif online is not None and online.logged_in:
+            session.send(replies.already_logged_in(name))
+        elif not await ctx.app.db.user_exists(name):
+            session.send(replies.no_user_called(name))
+        else:
+            session.waiting_for.add(name)
+            session.send(replies.will_receive_message(name))

@@ -1,0 +1,89 @@
+"""Server-wide commands: help, motd, version, about, stat, average, port, cls, and the
+refusals of the administrators' commands (§4.2, §4.14, §4.17)."""
+
+from __future__ import annotations
+
+import platform
+from importlib import metadata
+
+from protocol import clip, replies
+from protocol.commands import help_lines
+from protocol.parser import ParsedCommand
+from server.dispatch import Context
+from server.errors import Reply
+from server.handlers import handles
+from server.handlers.info import local_time
+
+
+def package_version() -> str:
+    """The installed version of this server (``0`` when run from an uninstalled tree)."""
+    try:
+        return metadata.version("fibs-server")
+    except metadata.PackageNotFoundError:
+        return "0"
+
+
+def release() -> str:
+    """``0.1.0 (Python 3.11.9)``: this server's version and the Python it runs on."""
+    return f"{package_version()} (Python {platform.python_version()})"
+
+
+def _started(ctx: Context) -> str:
+    return replies.whois_date(local_time(ctx, ctx.app.started_at))
+
+
+@handles("help")
+async def help_(ctx: Context, cmd: ParsedCommand) -> None:
+    """``help`` lists the commands, ``help <topic>`` explains one (§4.2, D41)."""
+    ctx.session.send_lines(help_lines(cmd.args[0] if cmd.args else None))
+
+
+@handles("motd")
+async def motd(ctx: Context, cmd: ParsedCommand) -> None:
+    """The message of the day: ``3``, the text, ``4`` in CLIP mode (§4.14)."""
+    lines = ctx.app.motd
+    ctx.session.send_lines(clip.motd(lines) if ctx.session.clip else lines)
+
+
+@handles("version")
+async def version(ctx: Context, cmd: ParsedCommand) -> None:
+    ctx.session.send(replies.version(f"{ctx.app.settings.server_name} {release()}"))
+
+
+@handles("about")
+async def about(ctx: Context, cmd: ParsedCommand) -> None:
+    ctx.session.send_lines(replies.about(ctx.app.settings.server_name, release()))
+
+
+@handles("stat")
+async def stat(ctx: Context, cmd: ParsedCommand) -> None:
+    registry = ctx.app.registry
+    online = len(registry)
+    ctx.session.send_lines(
+        replies.stat(_started(ctx), online, max(registry.peak, online), registry.logins)
+    )
+
+
+@handles("average")
+async def average(ctx: Context, cmd: ParsedCommand) -> None:
+    """Logins per hour since the start, counting at least one hour (D72)."""
+    hours = max((ctx.app.clock() - ctx.app.started_at) / 3600.0, 1.0)
+    ctx.session.send(replies.average(_started(ctx), ctx.app.registry.logins / hours))
+
+
+@handles("port")
+async def port(ctx: Context, cmd: ParsedCommand) -> None:
+    """Undocumented ``port`` (§4.2)."""
+    ctx.session.send(replies.port(ctx.app.port))
+
+
+@handles("cls")
+async def cls(ctx: Context, cmd: ParsedCommand) -> None:
+    """``cls``/``clear``: ``ESC [ ; H ESC [ 2 J`` and CR LF (§4.17)."""
+    ctx.session.send(replies.CLEAR_SCREEN)
+
+
+@handles("erase", "shutdown")
+async def admin_only(ctx: Context, cmd: ParsedCommand) -> None:
+    """Administrators' commands: ``** Permission denied`` for everyone here (§4.2)."""
+    raise Reply(replies.PERMISSION_DENIED)

@@ -1,0 +1,81 @@
+"""``ratings [name] [from <n>] [to <m>]``: the rating list (§4.14, §6.12).
+
+Only players with experience above 50 are on the list (the database's rule). Without a
+range the top 20 are shown; a range spans at most 100 ranks. The asker's line (or the
+named player's) is marked with ``*``; ``ratings <name>`` alone shows that player's line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from db.records import RatingEntry
+from protocol import replies
+from protocol.parser import ParsedCommand
+from server.dispatch import Context
+from server.errors import Reply
+from server.handlers import handles
+
+TOP = 20
+"""§4.14: ``ratings`` alone shows the top 20."""
+MAX_RANGE = 100
+"""§4.14: ``** range currently limited to 100.``"""
+
+
+@dataclass(frozen=True)
+class RatingsQuery:
+    """What ``ratings`` was asked for."""
+
+    name: str | None = None
+    start: int | None = None
+    end: int | None = None
+
+
+def parse_query(args: tuple[str, ...]) -> RatingsQuery:
+    """The name and range of ``ratings`` arguments.
+
+    :raises Reply: a missing or bad number after ``from``/``to``, or two names (§4.14).
+    """
+    name: str | None = None
+    bounds: dict[str, int] = {}
+    words = iter(args)
+    for word in words:
+        key = word.lower()
+        if key in ("from", "to"):
+            number = next(words, "")
+            if not number.isdigit() or int(number) < 1:
+                raise Reply(replies.positive_number_after(key))
+            bounds[key] = int(number)
+        elif name is not None and name != word:
+            raise Reply(replies.only_one_name(name, word))
+        else:
+            name = word
+    return RatingsQuery(name, bounds.get("from"), bounds.get("to"))
+
+
+@handles("ratings")
+async def ratings(ctx: Context, cmd: ParsedCommand) -> None:
+    query = parse_query(cmd.args)
+    db = ctx.app.db
+    marked = query.name or ctx.session.name
+    if query.name is not None and query.start is None and query.end is None:
+        entry = await db.rating_entry(query.name)
+        if entry is None:
+            raise Reply(replies.dont_know_user(query.name))
+        entries = [entry]
+    else:
+        start = query.start or 1
+        end = query.end or start + TOP - 1
+        if end < start:
+            raise Reply(replies.invalid_range(start, end))
+        if end - start + 1 > MAX_RANGE:
+            raise Reply(replies.RATINGS_RANGE_LIMIT)
+        entries = await db.rating_list(start=start, count=end - start + 1)
+    ctx.session.send(replies.RATINGS_HEADER)
+    ctx.session.send_lines(_line(entry, entry.name == marked) for entry in entries)
+
+
+def _line(entry: RatingEntry, marked: bool) -> str:
+    return replies.ratings_line(
+        entry.rank, entry.name, entry.rating, entry.experience, marked=marked
+    )

@@ -1,0 +1,121 @@
+"""Match records and dice statistics: ``export`` (an extension, D76-D77) and ``dicetest``
+(§4.14, D78).
+
+``export`` lists the caller's finished matches with their record ids; ``export <id>``
+sends one of them as the Jellyfish ``.mat`` text of :mod:`server.export`, between two
+marker lines. Only the two players of a match may export it. ``dicetest`` reports every
+roll the server made since it started (:class:`server.dice_stats.DiceStats`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+from backgammon.errors import SnapshotError
+from protocol import replies
+from protocol.parser import ParsedCommand
+from server.dispatch import Context
+from server.errors import Reply
+from server.export import record_to_mat
+from server.handlers import handles
+
+EXPORT_LIST_LENGTH = 20
+"""How many finished matches ``export`` lists (``last`` shows 20 lines too, §4.14)."""
+FACE_FREEDOM = 5
+"""Degrees of freedom of the faces' chi-square: six faces, one constraint (the total)."""
+PAIR_FREEDOM = 35
+"""Degrees of freedom of the ordered pairs' chi-square: 36 cells, one constraint."""
+
+
+@handles("export")
+async def export(ctx: Context, cmd: ParsedCommand) -> None:
+    """``export``: the caller's last finished matches; ``export <id>``: one as ``.mat``."""
+    session = ctx.session
+    db = ctx.app.db
+    if not cmd.args:
+        records = await db.list_match_records(session.name, limit=EXPORT_LIST_LENGTH)
+        if not records:
+            raise Reply(replies.EXPORT_NONE)
+        lines = [replies.EXPORT_HEADER]
+        for record in records:
+            mine, theirs = record.score1, record.score2
+            opponent = record.player2
+            if record.player2 == session.name:
+                mine, theirs, opponent = theirs, mine, record.player1
+            ended = dt.datetime.fromtimestamp(record.ended_at, dt.UTC)
+            lines.append(
+                replies.export_row(record.id, opponent, record.match_length, mine, theirs, ended)
+            )
+        session.send_lines(lines)
+        return
+    word = cmd.args[0]
+    if not word.isdigit():
+        raise Reply(replies.EXPORT_USAGE)
+    match_id = int(word)
+    found = await db.get_match_record(match_id)
+    if found is None or session.name not in (found.player1, found.player2):
+        raise Reply(replies.export_not_found(match_id))
+    try:
+        text = record_to_mat(found, site=ctx.app.settings.server_name)
+    except SnapshotError:
+        # A record this server cannot read (written by another version): nothing to send.
+        raise Reply(replies.export_not_found(match_id)) from None
+    lines = [replies.export_begin(match_id), *text.splitlines(), replies.export_end(match_id)]
+    session.send_lines(lines)
+
+
+@handles("dicetest")
+async def dicetest(ctx: Context, cmd: ParsedCommand) -> None:
+    """§4.14: ``*** running dice test:`` ... ``Done.``: the rolls since the start, the
+    count of every ordered pair (SPEC's table), of every face, and the chi-square of
+    both against fair dice with P, the chance of a deviation at least that large."""
+    stats = ctx.app.dice_stats
+    lines = [replies.DICETEST_START, replies.dicetest_rolled(stats.rolls)]
+    for first in range(1, 7):
+        row = [stats.pairs.get((first, second), 0) for second in range(1, 7)]
+        lines.append(replies.dicetest_pairs(first, *row))
+    lines.append(replies.dicetest_faces(*stats.faces[1:7]))
+    faces = stats.face_chi_square()
+    pairs = stats.pair_chi_square()
+    lines.append(
+        replies.dicetest_chi_square(
+            "faces", faces, FACE_FREEDOM, chi_square_tail(faces, FACE_FREEDOM)
+        )
+    )
+    lines.append(
+        replies.dicetest_chi_square(
+            "pairs", pairs, PAIR_FREEDOM, chi_square_tail(pairs, PAIR_FREEDOM)
+        )
+    )
+    lines.append(replies.DICETEST_END)
+    ctx.session.send_lines(lines)
+
+
+def chi_square_tail(value: float, freedom: int) -> float:
+    """P(X >= value) for a chi-square X with ``freedom`` (a whole number >= 1) degrees.
+
+    The closed forms for whole degrees of freedom: for even ``2m``,
+    ``exp(-x/2) * sum((x/2)^k / k!, k < m)``; for odd ``2m+1``,
+    ``erfc(sqrt(x/2)) + exp(-x/2) * sum(x^(k-1/2) / (1*3*...*(2k-1)), k = 1..m) * sqrt(2/pi)``.
+    """
+    if freedom < 1:
+        raise ValueError(f"degrees of freedom must be 1 or more, not {freedom}")
+    if value <= 0:
+        return 1.0
+    half = value / 2
+    if freedom % 2 == 0:
+        term = total = 1.0
+        for k in range(1, freedom // 2):
+            term *= half / k
+            total += term
+        return min(1.0, math.exp(-half) * total)
+    root = math.sqrt(value)
+    total = 0.0
+    term = root
+    for k in range(1, (freedom - 1) // 2 + 1):
+        if k > 1:
+            term *= value / (2 * k - 1)
+        total += term
+    tail = math.erfc(math.sqrt(half)) + math.exp(-half) * total * math.sqrt(2 / math.pi)
+    return min(1.0, tail)

@@ -1,0 +1,93 @@
+"""``show <what>`` (§4.14): games, saved, savedcount, watchers, max.
+
+Each topic is a small function in :data:`TOPICS`; a unique prefix selects one
+(``show sa`` is ambiguous, ``show savedc`` is savedcount). ``show`` alone answers
+``** show what?`` (the command table's usage), an unknown topic
+``** Don't know how to show <x>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from protocol import replies
+from protocol.parser import ParsedCommand
+from protocol.replies import SavedMark
+from server.dispatch import Context
+from server.errors import Reply
+from server.handlers import handles
+from server.handlers.match import games_lines, watchers_lines
+
+Topic = Callable[[Context, tuple[str, ...]], Awaitable[list[str]]]
+
+
+async def _games(ctx: Context, args: tuple[str, ...]) -> list[str]:
+    """``show games`` (§4.14; the list comes from the match handlers)."""
+    return games_lines(ctx)
+
+
+async def _watchers(ctx: Context, args: tuple[str, ...]) -> list[str]:
+    """``show watchers`` (§4.11)."""
+    return watchers_lines(ctx)
+
+
+async def _saved(ctx: Context, args: tuple[str, ...]) -> list[str]:
+    """``show saved``: your saved matches, ``**`` when the opponent is logged in, `` *``
+    for the one you are playing now (§4.14, D18)."""
+    session = ctx.session
+    saved = await ctx.app.db.list_saved_matches(session.name)
+    if not saved:
+        return [replies.NO_SAVED_GAMES]
+    lines = [replies.SAVED_HEADER]
+    for match in saved:
+        opponent = match.opponent_of(session.name)
+        online = ctx.app.registry.get(opponent)
+        if session.opponent == opponent:
+            mark = SavedMark.PLAYING
+        elif online is not None and online.logged_in:
+            mark = SavedMark.ONLINE
+        else:
+            mark = SavedMark.OFFLINE
+        mine, theirs = match.scores_for(session.name)
+        lines.append(replies.saved_line(mark, opponent, match.match_length, mine, theirs))
+    return lines
+
+
+async def _savedcount(ctx: Context, args: tuple[str, ...]) -> list[str]:
+    """``show savedcount [name]``: how many saved matches name has (§4.14; GIB, GBOT)."""
+    name = args[0] if args else ctx.session.name
+    return [replies.savedcount(name, await ctx.app.db.count_saved_matches(name))]
+
+
+async def _max(ctx: Context, args: tuple[str, ...]) -> list[str]:
+    """``show max``: the login limit and the most users seen at once (§4.14, D74)."""
+    registry = ctx.app.registry
+    return [replies.max_logins(ctx.app.settings.max_logins, max(registry.peak, len(registry)))]
+
+
+TOPICS: dict[str, Topic] = {
+    "games": _games,
+    "max": _max,
+    "saved": _saved,
+    "savedcount": _savedcount,
+    "watchers": _watchers,
+}
+
+
+def topic(word: str) -> Topic:
+    """The topic ``word`` names exactly or as a unique prefix.
+
+    :raises Reply: ``** Don't know how to show <word>``.
+    """
+    key = word.lower()
+    if key in TOPICS:
+        return TOPICS[key]
+    found = [name for name in TOPICS if name.startswith(key)]
+    if len(found) != 1:
+        raise Reply(replies.dont_know_show(word))
+    return TOPICS[found[0]]
+
+
+@handles("show")
+async def show(ctx: Context, cmd: ParsedCommand) -> None:
+    ctx.session.send_lines(await topic(cmd.args[0])(ctx, cmd.args[1:]))

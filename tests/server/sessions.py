@@ -1,0 +1,77 @@
+"""Logging clients in for the chat, info and settings tests: CLIP and telnet mode."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from protocol import replies
+from server.app import App
+from server.config import Settings
+from server.dispatch import load_handlers
+from server.session import Session
+from tests.conftest import DbTarget
+
+from .conftest import Connect, FibsClient, clip_login, make_user
+
+
+@contextlib.asynccontextmanager
+async def running(settings: Settings, db_target: DbTarget) -> AsyncIterator[App]:
+    """An App of its own on ``db_target`` (restarts, special limits); stopped at the end."""
+    load_handlers()
+    db = await db_target.open()
+    app = App(settings, db)
+    await app.start()
+    try:
+        yield app
+    finally:
+        await app.stop()
+        await db.close()
+
+
+async def telnet_login(
+    connect: Connect, app: App, name: str, password: str = "secret", *, create: bool = True
+) -> FibsClient:
+    """A person logged in through the telnet dialog (§1.6), read up to the first ``> ``."""
+    if create and await app.db.get_user(name) is None:
+        await make_user(app, name, password)
+    client = await connect()
+    await client.prompt(replies.LOGIN_PROMPT)
+    await client.send(name)
+    await client.prompt(replies.PASSWORD_PROMPT)
+    await client.send(password)
+    await client.expect(replies.user_authenticated(name))
+    await client.prompt(replies.TELNET_PROMPT)
+    return client
+
+
+async def command(client: FibsClient, line: str) -> list[str]:
+    """Telnet mode: send ``line`` and return the reply, the lines before the next prompt."""
+    await client.send(line)
+    return await client.prompt(replies.TELNET_PROMPT)
+
+
+async def who_update_seen(client: FibsClient, name: str) -> str:
+    """Read up to the CLIP 5 line about ``name`` and the ``6`` after it; return the 5."""
+    line = await client.expect_prefix(f"5 {name} ")
+    assert await client.line() == "6"
+    return line
+
+
+async def login_all(connect: Connect, app: App, *names: str) -> list[FibsClient]:
+    """CLIP clients for ``names``, each logged in after the previous one; the login
+    announcements to the earlier ones are read, so every client starts quiet."""
+    clients: list[FibsClient] = []
+    for name in names:
+        client = await clip_login(connect, app, name)
+        for earlier in clients:
+            await who_update_seen(earlier, name)
+        clients.append(client)
+    return clients
+
+
+def online(app: App, name: str) -> Session:
+    """The logged-in session of ``name``."""
+    session = app.registry.get(name)
+    assert session is not None
+    return session

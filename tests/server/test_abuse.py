@@ -1,0 +1,285 @@
+"""Bad input and bad clients (issue 4 item 7): none of them stops the server or slows down
+anyone else. Each test keeps a well-behaved client that must get its answer within a
+second while the abuse goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import socket
+import time
+from typing import Any
+
+import pytest
+
+from protocol import clip, replies
+from server.app import STOP_GRACE, App
+from server.config import Settings
+from tests.conftest import DbTarget
+
+from .conftest import IAC_WONT_TTYPE, Connect, FibsClient, check_known_lines, clip_login, make_user
+from .sessions import login_all, online, running, who_update_seen
+
+pytestmark = pytest.mark.known_lines
+
+PROMPT_SECONDS = 1.0
+"""How long the well-behaved client may wait for any answer."""
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """The smallest write buffer fibs.conf allows, so a stuck reader is found quickly."""
+    return settings.replace(write_buffer_limit=4096)
+
+
+async def answers(client: FibsClient) -> None:
+    """The server answers ``client``'s ``time`` within a second (lines that arrive
+    meanwhile, such as CLIP 7 or 8 about others, are passed over)."""
+    await client.send("time")
+    deadline = time.monotonic() + PROMPT_SECONDS
+    while not (await client.line(max(deadline - time.monotonic(), 0.001))).endswith(" UTC )"):
+        pass
+
+
+async def quiet(client: FibsClient, gap: float = 0.3) -> None:
+    """Read until nothing arrives for ``gap`` seconds."""
+    while True:
+        try:
+            await client.line(gap)
+        except TimeoutError:
+            return
+
+
+async def keep_checking(client: FibsClient, stop: asyncio.Event) -> int:
+    """Ask ``client``'s question again and again until ``stop``; return how often."""
+    count = 0
+    while not stop.is_set():
+        await answers(client)
+        count += 1
+        await asyncio.sleep(0.1)  # under the rate limit: every question is answered
+    return count
+
+
+async def test_binary_garbage_nul_and_iac(connect: Connect, app: App) -> None:
+    alice, mallory = await login_all(connect, app, "alice", "mallory")
+    rng = random.Random(4321)
+    garbage = bytes(rng.randrange(256) for _ in range(50_000))
+    specials = b"\x00\x00\xff\xff\xff\xfb\x01\xff\xfd\x03\xff\xfa\x18\x00\x01\xff\xf0\x1b[2J\x07"
+    endless_subnegotiation = b"\xff\xfa\x18" + b"a" * 200_000 + b"\xff\xf0"  # telnetlib3 caps it
+    for chunk in (garbage[:25_000], specials, endless_subnegotiation, garbage[25_000:], b"\r\n"):
+        await mallory.send_raw(chunk)
+        await answers(alice)
+    stranger = await connect()  # the same before login
+    await stranger.send_raw(garbage + b"\r\n")
+    await answers(alice)
+    await quiet(mallory)  # the replies to the garbage's many lines, and its rate limit
+    await asyncio.sleep(0.2)  # lets the command budget refill
+    await mallory.send_raw(b"\xff\xf0\r\n\r\ntell alice still here\r\n")
+    assert await alice.expect_prefix("12 mallory") == "12 mallory still here"
+
+
+async def test_control_characters_never_reach_others(connect: Connect, app: App) -> None:
+    alice, mallory = await login_all(connect, app, "alice", "mallory")
+    await mallory.send_raw(b"tell alice \x1b[2Jhi\x00 \x07there\x08\r\n")
+    assert await alice.line() == "12 mallory [2Jhi there"
+    await mallory.send_raw(b"\x1b\x00fizz\r\n")
+    assert await mallory.expect_prefix("** Unknown") == replies.unknown_command("fizz")
+
+
+async def test_invalid_utf8(connect: Connect, app: App) -> None:
+    alice, bob = await login_all(connect, app, "alice", "bob")
+    await bob.send_raw(b"tell alice caf\xc3\xa9 \xc3\x28 \xe2\x82 \xed\xa0\x80 \xfe\xc0\xaf!\r\n")
+    said = clip.Says.parse(await alice.line(PROMPT_SECONDS))
+    assert said.name == "bob" and said.text.isascii() and said.text.endswith("!")
+    assert said.text.startswith("caf? ")  # FIBS is 7-bit: anything else becomes "?"
+    assert await bob.line() == f"16 alice {said.text}"
+    await answers(bob)
+
+
+@pytest.mark.parametrize("newline", [False, True])
+async def test_a_100_kb_line(connect: Connect, app: App, newline: bool) -> None:
+    alice, mallory = await login_all(connect, app, "alice", "mallory")
+    line = b"tell alice " + b"x" * 100_000
+    for start in range(0, len(line), 10_000):
+        await mallory.send_raw(line[start : start + 10_000])
+        await answers(alice)
+    if not newline:
+        await alice.nothing(0.2)
+        await mallory.close()  # it goes away without ever ending the line
+        assert await alice.expect_prefix("8 ") == "8 mallory mallory drops connection."
+        return
+    await mallory.send_raw(b"\r\n")
+    assert await mallory.line(PROMPT_SECONDS) == replies.LINE_TOO_LONG
+    await answers(mallory)
+    await answers(alice)
+    await alice.nothing(0.1)  # nothing of the long line reached alice
+
+
+async def test_a_100_kb_line_at_the_login_prompt(connect: Connect, app: App) -> None:
+    (alice,) = await login_all(connect, app, "alice")
+    stranger = await connect()
+    await stranger.prompt(replies.LOGIN_PROMPT)
+    await stranger.send_raw(b"y" * 100_000 + b"\r\n")
+    await stranger.prompt(replies.LOGIN_PROMPT, PROMPT_SECONDS)
+    await answers(alice)
+
+
+async def test_a_flood_of_commands(connect: Connect, app: App) -> None:
+    alice, mallory = await login_all(connect, app, "alice", "mallory")
+    stop = asyncio.Event()
+    checker = asyncio.create_task(keep_checking(alice, stop))
+    await mallory.send_raw(b"time\r\n" * 2_000)
+    replies_seen = [await mallory.line(PROMPT_SECONDS) for _ in range(2_000)]
+    stop.set()
+    assert await checker > 0
+    slow = replies_seen.count(replies.SLOW_DOWN)
+    assert slow >= 2_000 - app.settings.command_burst - 100  # the rate limit worked
+    assert all(r == replies.SLOW_DOWN or r.endswith(" UTC )") for r in replies_seen)
+    await asyncio.sleep(0.2)  # the bucket refills
+    await answers(mallory)
+
+
+def _shrink_server_send_buffer(app: App, name: str) -> None:
+    """The server's kernel buffer for ``name`` as small as Linux allows, so the test need
+    not push megabytes before the write buffer grows."""
+    output: Any = online(app, name).output
+    sock = output._writer.transport.get_extra_info("socket")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+
+
+async def _stuck_client(app: App, name: str) -> socket.socket:
+    """A CLIP client on a blocking-free raw socket with a tiny receive buffer that stops
+    reading once it is logged in."""
+    await make_user(app, name)
+    loop = asyncio.get_running_loop()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    await loop.sock_connect(sock, ("127.0.0.1", app.port))
+    await loop.sock_sendall(sock, IAC_WONT_TTYPE)
+    received = b""
+    while not received.endswith(replies.LOGIN_PROMPT.encode()):
+        received += await asyncio.wait_for(loop.sock_recv(sock, 65536), 5)
+    await loop.sock_sendall(sock, f"login stuck 1008 {name} secret\r\n".encode())
+    while b"\r\n6\r\n" not in received:
+        received += await asyncio.wait_for(loop.sock_recv(sock, 65536), 5)
+    return sock
+
+
+async def test_a_client_that_stops_reading_is_dropped(connect: Connect, app: App) -> None:
+    alice, carol = await login_all(connect, app, "alice", "carol")
+    sock = await _stuck_client(app, "mallory")
+    try:
+        for client in (alice, carol):
+            await who_update_seen(client, "mallory")
+        _shrink_server_send_buffer(app, "mallory")
+        text = "z" * 900
+        started = time.monotonic()
+        for _ in range(app.settings.command_burst):
+            await alice.send(f"shout {text}")
+            assert await alice.line(PROMPT_SECONDS) == f"17 {text}"
+            assert await carol.line(PROMPT_SECONDS) == f"13 alice {text}"
+            if app.registry.get("mallory") is None:
+                break
+        assert app.registry.get("mallory") is None, "the stuck reader is still connected"
+        assert await alice.expect_prefix("8 ", PROMPT_SECONDS) == (
+            "8 mallory mallory drops connection."
+        )
+        assert time.monotonic() - started < 5
+        await answers(carol)
+    finally:
+        sock.close()
+
+
+async def test_a_client_that_stops_reading_does_not_hold_up_the_shutdown(
+    connect: Connect, app: App
+) -> None:
+    sock = await _stuck_client(app, "mallory")
+    try:
+        _shrink_server_send_buffer(app, "mallory")
+        session = online(app, "mallory")
+        output: Any = session.output
+        started = time.monotonic()
+        stuck = 0
+        while stuck < 3 and time.monotonic() - started < 10:
+            # Fill the kernel's buffers until output stays in the transport's own buffer.
+            if output._writer.transport.get_write_buffer_size():
+                stuck += 1
+            else:
+                stuck = 0
+                session.send("x" * 500)
+            await asyncio.sleep(0.05)
+        assert app.registry.get("mallory") is not None
+        started = time.monotonic()
+        await app.stop()
+        assert time.monotonic() - started < STOP_GRACE + 1
+    finally:
+        sock.close()
+
+
+async def test_half_closed_connections(connect: Connect, app: App) -> None:
+    """A client that sends FIN ends its session at once. (A peer that vanishes without
+    a FIN is only found by the idle timeout: see the idle test below.)"""
+    alice, mallory = await login_all(connect, app, "alice", "mallory")
+    mallory.writer.write_eof()  # FIN from mallory; the server may still write
+    assert await alice.expect_prefix("8 ", PROMPT_SECONDS) == "8 mallory mallory drops connection."
+    assert await mallory.closed(PROMPT_SECONDS)
+    stranger = await connect()
+    await stranger.prompt(replies.LOGIN_PROMPT)
+    stranger.writer.write_eof()
+    assert await stranger.closed(PROMPT_SECONDS)
+    await answers(alice)
+
+
+async def test_many_connections_that_never_log_in(connect: Connect, app: App) -> None:
+    (alice,) = await login_all(connect, app, "alice")
+    loiterers = [await connect() for _ in range(200)]
+    await answers(alice)
+    bob = await clip_login(connect, app, "bob")
+    await answers(bob)
+    assert len(app.registry) == 2
+    for client in loiterers:
+        await client.close()
+    await answers(alice)
+
+
+async def test_idle_connections_are_warned_then_closed(
+    settings: Settings, db_target: DbTarget
+) -> None:
+    quick = settings.replace(idle_timeout=2.0, idle_warning=1.0)
+    async with running(quick, db_target) as app:
+        await make_user(app, "alice")
+        await make_user(app, "mallory")
+        clients: list[FibsClient] = []
+
+        async def connect() -> FibsClient:
+            reader, writer = await asyncio.open_connection("127.0.0.1", app.port)
+            client = FibsClient(reader, writer)
+            await client.send_raw(IAC_WONT_TTYPE)
+            clients.append(client)
+            return client
+
+        try:
+            mallory = await clip_login(connect, app, "mallory", create=False)
+            alice = await clip_login(connect, app, "alice", create=False)
+            await who_update_seen(mallory, "alice")
+            stranger = await connect()  # never logs in
+            stop = asyncio.Event()
+            checker = asyncio.create_task(keep_checking(alice, stop))
+            assert await mallory.line(3) == replies.idle_warning(1)
+            assert await mallory.line(3) == replies.CONNECTION_TIMED_OUT
+            assert await mallory.closed(2)
+            assert await stranger.closed(2)
+            stop.set()
+            assert await checker > 5
+            notice = replies.logout_notice(
+                "mallory", replies.timed_out("mallory"), replies.Mode.CLIP
+            )
+            if notice not in alice.seen:
+                await alice.expect(notice, PROMPT_SECONDS)
+            assert app.registry.get("alice") is not None
+        finally:
+            for client in clients:
+                await client.close()
+        check_known_lines(clients)

@@ -1,0 +1,274 @@
+"""Information commands over real sockets (§4.2, §4.14): who/rawwho filters, whois
+(online and offline), where, ratings, time, show, last, motd, help and the rest."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from protocol import clip, commands, replies
+from protocol.replies import SavedMark
+from server.app import App
+
+from .conftest import Connect, clip_login, make_user
+from .sessions import command, login_all, online, telnet_login, who_update_seen
+
+pytestmark = pytest.mark.known_lines
+
+
+def rawwho_names(client_lines: list[str]) -> list[str]:
+    return [clip.WhoInfo.parse(line).name for line in client_lines]
+
+
+async def test_who_and_rawwho_filters(connect: Connect, app: App) -> None:
+    alice, bob, carol = await login_all(connect, app, "alice", "bob", "carol")
+    await bob.send("toggle ready")
+    assert await bob.line() == replies.toggle_message("ready", True)
+    for client in (alice, bob, carol):
+        await who_update_seen(client, "bob")
+    await carol.send("away gone")
+    for client in (alice, bob, carol):
+        await who_update_seen(client, "carol")
+    assert await carol.line() == replies.YOURE_AWAY
+    online(app, "alice").start_playing("dave")
+
+    async def names(line: str) -> list[str]:
+        await alice.send(line)
+        return rawwho_names(await alice.expect("6"))
+
+    assert await names("rawwho") == ["alice", "bob", "carol"]
+    assert await names("rawwho ready") == ["bob"]
+    assert await names("rawwho away") == ["carol"]
+    assert await names("rawwho playing") == ["alice"]
+    assert await names("rawwho carol") == ["carol"]
+    assert await names("rawwho nobody") == []
+    assert await names("rawwho from 127.0") == ["alice", "bob", "carol"]
+    assert await names("rawwho from example.org") == []
+    assert await names("who ready") == ["bob"]
+    assert await names("w") == ["alice", "bob", "carol"]  # `w` is who (§4.1)
+    await alice.send("who count")
+    assert await alice.line() == replies.who_count(3)
+    await alice.send("who nobody")
+    assert await alice.line() == replies.no_one_called_period("nobody")
+    await alice.send("set sortwho name")
+    assert await alice.line() == replies.set_changed("sortwho", "name")
+    assert await names("rawwho") == ["alice", "bob", "carol"]
+
+
+async def test_who_in_telnet_mode(connect: Connect, app: App) -> None:
+    alice = await telnet_login(connect, app, "alice")
+    reply = await command(alice, "who")
+    assert reply[0] == replies.WHO_HEADER
+    assert reply[1].split()[:3] == ["1", "-", "alice"]
+    assert await command(alice, "who count") == [replies.who_count(1)]
+
+
+async def test_whois_online(connect: Connect, app: App) -> None:
+    alice, bob = await login_all(connect, app, "alice", "bob")
+    await bob.send("address bob@example.org")
+    assert await bob.line() == replies.address_set("bob@example.org")
+    await who_update_seen(alice, "bob")
+    await alice.send("whois bob")
+    lines = [await alice.line() for _ in range(6)]
+    session = online(app, "bob")
+    local = dt.datetime.fromtimestamp(session.login_time, dt.UTC)
+    assert lines[0] == "Information about bob:"
+    assert lines[1] == f"  Last login:  {replies.whois_date(local)} from 127.0.0.1"
+    assert lines[2].startswith("  Still logged in. ") and lines[2].endswith(" seconds idle.")
+    assert lines[3] == "  bob is not ready to play, not watching, not playing."
+    assert lines[4] == "  Rating: 1500.00 Experience: 0"
+    assert lines[5] == "  Email address: bob@example.org"
+    await alice.send("whois")
+    assert await alice.line() == replies.WHOIS_USAGE
+    await alice.send("whois nobody")
+    assert await alice.line() == replies.no_information("nobody")
+    await alice.send("whois bo")  # exact names only
+    assert await alice.line() == replies.no_information("bo")
+
+
+async def test_whois_offline_in_the_askers_time_zone(connect: Connect, app: App) -> None:
+    await make_user(app, "dave", rating=1618.5, experience=77)
+    await app.db.update_login("dave", "dave.example.org", at=1_700_000_000)
+    await app.db.update_logout("dave", at=1_700_003_600)
+    alice = await telnet_login(connect, app, "alice")
+    assert await command(alice, "set timezone Europe/Berlin") == [
+        replies.set_changed("timezone", "Europe/Berlin")
+    ]
+    reply = await command(alice, "whois dave")
+    assert reply == [
+        "Information about dave:",
+        "  Last login:  Tuesday, November 14 23:13 CET from dave.example.org",
+        "  Last logout: Wednesday, November 15 00:13 CET",
+        "  Not logged in right now.",
+        "  Rating: 1618.50 Experience: 77",
+        "  No email address.",
+    ]
+
+
+async def test_whois_shows_away_and_playing(connect: Connect, app: App) -> None:
+    alice, bob = await login_all(connect, app, "alice", "bob")
+    online(app, "bob").start_playing("alice")
+    online(app, "bob").away = "brb"
+    await alice.send("whois bob")
+    lines = await alice.expect("  No email address.")
+    assert lines[3:] == [
+        "  bob is playing with alice.",
+        "  " + replies.is_away("bob", "brb"),
+        "  Rating: 1500.00 Experience: 0",
+    ]
+    del bob
+
+
+async def test_where(connect: Connect, app: App) -> None:
+    alice, _bob = await login_all(connect, app, "alice", "bob")
+    await alice.send("where b")
+    assert await alice.line() == replies.where("bob", "127.0.0.1")
+    await alice.send("where nobody")
+    assert await alice.line() == replies.no_one_there("nobody")
+    await alice.send("where")
+    assert [await alice.line(), await alice.line()] == [
+        replies.where("alice", "127.0.0.1"),
+        replies.where("bob", "127.0.0.1"),
+    ]
+
+
+async def test_ratings(connect: Connect, app: App) -> None:
+    for i, name in enumerate(("ann", "ben", "cat", "dan")):
+        await make_user(app, name, rating=1700.0 - 50 * i, experience=100 + i)
+    await make_user(app, "newbie")  # experience 0: not on the list
+    alice = await clip_login(connect, app, "ben")
+    await alice.send("ratings")
+    assert await alice.line() == replies.RATINGS_HEADER
+    assert [await alice.line() for _ in range(4)] == [
+        replies.ratings_line(1, "ann", 1700.0, 100),
+        replies.ratings_line(2, "ben", 1650.0, 101, marked=True),
+        replies.ratings_line(3, "cat", 1600.0, 102),
+        replies.ratings_line(4, "dan", 1550.0, 103),
+    ]
+    await alice.send("ratings from 2 to 3")
+    assert await alice.line() == replies.RATINGS_HEADER
+    assert await alice.line() == replies.ratings_line(2, "ben", 1650.0, 101, marked=True)
+    assert await alice.line() == replies.ratings_line(3, "cat", 1600.0, 102)
+    await alice.send("ratings dan")
+    assert await alice.line() == replies.RATINGS_HEADER
+    assert await alice.line() == replies.ratings_line(4, "dan", 1550.0, 103, marked=True)
+    await alice.send("ratings newbie")
+    assert await alice.line() == replies.RATINGS_HEADER
+    assert await alice.line() == replies.ratings_line(5, "newbie", 1500.0, 0, marked=True)
+    for line, error in [
+        ("ratings from 5 to 2", replies.invalid_range(5, 2)),
+        ("ratings from 1 to 101", replies.RATINGS_RANGE_LIMIT),
+        ("ratings from x", replies.positive_number_after("from")),
+        ("ratings to 0", replies.positive_number_after("to")),
+        ("ratings ann ben", replies.only_one_name("ann", "ben")),
+        ("ratings nobody", replies.dont_know_user("nobody")),
+    ]:
+        await alice.send(line)
+        assert await alice.line() == error, line
+    await alice.send("ratings from 90")
+    assert await alice.line() == replies.RATINGS_HEADER
+    await alice.nothing(0.1)
+
+
+async def test_time_and_date(connect: Connect, app: App) -> None:
+    alice = await clip_login(connect, app, "alice")
+    await alice.send("time")
+    line = await alice.line()
+    assert line.endswith(" UTC )") and ", " in line
+    await alice.send("date Asia/Tokyo")
+    assert " JST   ( " in await alice.line()
+    await alice.send("time Nowhere/Land")
+    assert await alice.line() == replies.bad_timezone("Nowhere/Land")
+    first_row = await alice.line()
+    assert first_row.startswith("Africa/Abidjan, ")
+
+
+async def test_show(connect: Connect, app: App) -> None:
+    alice, bob = await login_all(connect, app, "alice", "bob")
+    await make_user(app, "dave")
+    await alice.send("show saved")
+    assert await alice.line() == replies.NO_SAVED_GAMES
+    await app.db.save_match("alice", "bob", "{}", match_length=3, score_a=1, score_b=2)
+    await app.db.save_match("dave", "alice", "{}", match_length=None, score_a=0, score_b=4)
+    await alice.send("show saved")
+    assert [await alice.line() for _ in range(3)] == [
+        replies.SAVED_HEADER,
+        replies.saved_line(SavedMark.ONLINE, "bob", 3, 1, 2),
+        replies.saved_line(SavedMark.OFFLINE, "dave", None, 4, 0),
+    ]
+    for line, answer in [
+        ("show savedcount alice", replies.savedcount("alice", 2)),
+        ("show savedc dave", replies.savedcount("dave", 1)),
+        ("show savedcount nobody", replies.savedcount("nobody", 0)),
+        ("show max", replies.max_logins(app.settings.max_logins, 2)),
+        ("show", replies.SHOW_WHAT),
+        ("show sa", replies.dont_know_show("sa")),
+        ("show nonsense", replies.dont_know_show("nonsense")),
+        ("show games", replies.GAMES_HEADER),
+        ("show watchers", replies.WATCHING_PLAYERS_NONE),
+    ]:
+        await alice.send(line)
+        assert await alice.line() == answer, line
+    await alice.nothing(0.1)
+    del bob
+
+
+async def test_last(connect: Connect, app: App) -> None:
+    alice, bob = await login_all(connect, app, "alice", "bob")
+    await bob.send("bye")
+    assert await alice.expect_prefix("8 ") == "8 bob bob logs out."
+    await alice.send("last")
+    assert await alice.line() == replies.LAST_HEADER
+    rows = [await alice.line() for _ in range(3)]
+    assert [row.split(": ", 1)[1] for row in rows] == [
+        "alice logs in.",
+        "bob logs in.",
+        "bob logs out.",
+    ]
+    assert rows[0].split()[2] == "UTC:"
+    await alice.send("last bob")
+    assert await alice.line() == replies.LAST_USE_WHOIS
+
+
+async def test_motd_help_and_server_texts(connect: Connect, app: App) -> None:
+    alice = await clip_login(connect, app, "alice")
+    await alice.send("motd")
+    assert [await alice.line(), await alice.line()] == ["3", "4"]
+    await alice.send("help")
+    assert await alice.expect(commands.help_lines()[-1]) == commands.help_lines()[:-1]
+    await alice.send("help tell")
+    assert [await alice.line() for _ in commands.help_lines("tell")] == commands.help_lines("tell")
+    await alice.send("help nosuchthing")
+    assert await alice.line() == replies.NO_HELP
+    await alice.send("version")
+    assert (await alice.line()).startswith("** Version fibs-server ")
+    await alice.send("port")
+    assert await alice.line() == replies.port(app.port)
+    await alice.send("about")
+    assert (await alice.line()).startswith("This is fibs-server ")
+    await alice.expect(replies.about("x", "y")[-1])
+    await alice.send("stat")
+    assert (await alice.line()).startswith("Server running since ")
+    assert await alice.line() == "Users logged in: 1 (most at once: 1)."
+    assert await alice.line() == "Logins since the start: 1."
+    await alice.send("average")
+    assert (await alice.line()).endswith(": 1.00")
+    await alice.send("cls")
+    assert await alice.line() == replies.CLEAR_SCREEN
+
+
+async def test_refusals_of_section_4_2(connect: Connect, app: App) -> None:
+    alice = await clip_login(connect, app, "alice")
+    for line, answer in [
+        ("erase bob", replies.PERMISSION_DENIED),
+        ("shutdown", replies.PERMISSION_DENIED),
+        ("co", replies.PERMISSON_DENIED),
+        ("ne", replies.PERMISSON_DENIED),
+        ("ye", replies.PERMISSON_DENIED),
+        ("name bob", replies.NAME_NOT_CHANGEABLE),
+        ("fizzbuzz", replies.unknown_command("fizzbuzz")),
+        ("re", replies.unknown_command("re")),  # ambiguous prefix (§4.1)
+    ]:
+        await alice.send(line)
+        assert await alice.line() == answer, line

@@ -1,0 +1,313 @@
+"""SIGKILL durability (issue 5 item 4; architecture.md "Data flow": persist, then announce).
+
+The server runs as a real subprocess (``python -m server``) on an SQLite file. Two
+scripted CLIP clients play an unlimited match; at seeded random moments the server is
+killed with SIGKILL, which gives it no chance to save anything. Each time the test reads
+the saved match straight from the database file and checks that
+
+* every ``<name> moves ... .`` line a client was told is in the stored move record, in
+  order, and the record holds at most one move more (the one stored but not yet sent);
+* the last board each client saw is a state of the stored record, and the stored state
+  is that one or at most one move later, never an earlier one;
+
+then restarts the server on the same file, logs both players in again, resumes the
+match (``invite bob`` without a length, ``join alice``) and checks that the board both
+get on resuming shows exactly the stored state. Every read has a timeout; the whole
+test is bounded; the subprocess is always killed at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import re
+import sys
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from backgammon.board import Colour, Player, Position
+from backgammon.dice import Roll, SeededDice
+from backgammon.events import CheckersMoved, GameStarted, GameWon
+from backgammon.match import Match
+from backgammon.moves import apply_moves, legal_plays
+from backgammon.notation import format_move, format_moves
+from db.records import UserSettings
+from db.repository import Database
+from protocol import replies
+from protocol.board_fibs import parse_board
+from server.export import transcript_from_snapshot
+from server.passwords import hash_password_sync
+from server.session import DEFAULT_TOGGLES
+
+from .conftest import IAC_WONT_TTYPE, TEST_COST, FibsClient
+
+ROOT = Path(__file__).resolve().parents[2]
+SEED = 4
+KILLS = 4
+"""How many times the server is killed in the middle of the match."""
+TEST_LIMIT = 150.0
+"""Seconds the whole test may take."""
+NAMES = ("alice", "bob")
+"""alice invites, so she is the stored match's player 0."""
+CONFIG = """\
+[limits]
+negotiation_wait = 0.1
+login_delay = 0
+commands_per_second = 10000
+command_burst = 10000
+
+[passwords]
+scrypt_n = 16
+scrypt_r = 1
+scrypt_p = 1
+"""
+_LISTENING = re.compile(r"fibs-server listening on (\S+):(\d+)")
+
+Key = tuple[int, int, Position]
+"""A state as boards show it: the score (player 0 first) and the position."""
+
+
+@dataclass
+class Client:
+    """One scripted player and everything it was told, over every server run."""
+
+    name: str
+    player: Player
+    rng: random.Random
+    client: FibsClient | None = None
+    moves_seen: list[str] = field(default_factory=list)
+    """The opponent's ``moves`` lines, in order."""
+    last_key: Key | None = None
+
+    def key(self, line: str) -> Key:
+        view = parse_board(line)
+        position = view.position(self.player)
+        if self.player == 0:
+            return (view.player_score, view.opponent_score, position)
+        return (view.opponent_score, view.player_score, position)
+
+    async def react(self, line: str) -> None:
+        """What a simple bot does: roll, play a random legal move, join the next game."""
+        assert self.client is not None
+        if line.startswith(f"{NAMES[1 - self.player]} moves "):
+            self.moves_seen.append(line)
+        elif line == replies.ROLL_OR_DOUBLE:
+            await self.client.send("roll")
+        elif line == replies.JOIN_NEXT_GAME:
+            await self.client.send("join")
+        elif line.startswith("board:"):
+            self.last_key = self.key(line)
+            view = parse_board(line)
+            if view.turn is view.colour and view.player_dice != (0, 0) and view.can_move:
+                plays = legal_plays(view.position(0), 0, Roll(*view.player_dice))
+                play = self.rng.choice(plays)
+                await self.client.send("move " + format_moves(play.moves, view.colour))
+
+    async def play(self) -> None:
+        """React to every line until the connection breaks (the server was killed)."""
+        assert self.client is not None
+        with contextlib.suppress(ConnectionError, OSError):
+            while True:
+                await self.react(await self.client.line(timeout=30))
+
+
+@dataclass
+class Server:
+    """The server subprocess."""
+
+    process: asyncio.subprocess.Process
+    port: int
+
+    async def kill(self) -> None:
+        if self.process.returncode is None:
+            self.process.kill()  # SIGKILL
+        await self.process.wait()
+
+
+@contextlib.asynccontextmanager
+async def running_server(url: str, config: Path, log: Path) -> AsyncIterator[Server]:
+    """``python -m server`` on a free port; killed on the way out whatever happens."""
+    with log.open("ab") as stderr:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--database",
+            url,
+            "--config",
+            str(config),
+            "--log-level",
+            "WARNING",
+            cwd=ROOT,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=stderr,
+        )
+    server = None
+    try:
+        assert process.stdout is not None
+        line = await asyncio.wait_for(process.stdout.readline(), 30)
+        found = _LISTENING.search(line.decode())
+        assert found, f"no listening line: {line!r}; log: {log.read_text()[-2000:]}"
+        server = Server(process, int(found[2]))
+        yield server
+    finally:
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
+
+
+async def login(port: int, name: str) -> FibsClient:
+    reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 10)
+    client = FibsClient(reader, writer)
+    await client.send_raw(IAC_WONT_TTYPE)
+    await client.prompt(replies.LOGIN_PROMPT, timeout=10)
+    await client.send(f"login sigkill_test 1008 {name} secret")
+    await client.expect("6", timeout=10)
+    return client
+
+
+@dataclass
+class Stored:
+    """The saved match as the database file holds it after a kill."""
+
+    moves: list[list[str]]
+    """Each player's ``moves`` lines, as the opponent would have been told them."""
+    keys: list[Key]
+    """Every state a board can have shown, in order."""
+    after_move: list[int]
+    """For each state, how many moves the record holds up to it."""
+
+    def last_index(self, key: Key) -> int:
+        indexes = [i for i, k in enumerate(self.keys) if k == key]
+        assert indexes, f"a client saw a state the database does not hold: {key}"
+        return indexes[-1]
+
+
+async def read_saved(url: str) -> Stored:
+    db = await Database.open(url, migrate=False)
+    try:
+        saved = await db.load_match(*NAMES)
+    finally:
+        await db.close()
+    assert saved is not None, "the match is not in the database"
+    transcript = transcript_from_snapshot(saved.snapshot)
+    moves: list[list[str]] = [[], []]
+    keys: list[Key] = []
+    after_move: list[int] = []
+    count = 0
+    for game in transcript.games:
+        started = game[0]
+        assert isinstance(started, GameStarted)
+        colours = {started.o_player: Colour.O, 1 - started.o_player: Colour.X}
+        score = started.score
+        position = Position.start()
+        keys.append((*score, position))
+        after_move.append(count)
+        for event in game:
+            if isinstance(event, CheckersMoved):
+                texts = [format_move(m, colours[event.player]) for m in event.moves]
+                moves[event.player].append(replies.moves(NAMES[event.player], texts))
+                position, _ = apply_moves(position, event.player, event.moves)
+                count += 1
+                keys.append((*score, position))
+                after_move.append(count)
+            elif isinstance(event, GameWon):
+                keys.append((*event.score, position))
+                after_move.append(count)
+    match = Match.from_json(json.loads(saved.snapshot)["match"], SeededDice(0))
+    assert keys[-1] == (match.score[0], match.score[1], match.position)
+    return Stored(moves, keys, after_move)
+
+
+def check_durable(stored: Stored, players: Sequence[Client]) -> None:
+    """Nothing a client was told is missing from the database, which is at most one
+    move ahead of what the clients know."""
+    told = 0
+    for me in players:
+        mover = 1 - me.player
+        record = stored.moves[mover]
+        assert record[: len(me.moves_seen)] == me.moves_seen, (
+            f"{me.name} was told moves of {NAMES[mover]} the database does not hold"
+        )
+        told += len(me.moves_seen)
+    assert sum(len(m) for m in stored.moves) - told <= 1
+    for me in players:
+        assert me.last_key is not None
+        seen = stored.last_index(me.last_key)
+        assert stored.after_move[-1] - stored.after_move[seen] <= 1, (
+            f"{me.name}'s last board is more than one move behind the database"
+        )
+
+
+async def resume(port: int, players: Sequence[Client], *, first: bool) -> list[str]:
+    """Log both in, start (``first``) or resume the match; return each one's first board."""
+    alice, bob = players
+    for me in players:
+        me.client = await login(port, me.name)
+    assert alice.client is not None and bob.client is not None
+    await alice.client.send("invite bob unlimited" if first else "invite bob")
+    await bob.client.expect("Type 'join alice' to accept.", timeout=10)
+    await bob.client.send("join alice")
+    boards = []
+    for me in players:
+        assert me.client is not None
+        boards.append(await me.client.expect_prefix("board:", timeout=10))
+    return boards
+
+
+async def test_sigkill_loses_nothing_a_client_was_told(tmp_path: Path) -> None:
+    rng = random.Random(SEED)
+    url = f"sqlite+aiosqlite:///{tmp_path / 'fibs.db'}"
+    config = tmp_path / "fibs.conf"
+    config.write_text(CONFIG)
+    log = tmp_path / "server.log"
+    db = await Database.open(url)
+    for name in NAMES:
+        await db.create_user(
+            name,
+            hash_password_sync("secret", TEST_COST),
+            toggles={**DEFAULT_TOGGLES, "ready": True},
+            settings=UserSettings(boardstyle=3),
+        )
+    await db.close()
+    players = [Client(name, i, random.Random(rng.random())) for i, name in enumerate(NAMES)]
+    stored: Stored | None = None
+    async with asyncio.timeout(TEST_LIMIT):
+        for run in range(KILLS + 1):
+            async with running_server(url, config, log) as server:
+                boards = await resume(server.port, players, first=run == 0)
+                if stored is not None:
+                    # The resumed board shows exactly what the database held.
+                    for me, board in zip(players, boards, strict=True):
+                        assert me.key(board) == stored.keys[-1]
+                if run == KILLS:
+                    await server.kill()
+                    break
+                for me, board in zip(players, boards, strict=True):
+                    await me.react(board)
+                tasks = [asyncio.create_task(me.play()) for me in players]
+                await asyncio.sleep(rng.uniform(0.3, 1.5))
+                await server.kill()
+                await asyncio.gather(*tasks)  # each ends when its connection breaks
+            for me in players:
+                assert me.client is not None
+                await me.client.close()
+            stored = await read_saved(url)
+            check_durable(stored, players)
+            for me in players:
+                # On resuming, a move stored but never announced is only in the board:
+                # from here on the clients continue from the stored record.
+                me.moves_seen = list(stored.moves[1 - me.player])
+    for me in players:
+        if me.client is not None:
+            await me.client.close()
+    assert stored is not None and stored.after_move[-1] >= 2 * KILLS, (
+        "the clients hardly played: the kills tested nothing"
+    )

@@ -109,6 +109,8 @@ def state_refusal(command: Command, state: SessionState, word: str) -> tuple[str
     """
     if command.allows(state):
         return None
+    if state is SessionState.GUEST:  # a guest sees only its few commands (D37)
+        return (replies.unknown_command(word),)
     return command.refusal or (replies.unknown_command(word),)
 
 

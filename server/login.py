@@ -20,6 +20,7 @@ from protocol.commands import SessionState
 from protocol.parser import clean
 from protocol.replies import Mode
 from server.app import App
+from server.dispatch import Context, dispatch
 from server.passwords import hash_password, verify_password
 from server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, Session
 from server.telnet import TOO_LONG, LineReader
@@ -207,8 +208,8 @@ async def register(app: App, session: Session, read: ReadLine) -> bool:
             output.close()
             return False
         if command != "name" or len(words) != 2:
-            output.send([replies.unknown_command(words[0])])
-            output.prompt(replies.TELNET_PROMPT)
+            # help, who, time, about, version: what the command table allows a guest (D37).
+            await dispatch(Context(app, session), raw)
             continue
         name = words[1]
         problem = await _name_problem(app, name)

@@ -460,6 +460,13 @@ async def resign(ctx: Context, cmd: ParsedCommand) -> None:
     await _act(ctx, "resign", lambda m, p: m.resign(p, kind))
 
 
+@handles("panic")
+async def panic(ctx: Context, cmd: ParsedCommand) -> None:
+    """§4.9: the match is stored after every action already, so it is saved right now."""
+    live_match(ctx)
+    ctx.session.send(replies.PANIC_SAVED)
+
+
 @handles("leave")
 async def leave(ctx: Context, cmd: ParsedCommand) -> None:
     """Stop the match; it stays saved for a later ``invite`` + ``join`` (§4.9)."""

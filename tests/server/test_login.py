@@ -83,6 +83,12 @@ async def test_registration_as_guest(connect: Connect, app: App) -> None:
     await client.expect("ONE USERNAME PER PERSON ONLY!!!")
     await client.expect("")
     await client.prompt(replies.TELNET_PROMPT)
+    await client.send("who")  # a guest may look around (D37)
+    await client.expect(replies.WHO_HEADER)
+    await client.prompt(replies.TELNET_PROMPT)
+    await client.send("invite bob 1")
+    await client.expect(replies.unknown_command("invite"))
+    await client.prompt(replies.TELNET_PROMPT)
     await client.send("name bad-name")
     assert await client.line() == replies.NAME_INVALID
     await client.prompt(replies.TELNET_PROMPT)

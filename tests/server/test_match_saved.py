@@ -178,3 +178,33 @@ async def test_leave_and_restart_then_resume(
     finally:
         await restarted.stop()
         await db.close()
+
+
+@pytest.mark.parametrize("kind", ["n", "g", "b"])
+@pytest.mark.parametrize("answer", ["accept", "reject"])
+async def test_resignations_of_each_kind(
+    connect: Connect, app: App, kind: str, answer: str
+) -> None:
+    """§4.7: resign n|g|b is worth the cube times 1, 2 or 3; accepted or rejected."""
+    match = Match(MatchOptions(length=7), ScriptedDice((3, 1)), o_player=0)
+    match.start_game()
+    match.move(0, match.legal_plays()[0].moves)
+    match.cube, match.cube_owner = 2, 0
+    alice, bob = await players(connect, app)
+    await store(app, match)
+    await resume(alice, bob)
+    points = 2 * {"n": 1, "g": 2, "b": 3}[kind]
+    await alice.send(f"resign {kind}")
+    await alice.expect(replies.you_want_to_resign("bob", points))
+    await bob.expect(replies.wants_to_resign("alice", points))
+    await bob.send(answer)
+    if answer == "accept":
+        await bob.expect(replies.you_accept_and_win(points))
+        await alice.expect(replies.accepts_and_wins("bob", points))
+        await alice.expect(replies.score_line(7, "alice", 0, "bob", points))
+        assert app.matches["alice"].match.score == [0, points]
+    else:
+        await bob.expect(replies.YOU_REJECT)
+        await alice.expect(replies.rejects("bob"))
+        game = app.matches["alice"].match
+        assert game.resignation is None and game.score == [0, 0] and game.to_act == 1

@@ -136,8 +136,9 @@ def settings(db_target: DbTarget) -> Settings:
     )
 
 
-@pytest.fixture
-async def app(settings: Settings, db_target: DbTarget) -> AsyncIterator[App]:
+@contextlib.asynccontextmanager
+async def running(settings: Settings, db_target: DbTarget) -> AsyncIterator[App]:
+    """An App on ``db_target`` (restarts, special limits); stopped at the end."""
     load_handlers()
     db = await db_target.open()
     app = App(settings, db)
@@ -147,6 +148,12 @@ async def app(settings: Settings, db_target: DbTarget) -> AsyncIterator[App]:
     finally:
         await app.stop()
         await db.close()
+
+
+@pytest.fixture
+async def app(settings: Settings, db_target: DbTarget) -> AsyncIterator[App]:
+    async with running(settings, db_target) as app:
+        yield app
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -2,31 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator
-
 from protocol import replies
 from server.app import App
-from server.config import Settings
-from server.dispatch import load_handlers
 from server.session import Session
-from tests.conftest import DbTarget
 
 from .conftest import Connect, FibsClient, clip_login, make_user
-
-
-@contextlib.asynccontextmanager
-async def running(settings: Settings, db_target: DbTarget) -> AsyncIterator[App]:
-    """An App of its own on ``db_target`` (restarts, special limits); stopped at the end."""
-    load_handlers()
-    db = await db_target.open()
-    app = App(settings, db)
-    await app.start()
-    try:
-        yield app
-    finally:
-        await app.stop()
-        await db.close()
 
 
 async def telnet_login(

@@ -18,8 +18,16 @@ from server.app import STOP_GRACE, App
 from server.config import Settings
 from tests.conftest import DbTarget
 
-from .conftest import IAC_WONT_TTYPE, Connect, FibsClient, check_known_lines, clip_login, make_user
-from .sessions import login_all, online, running, who_update_seen
+from .conftest import (
+    IAC_WONT_TTYPE,
+    Connect,
+    FibsClient,
+    check_known_lines,
+    clip_login,
+    make_user,
+    running,
+)
+from .sessions import login_all, online, who_update_seen
 
 pytestmark = pytest.mark.known_lines
 

@@ -20,8 +20,7 @@ from protocol import clip, replies
 from server.config import Settings
 from tests.conftest import DbTarget
 
-from .conftest import IAC_WONT_TTYPE, TEST_COST, FibsClient, check_known_lines, make_user
-from .sessions import running
+from .conftest import IAC_WONT_TTYPE, TEST_COST, FibsClient, check_known_lines, make_user, running
 
 ROOT = Path(__file__).resolve().parents[2]
 

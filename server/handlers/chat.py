@@ -10,7 +10,7 @@ recipient with ``bell`` on (§2.4, D74). Every line is rendered in the recipient
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from db.errors import UnknownUserError
 from protocol import replies
@@ -225,52 +225,75 @@ async def _user_name(ctx: Context, prefix: str) -> str:
     raise Reply(replies.no_one_quoted(prefix))
 
 
+async def _toggle_listed(
+    ctx: Context,
+    cmd: ParsedCommand,
+    listed: set[str],
+    add: Callable[[str, str], Awaitable[bool]],
+    remove: Callable[[str, str], Awaitable[bool]],
+    texts: tuple[Callable[[Sequence[str]], str], str, Callable[[str], str], Callable[[str], str]],
+) -> str | None:
+    """``gag``/``blind``: list, or flip one user on the caller's stored list (§4.12).
+
+    ``texts`` are the list line, the reply to naming yourself, and the on/off replies.
+    Returns the name that was added, if any.
+    """
+    show, yourself, on, off = texts
+    session = ctx.session
+    if not cmd.args:
+        session.send(show(sorted(listed)))
+        return None
+    name = await _user_name(ctx, cmd.args[0])
+    if name == session.name:
+        raise Reply(yourself)
+    if name in listed:
+        await remove(session.name, name)
+        listed.discard(name)
+        session.send(off(name))
+        return None
+    try:
+        await add(session.name, name)
+    except UnknownUserError:
+        raise Reply(replies.no_one_quoted(name)) from None
+    listed.add(name)
+    session.send(on(name))
+    return name
+
+
 @handles("gag")
 async def gag(ctx: Context, cmd: ParsedCommand) -> None:
     """``gag`` lists; ``gag <name>`` toggles ignoring name; stored (§4.12)."""
-    session = ctx.session
     db = ctx.app.db
-    if not cmd.args:
-        session.send(replies.gagged_users(sorted(session.gagged)))
-        return
-    name = await _user_name(ctx, cmd.args[0])
-    if name == session.name:
-        raise Reply(replies.GAG_YOURSELF)
-    if name in session.gagged:
-        await db.remove_gag(session.name, name)
-        session.gagged.discard(name)
-        session.send(replies.you_ungag(name))
-        return
-    try:
-        await db.add_gag(session.name, name)
-    except UnknownUserError:
-        raise Reply(replies.no_one_quoted(name)) from None
-    session.gagged.add(name)
-    session.send(replies.you_gag(name))
+    texts = (replies.gagged_users, replies.GAG_YOURSELF, replies.you_gag, replies.you_ungag)
+    await _toggle_listed(ctx, cmd, ctx.session.gagged, db.add_gag, db.remove_gag, texts)
 
 
 @handles("blind")
 async def blind(ctx: Context, cmd: ParsedCommand) -> None:
-    """``blind`` lists; ``blind <name>`` toggles banning name from watching you (§4.12)."""
-    session = ctx.session
+    """``blind`` lists; ``blind <name>`` toggles banning name from watching you (§4.12);
+    a blinded user who is watching you stops at once (§4.11)."""
     db = ctx.app.db
-    if not cmd.args:
-        session.send(replies.blinded_users(sorted(session.blinded)))
+    texts = (
+        replies.blinded_users, replies.BLIND_YOURSELF, replies.you_blind, replies.you_unblind
+    )
+    name = await _toggle_listed(
+        ctx, cmd, ctx.session.blinded, db.add_blind, db.remove_blind, texts
+    )
+    watcher = ctx.app.registry.get(name) if name is not None else None
+    if watcher is None or watcher.watching is None:
         return
-    name = await _user_name(ctx, cmd.args[0])
-    if name == session.name:
-        raise Reply(replies.BLIND_YOURSELF)
-    if name in session.blinded:
-        await db.remove_blind(session.name, name)
-        session.blinded.discard(name)
-        session.send(replies.you_unblind(name))
+    me = ctx.session.name
+    live = ctx.app.matches.get(me)
+    if watcher.watching != me and (live is None or watcher.watching not in live.names):
         return
-    try:
-        await db.add_blind(session.name, name)
-    except UnknownUserError:
-        raise Reply(replies.no_one_quoted(name)) from None
-    session.blinded.add(name)
-    session.send(replies.you_blind(name))
+    if live is not None:
+        live.watchers.discard(watcher)
+        other = ctx.app.registry.get(live.opponent_of(me))
+        if other is not None:
+            other.send(replies.bans_from_watching(me, watcher.name))
+    watcher.enter_lobby()
+    watcher.send(replies.bans_you(me))
+    ctx.app.registry.who_update(watcher)
 
 
 # -- waitfor ------------------------------------------------------------------------------

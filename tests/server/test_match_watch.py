@@ -118,3 +118,35 @@ async def test_a_slow_player_is_reminded_and_the_other_may_leave(
     await bob.expect(replies.YOU_TERMINATED)
     await alice.expect(replies.has_left("bob"))
     assert await app.db.load_match("alice", "bob") is not None
+
+
+async def test_blinding_a_watcher_stops_the_watching(connect: Connect, app: App) -> None:
+    """§4.11: the blinded watcher is told and stops; the opponent hears of it."""
+    app.dice = lambda: ScriptedDice((3, 1))
+    app.coin = lambda: 0
+    alice = await clip_login(connect, app, "alice")
+    bob = await clip_login(connect, app, "bob")
+    carol = await clip_login(connect, app, "carol")
+    for client in (alice, bob, carol):
+        await client.send("set boardstyle 3")
+        await client.expect("Value of 'boardstyle' set to 3.")
+    await bob.send("toggle ready")
+    await bob.expect(replies.toggle_message("ready", True))
+    await alice.send("invite bob 1")
+    await bob.expect(replies.type_join("alice"))
+    await bob.send("join alice")
+    await alice.expect(replies.YOUR_TURN_TO_MOVE)
+    await carol.send("watch bob")
+    await carol.expect(replies.now_watching("bob"))
+    await alice.send("blind carol")
+    await alice.expect(replies.you_blind("carol"))
+    await carol.expect(replies.bans_you("alice"))
+    await bob.expect(replies.bans_from_watching("alice", "carol"))
+    assert carol_is_not_watching(app)
+    await carol.send("watch bob")
+    await carol.expect(replies.doesnt_want_watch("bob"))
+
+
+def carol_is_not_watching(app: App) -> bool:
+    carol = app.registry.get("carol")
+    return carol is not None and carol.watching is None and not app.matches["alice"].watchers

@@ -208,3 +208,27 @@ async def test_resignations_of_each_kind(
         await alice.expect(replies.rejects("bob"))
         game = app.matches["alice"].match
         assert game.resignation is None and game.score == [0, 0] and game.to_act == 1
+
+
+async def test_a_second_login_closes_the_first_and_saves_the_match(
+    connect: Connect, app: App
+) -> None:
+    """§1.4, §6.11: the new connection is warned, the old one closed, the match saved."""
+    app.dice = lambda: ScriptedDice((3, 1))
+    alice, bob = await players(connect, app)
+    await alice.send("invite bob 3")
+    await bob.expect(replies.type_join("alice"))
+    await bob.send("join alice")
+    await bob.expect(replies.now_playing("alice", 3))
+    again = await connect()
+    await again.prompt(replies.LOGIN_PROMPT)
+    await again.send("login test_client 1008 alice secret")
+    assert await again.line() == replies.ALREADY_LOGGED_IN
+    assert (await again.line()).startswith("1 alice ")
+    assert await alice.closed()
+    await bob.expect(replies.closed_old_connection("alice"))
+    assert "alice" not in app.matches
+    assert await app.db.load_match("alice", "bob") is not None
+    await again.expect("6")
+    await again.send("rawwho alice")
+    assert (await again.expect_prefix("5 alice")).split()[2] == "-"  # not playing now

@@ -96,6 +96,7 @@ def main() -> None:
             validate_play(position, 0, roll, moves)
 
     validate_rate = best_rate(len(submissions), run_validate, args.repeat)
+
     def worst_of(check: Callable[[Position, Roll, tuple[Move, ...]], object]) -> float:
         """The slowest submission, each timed best of three (a scheduler hiccup is not
         the figure)."""

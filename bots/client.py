@@ -98,6 +98,8 @@ class ClientConfig:
 
 
 Listener = Callable[[ev.Event], None]
+_Key = tuple[Due, int]
+"""A decision: what is due, on which board (:attr:`FibsClient._board_number`)."""
 
 
 class FibsClient:
@@ -123,10 +125,14 @@ class FibsClient:
         self._send_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
         self._board_line = ""
-        self._acted: collections.deque[tuple[Due, str]] = collections.deque(maxlen=16)
-        self._failures: dict[tuple[Due, str], int] = {}
-        self._last_action: tuple[Due, str] | None = None
-        self._thinking: dict[tuple[Due, str], asyncio.Task[None]] = {}
+        self._board_number = 0
+        """Counts the boards that differ from the one before: a decision is keyed by the
+        board's number, not its text, because the same text can come back as a new
+        decision (both players on the bar, rolling and passing in turn)."""
+        self._acted: collections.deque[_Key] = collections.deque(maxlen=16)
+        self._failures: dict[_Key, int] = {}
+        self._last_action: _Key | None = None
+        self._thinking: dict[_Key, asyncio.Task[None]] = {}
         self._roll_prompt = False
         self._board_timer: asyncio.Task[None] | None = None
         self._toggle_tries: dict[str, int] = {}
@@ -378,6 +384,7 @@ class FibsClient:
             self._board_timer.cancel()
             self._board_timer = None
         if event.line != self._board_line:
+            self._board_number += 1
             self._last_action = None
             if view.player_dice != (0, 0) or view.was_doubled:
                 self._roll_prompt = False
@@ -438,7 +445,7 @@ class FibsClient:
         if unsaved is not None:
             self.saved.pop(unsaved["name"], None)
         key = self._last_action
-        if key is None or key[1] != self._board_line:
+        if key is None or key[1] != self._board_number:
             log.info("%s: server: %s", self.config.name, text)
             return
         if text.startswith(_SLOW_DOWN):
@@ -525,7 +532,7 @@ class FibsClient:
         what = due(view, roll_prompt=self._roll_prompt)
         if what is None:
             return
-        key = (what, self._board_line)
+        key = (what, self._board_number)
         if key in self._acted or key in self._thinking:
             return
         if self._failures.get(key, 0) >= _MAX_FAILURES:
@@ -534,7 +541,7 @@ class FibsClient:
         self._thinking[key] = task
         task.add_done_callback(lambda _t: self._thinking.pop(key, None))
 
-    async def _act(self, what: Due, view: BoardView, key: tuple[Due, str]) -> None:
+    async def _act(self, what: Due, view: BoardView, key: _Key) -> None:
         fallback = self._failures.get(key, 0) >= 1  # refused once: play it safe
         command: str | None
         if what is Due.ANSWER:
@@ -543,7 +550,7 @@ class FibsClient:
             command = await self._move(view, fallback=fallback)
         else:
             command = "roll" if fallback else await self._roll_or_double(view)
-        if key[1] != self._board_line:
+        if key[1] != self._board_number:
             log.debug("%s: dropping a stale %s decision", self.config.name, what.value)
             return
         if key in self._acted:

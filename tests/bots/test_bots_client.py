@@ -239,6 +239,23 @@ async def test_a_repeated_board_is_acted_on_once() -> None:
         assert sum(1 for x in session.lines if x.startswith("move")) == 1
 
 
+async def test_the_same_board_after_another_one_is_a_new_decision() -> None:
+    # Both players on the bar against strong boards: each rolls, cannot move, and the
+    # board of the bot's next turn is the very text of its last one (found end to end).
+    async with playing(Scripted(double=False)) as (_, session, _client):
+        mine = board(Colour.O)
+        for _ in range(3):
+            await session.send(mine, replies.ROLL_OR_DOUBLE)
+            await session.expect("roll")
+            await session.send(replies.you_roll(6, 4), replies.YOU_CANT_MOVE)
+            await session.send(board(Colour.O, turn=Colour.X))
+            await session.send(replies.rolls("alice", 3, 2), replies.cant_move("alice"))
+        await session.send(mine, mine)  # a second copy of a board changes nothing
+        await session.expect("roll")
+        await session.quiet(0.3)
+        assert session.lines.count("roll") == 4
+
+
 async def test_a_stale_decision_is_dropped_when_a_newer_board_arrives() -> None:
     strategy = Scripted(delay=0.4)
     async with playing(strategy) as (_, session, _client):

@@ -1,0 +1,681 @@
+"""The bots against the real server, end to end (issue 6, "How it is checked").
+
+Every test runs real :class:`bots.client.FibsClient` bots (the library exactly as
+``python -m bots.random`` / ``python -m bots.gnubg`` run it) against a real server: an
+in-process :class:`server.app.App` on port 0 (tests 1-3: its dice and colour coin can be
+seeded, its state observed) or ``python -m server`` as a subprocess (test 4: the server
+is stopped with SIGTERM and started again). The bots create their accounts through the
+guest dialogue (§1.7); the server's scrypt cost is the cheap test cost and its command
+rate limit is raised, so nothing waits on either.
+
+Bounded: every test runs under ``asyncio.timeout``; every client is stopped and every
+task cancelled on the way out; the server subprocess is killed and gnubg closed whatever
+happens (and checked to be gone).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import re
+import signal
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import server.handlers.match as match_handlers
+import server.match_flow as match_flow
+from backgammon.board import Colour, Position
+from backgammon.dice import Roll, SeededDice
+from backgammon.match import Match, Phase
+from bots import events as ev
+from bots.backoff import Backoff
+from bots.client import ClientConfig, FibsClient
+from bots.decide import Due, crawford_game, due
+from bots.gnubg import GnubgEngine, GnubgStrategy
+from bots.gnubg.engine import find_gnubg
+from bots.random import RandomStrategy
+from bots.strategy import CubeAnswer, Strategy
+from db.records import MatchRecord, SavedMatch
+from db.repository import Database
+from protocol.board_view import NO_DICE, BoardState, BoardView
+from server.app import App
+from server.config import Settings
+from server.dispatch import load_handlers
+from tests.conftest import DbTarget
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSWORD = "secret"
+TEST_SETTINGS = Settings(
+    host="127.0.0.1",
+    port=0,
+    negotiation_wait=0.05,
+    login_delay=0.0,
+    commands_per_second=10_000.0,  # no rate limit in the way of bots that do not pace
+    command_burst=10_000,
+    match_reminder=0.0,
+    match_timeout=0.0,
+    scrypt_n=16,  # a cheap password hash cost (fibs.conf's is for production)
+    scrypt_r=1,
+    scrypt_p=1,
+)
+"""The servers of these tests (the database comes from each test)."""
+TEST_LIMIT = 120.0
+"""Seconds a whole test may take (each runs in a few seconds)."""
+CONFIG_KEYS = {
+    "limits": (
+        "negotiation_wait",
+        "login_delay",
+        "commands_per_second",
+        "command_burst",
+        "match_reminder",
+        "match_timeout",
+    ),
+    "passwords": ("scrypt_n", "scrypt_r", "scrypt_p"),
+}
+""":data:`TEST_SETTINGS` as fibs.conf sections (for the server subprocess)."""
+
+
+# -- the server ------------------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def serving(db_target: DbTarget, dice_seed: int) -> AsyncIterator[App]:
+    """An in-process server on port 0: every match's dice seeded with ``dice_seed``; the
+    inviter plays O in the first game."""
+    load_handlers()
+    settings = TEST_SETTINGS.replace(database=db_target.url)
+    db = await db_target.open()
+    app = App(settings, db, dice=lambda: SeededDice(dice_seed), coin=lambda: 0)
+    await app.start()
+    try:
+        yield app
+    finally:
+        await app.stop()
+        await db.close()
+
+
+# -- the bots --------------------------------------------------------------------------------
+
+
+@dataclass
+class Bot:
+    """A library client and every event it read."""
+
+    client: FibsClient
+    events: list[ev.Event] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.client.listeners.append(self.events.append)
+
+    @property
+    def name(self) -> str:
+        return self.client.config.name
+
+    def boards(self) -> list[ev.Board]:
+        """The boards this bot got as a player (``You`` boards)."""
+        return [e for e in self.events if isinstance(e, ev.Board) and e.view.player == "You"]
+
+    def matches_over(self) -> list[ev.MatchOver]:
+        return [e for e in self.events if isinstance(e, ev.MatchOver)]
+
+    def tail(self, n: int = 8) -> list[ev.Event]:
+        return self.events[-n:]
+
+
+def make_bot(
+    port: int,
+    name: str,
+    strategy: Strategy,
+    *,
+    invite: str | None = None,
+    length: int = 3,
+) -> Bot:
+    """A bot that logs out after one finished match; ``invite``: it invites that player."""
+    config = ClientConfig(
+        "127.0.0.1",
+        port,
+        name,
+        PASSWORD,
+        timeout=10.0,
+        board_wait=1.0,
+        command_interval=0.0,  # the test server has no rate limit; pacing: test_bots_client
+        backoff=Backoff(initial=0.1, maximum=0.5, rng=random.Random(name)),
+        invite=invite,
+        invite_length=length,
+        max_matches=1,
+    )
+    return Bot(FibsClient(config, strategy))
+
+
+@contextlib.asynccontextmanager
+async def running(bots: Sequence[Bot]) -> AsyncIterator[list[asyncio.Task[None]]]:
+    """Run the bots as tasks; on the way out stop every client and cancel what is left."""
+    tasks = [asyncio.create_task(b.client.run(), name=b.name) for b in bots]
+    try:
+        yield tasks
+    finally:
+        for b in bots:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(b.client.stop(), 5.0)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def finish(bots: Sequence[Bot], tasks: Sequence[asyncio.Task[None]], limit: float) -> None:
+    """Wait until every bot's ``run()`` returns (one match played, logged out)."""
+    try:
+        async with asyncio.timeout(limit):
+            await asyncio.gather(*tasks)
+    except TimeoutError:
+        tails = {b.name: b.tail() for b in bots}
+        raise AssertionError(
+            f"the bots did not finish in {limit} s; last events: {tails}"
+        ) from None
+
+
+async def play_match(bots: Sequence[Bot], limit: float) -> None:
+    async with running(bots) as tasks:
+        await finish(bots, tasks, limit)
+
+
+def check_match_over(winner: Bot, loser: Bot, length: int) -> tuple[int, int]:
+    """Both bots saw the one match end, with the same winner and score; (winner's points,
+    loser's points)."""
+    for bot in (winner, loser):
+        assert bot.client.matches_finished == 1, (bot.name, bot.tail())
+        assert len(bot.matches_over()) == 1, (bot.name, bot.matches_over())
+    won, lost = winner.matches_over()[0], loser.matches_over()[0]
+    assert won.winner is None, f"{winner.name} did not win: {won}"
+    assert lost.winner == winner.name, f"{loser.name} saw {lost}"
+    assert won.length == lost.length == length
+    assert won.score == lost.score
+    points, other = won.score
+    assert points >= length > other
+    return points, other
+
+
+async def only_record(db: Database, a: str, b: str) -> MatchRecord:
+    """The one finished match of ``a`` and ``b`` in the database."""
+    records = [r for r in await db.list_match_records(a) if {r.player1, r.player2} == {a, b}]
+    assert len(records) == 1, records
+    return records[0]
+
+
+def check_record(record: MatchRecord, winner: str, length: int, score: tuple[int, int]) -> None:
+    """The record agrees with what the bots were told: winner, length, final score."""
+    assert record.match_length == length
+    assert record.winner == winner
+    scores = {record.player1: record.score1, record.player2: record.score2}
+    assert scores[winner] == score[0] >= length
+    loser = record.player2 if record.player1 == winner else record.player1
+    assert scores[loser] == score[1] < length
+
+
+def winner_of(bots: Sequence[Bot]) -> tuple[Bot, Bot]:
+    """(winner, loser) as the first bot's MatchOver says."""
+    a, b = bots
+    over = a.matches_over()
+    assert over, f"{a.name} never saw the match end: {a.tail()}"
+    return (a, b) if over[0].winner is None else (b, a)
+
+
+# -- what the server's own state was at every board (test 3) ----------------------------------
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """The rules core's match when the server rendered a board from it."""
+
+    names: tuple[str, str]
+    position: Position
+    """Players 0 and 1 as in ``names``, each in their own numbering."""
+    o_player: int
+    score: tuple[int, int]
+    phase: Phase
+    to_act: int | None
+    turn: int
+    dice: Roll | None
+    cube: int
+    doubler: int | None
+    may_double: tuple[bool, bool]
+    crawford_game: bool
+
+    @classmethod
+    def of(cls, match: Match, names: Sequence[str]) -> ServerState:
+        return cls(
+            names=(names[0], names[1]),
+            position=match.position,  # immutable: the state at this moment
+            o_player=match.o_player,
+            score=(match.score[0], match.score[1]),
+            phase=match.phase,
+            to_act=match.to_act,
+            turn=match.turn,
+            dice=match.dice,
+            cube=match.cube,
+            doubler=match.offer.doubler if match.offer is not None else None,
+            may_double=(match.cube_available(0), match.cube_available(1)),
+            crawford_game=match.crawford_game,
+        )
+
+
+class BoardRecorder:
+    """Records, for every ``board:`` line the server renders, the server's state then.
+
+    The server renders a player's board in exactly two places: ``match_flow`` (after each
+    action, inside the match's lock, before the match changes again) and the ``board``
+    and resume handlers of ``server.handlers.match``. Both call ``board_state(match,
+    names)`` and then ``board_lines(state, colour, style)``; the recorder wraps both
+    names in both modules: ``board_state`` notes the match's state, ``board_lines`` files
+    it under each line it produced. A line is rendered for one receiver (field 1 is
+    ``You``, field 2 the opponent's name), so a bot's line finds its own rendering.
+    """
+
+    def __init__(self) -> None:
+        self._states: dict[int, tuple[BoardState, ServerState]] = {}
+        self.rendered: dict[str, list[ServerState]] = {}
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        for module in (match_flow, match_handlers):
+            monkeypatch.setattr(module, "board_state", self._wrap_state(module.board_state))
+            monkeypatch.setattr(module, "board_lines", self._wrap_lines(module.board_lines))
+
+    def _wrap_state(
+        self, original: Callable[[Match, Sequence[str]], BoardState]
+    ) -> Callable[[Match, Sequence[str]], BoardState]:
+        def board_state(match: Match, names: Sequence[str]) -> BoardState:
+            state = original(match, names)
+            self._states[id(state)] = (state, ServerState.of(match, names))  # keeps it alive
+            return state
+
+        return board_state
+
+    def _wrap_lines(self, original: Callable[..., list[str]]) -> Callable[..., list[str]]:
+        def board_lines(state: BoardState, *args: Any, **kwargs: Any) -> list[str]:
+            lines = original(state, *args, **kwargs)
+            kept = self._states.get(id(state))
+            assert kept is not None and kept[0] is state, "a board rendered from an unseen state"
+            for line in lines:
+                if line.startswith("board:"):
+                    self.rendered.setdefault(line, []).append(kept[1])
+            return lines
+
+        return board_lines
+
+    def check(self, bot: Bot) -> int:
+        """Every board the bot got parses (through the library) to the server's state at
+        the moment the server rendered it. Returns how many boards were checked."""
+        boards = [e for e in bot.events if isinstance(e, ev.Board)]
+        for number, board in enumerate(boards):
+            assert board.view.player == "You", f"{bot.name} got a board as a watcher"
+            states = self.rendered.get(board.line)
+            assert states, f"{bot.name} got a board the server never rendered: {board.line}"
+            for state in states:  # the same text from two moments: both must agree
+                problem = disagreement(bot.name, board, state)
+                assert problem is None, f"board {number} of {bot.name}: {problem}\n{board.line}"
+        return len(boards)
+
+
+def disagreement(name: str, board: ev.Board, state: ServerState) -> str | None:
+    """How the library's reading of ``board`` differs from the server's ``state``, if it does."""
+    view = board.view
+    p = state.names.index(name)
+    q = 1 - p
+    colour = {state.o_player: Colour.O, 1 - state.o_player: Colour.X}
+    mine = state.position if p == 0 else state.position.swapped()
+    expected: dict[str, object] = {
+        "position (the bot as player 0)": mine,
+        "opponent": state.names[q],
+        "colour": colour[p],
+        "score": (state.score[p], state.score[q]),
+        "turn": None if state.to_act is None else colour[state.to_act],
+        "cube": state.cube,
+        "was doubled": state.phase is Phase.DOUBLED and state.doubler == q,
+        "may double": (state.may_double[p], state.may_double[q]),
+    }
+    dice = NO_DICE
+    if state.phase is Phase.MOVE and state.dice is not None:
+        dice = (state.dice.d1, state.dice.d2)
+    expected["dice"] = dice if state.turn == p else NO_DICE
+    expected["opponent's dice"] = dice if state.turn == q else NO_DICE
+    parsed: dict[str, object] = {
+        "position (the bot as player 0)": board.position(),
+        "opponent": view.opponent,
+        "colour": view.colour,
+        "score": (view.player_score, view.opponent_score),
+        "turn": view.turn,
+        "cube": view.cube,
+        "was doubled": view.was_doubled,
+        "may double": (view.player_may_double, view.opponent_may_double),
+        "dice": view.player_dice,
+        "opponent's dice": view.opponent_dice,
+    }
+    if state.phase in (Phase.TURN, Phase.MOVE, Phase.DOUBLED):  # a game is on
+        # (Between games the board already shows the next game's score: not compared.)
+        expected["Crawford game"] = state.crawford_game
+        parsed["Crawford game"] = crawford_game(view)
+    for key, value in expected.items():
+        if parsed[key] != value:
+            return f"{key}: parsed {parsed[key]!r}, the server had {value!r}"
+    # What the library decides is due agrees with whom the server waits for.
+    what = due(view)
+    if what is Due.MOVE and not (state.phase is Phase.MOVE and state.to_act == p):
+        return f"the library would move; the server waits for {state.to_act} in {state.phase}"
+    if what is Due.ANSWER and not (state.phase is Phase.DOUBLED and state.to_act == p):
+        return f"the library would answer a double; the server is in {state.phase}"
+    if what is Due.CUBE and not (state.phase is Phase.TURN and state.to_act == p):
+        return f"the library would roll or double; the server is in {state.phase}"
+    if state.to_act == p and state.phase in (Phase.MOVE, Phase.DOUBLED) and what is None:
+        return f"the server waits for {name} in {state.phase}; the library sees nothing to do"
+    return None
+
+
+@pytest.fixture
+def recorder(monkeypatch: pytest.MonkeyPatch) -> BoardRecorder:
+    r = BoardRecorder()
+    r.install(monkeypatch)
+    return r
+
+
+def check_boards(recorder: BoardRecorder, bots: Sequence[Bot]) -> int:
+    checked = sum(recorder.check(b) for b in bots)
+    assert checked > 0
+    return checked
+
+
+# -- 1. two random bots -----------------------------------------------------------------------
+
+
+async def test_two_random_bots_finish_a_3_point_match(
+    db_target: DbTarget, recorder: BoardRecorder
+) -> None:
+    async with asyncio.timeout(TEST_LIMIT), serving(db_target, dice_seed=1) as app:
+        alice = make_bot(app.port, "alice", RandomStrategy(1), invite="bob", length=3)
+        bob = make_bot(app.port, "bob", RandomStrategy(2))
+        await play_match([alice, bob], limit=60.0)
+        winner, loser = winner_of([alice, bob])
+        score = check_match_over(winner, loser, 3)
+        record = await only_record(app.db, "alice", "bob")
+        check_record(record, winner.name, 3, score)
+        assert await app.db.load_match("alice", "bob") is None  # no saved match is left
+    check_boards(recorder, [alice, bob])
+
+
+# -- 2. gnubg beats random --------------------------------------------------------------------
+
+GNUBG_PLIES = 0
+"""0-ply gnubg still wins a 3-point match against random play; it answers in milliseconds.
+Every choice is deterministic (seeded dice, seeded random bot, gnubg without noise), so
+the result is. With the seeds below (gnubg 1.07.001) gnubg doubles in the first game,
+wins it 2-0 and wins the Crawford game."""
+
+
+@pytest.mark.gnubg
+@pytest.mark.skipif(find_gnubg() is None, reason="gnubg is not installed")
+async def test_gnubg_bot_beats_a_random_bot_in_a_3_point_match(
+    db_target: DbTarget, recorder: BoardRecorder
+) -> None:
+    engine = GnubgEngine(plies=GNUBG_PLIES, timeout=30.0)
+    pid: int | None = None
+    try:
+        await asyncio.wait_for(engine.start(), 30.0)  # bounded by the engine's timeout too
+        pid = engine.pid
+        gnubg = GnubgStrategy(engine)
+        async with asyncio.timeout(TEST_LIMIT), serving(db_target, dice_seed=7) as app:
+            gnu = make_bot(app.port, "gnu", gnubg, invite="rando", length=3)
+            rando = make_bot(app.port, "rando", RandomStrategy(3))
+            await play_match([gnu, rando], limit=90.0)
+            score = check_match_over(gnu, rando, 3)
+            check_record(await only_record(app.db, "gnu", "rando"), "gnu", 3, score)
+        assert gnubg.fallbacks == 0, "gnubg failed to answer some decisions"
+        assert engine.restarts == 0
+    finally:
+        await engine.close()
+    assert pid is not None and not Path(f"/proc/{pid}").exists(), "gnubg is still running"
+    check_boards(recorder, [gnu, rando])
+
+
+# -- 3. the library's boards are the server's positions ------------------------------------------
+
+
+class CubeRandomStrategy(RandomStrategy):
+    """Random plays and random cube actions, so boards show doubles, takes and owned cubes."""
+
+    async def should_double(self, view: BoardView) -> bool:
+        return view.cube < 4 and self.rng.random() < 0.04
+
+    async def answer_double(self, view: BoardView) -> CubeAnswer:
+        return CubeAnswer.TAKE if self.rng.random() < 0.8 else CubeAnswer.DROP
+
+
+async def test_every_board_the_bots_parse_is_the_servers_position(
+    db_target: DbTarget, recorder: BoardRecorder
+) -> None:
+    """For every ``board:`` line both bots receive during a 5-point match, the position,
+    colour, score, turn, dice, cube and pending double that the library parses (the
+    :class:`bots.events.Board` each bot's listeners got, ``Board.position()`` with the
+    bot as player 0: what the strategy is given) equal the server's own match at the
+    moment the server rendered that line, and what the library thinks is due (move,
+    answer the double, roll or double) is what the server waits for.
+
+    How the server's state is observed: :class:`BoardRecorder` wraps the two functions
+    every board rendering goes through (``board_state(match, names)``, then
+    ``board_lines(state, ...)``) in the two server modules that render boards, and files
+    a copy of the :class:`~backgammon.match.Match`'s fields (``match.position`` is an
+    immutable value) under each line rendered. The renderings happen inside the
+    match's lock while the action's events are rendered, so the state copied is the one
+    the board is meant to show, even when one action sends several boards (a move, then
+    the opponent's automatic roll). A bot's line is then looked up by its text (each
+    line names its receiver's opponent and is rendered for one receiver). Looking at
+    ``app.matches[name].match`` when the line is *sent* would not do: an action's lines
+    are sent together once it is stored, after later steps of the same action.
+
+    The bots double and answer at random, so the match (seeds chosen for it) has
+    offered and taken doubles, owned cubes, hits, bear-offs, several games with
+    swapped colours, a Crawford game and a post-Crawford game; the test checks it did.
+    """
+    async with asyncio.timeout(TEST_LIMIT), serving(db_target, dice_seed=13) as app:
+        alice = make_bot(app.port, "alice", CubeRandomStrategy(5), invite="bob", length=5)
+        bob = make_bot(app.port, "bob", CubeRandomStrategy(6))
+        await play_match([alice, bob], limit=60.0)
+        winner, loser = winner_of([alice, bob])
+        score = check_match_over(winner, loser, 5)
+        check_record(await only_record(app.db, "alice", "bob"), winner.name, 5, score)
+    checked = check_boards(recorder, [alice, bob])
+    assert checked >= 100
+    # The match covered what the parser has to get right.
+    views = [b.view for bot in (alice, bob) for b in bot.boards()]
+    colours = {b.view.colour for b in alice.boards()}
+    assert colours == {Colour.O, Colour.X}, "alice never changed colour: one game only"
+    assert any(v.was_doubled for v in views), "no double was offered"
+    assert any(v.cube > 1 for v in views), "no double was taken"
+    assert any(v.player_bar or v.opponent_bar for v in views), "nobody was ever hit"
+    assert any(v.player_home or v.opponent_home for v in views), "nobody bore off"
+    assert any(crawford_game(v) for v in views), "no Crawford game"
+    assert any(v.post_crawford for v in views), "no post-Crawford game"
+
+
+# -- 4. a server restart in the middle of a match ---------------------------------------------
+
+RESTART_CONFIG = "".join(
+    f"[{section}]\n" + "".join(f"{key} = {getattr(TEST_SETTINGS, key)}\n" for key in keys)
+    for section, keys in CONFIG_KEYS.items()
+)
+_LISTENING = re.compile(r"fibs-server listening on (\S+):(\d+)")
+
+
+@dataclass
+class ServerProcess:
+    """``python -m server`` on an SQLite file; restartable on the same port."""
+
+    url: str
+    config: Path
+    log: Path
+    port: int = 0
+    process: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        assert self.process is None
+        with self.log.open("ab") as stderr:
+            self.process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "server",
+                "--config",
+                str(self.config),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),  # 0 the first time, then the same port again
+                "--database",
+                self.url,
+                "--log-level",
+                "WARNING",
+                cwd=ROOT,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+                stdout=asyncio.subprocess.PIPE,
+                stderr=stderr,
+            )
+        assert self.process.stdout is not None
+        line = await asyncio.wait_for(self.process.stdout.readline(), 30.0)
+        found = _LISTENING.search(line.decode())
+        assert found, f"the server did not start: {line!r}; log: {self.log_tail()}"
+        self.port = int(found[2])
+
+    async def terminate(self) -> int:
+        """SIGTERM (the clean shutdown: every match saved) and wait; the exit status."""
+        process, self.process = self.process, None
+        assert process is not None
+        process.send_signal(signal.SIGTERM)
+        try:
+            return await asyncio.wait_for(process.wait(), 15.0)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+            raise AssertionError(f"SIGTERM did not stop the server; {self.log_tail()}") from None
+
+    async def kill(self) -> None:
+        process, self.process = self.process, None
+        if process is not None:
+            if process.returncode is None:
+                process.kill()
+            await process.wait()
+
+    def log_tail(self) -> str:
+        return self.log.read_text(errors="replace")[-3000:] if self.log.exists() else ""
+
+
+@contextlib.contextmanager
+def event_when(bot: Bot, predicate: Callable[[ev.Event], bool]) -> Iterator[asyncio.Event]:
+    """An :class:`asyncio.Event` set the first time the bot reads an event ``predicate``
+    accepts."""
+    seen = asyncio.Event()
+
+    def listener(event: ev.Event) -> None:
+        if predicate(event):
+            seen.set()
+
+    bot.client.listeners.append(listener)
+    try:
+        yield seen
+    finally:
+        bot.client.listeners.remove(listener)
+
+
+STOP_AFTER_BOARDS = 24
+"""The server is stopped once the inviter has seen this many boards: about six turns
+each into the first game. (The server's dice are not seeded here; no game of random
+bots is that short, and a 3-point match takes a few hundred boards.)"""
+
+
+async def test_bots_survive_a_server_restart_in_the_middle_of_a_match(tmp_path: Path) -> None:
+    """Two random bots play a 3-point match on ``python -m server``; after
+    :data:`STOP_AFTER_BOARDS` boards the server is stopped with SIGTERM (it saves the
+    match and closes every connection) and started again on the same SQLite file and the
+    same port (the client reconnects to the address it was configured with). Both bots
+    reconnect on their own (backoff), resume the saved match through ``show saved`` /
+    ``invite`` / ``join`` and finish it. The first board each bot reads after the restart
+    shows the saved match's state (read from the database file while the server was
+    down); the database then holds one finished match (the resumed one: same start time
+    as the saved one) and no saved match. The server's dice are not seeded here (a
+    subprocess): the bots' play is, and any dice must lead to a finished match.
+    """
+    url = f"sqlite+aiosqlite:///{tmp_path / 'fibs.db'}"
+    config = tmp_path / "fibs.conf"
+    config.write_text(RESTART_CONFIG)
+    server = ServerProcess(url, config, tmp_path / "server.log")
+    try:
+        async with asyncio.timeout(TEST_LIMIT):
+            await server.start()
+            alice = make_bot(server.port, "alice", RandomStrategy(7), invite="bob", length=3)
+            bob = make_bot(server.port, "bob", RandomStrategy(8))
+            counted = {"boards": 0}
+
+            def enough(event: ev.Event) -> bool:
+                if isinstance(event, ev.Board) and event.view.player == "You":
+                    counted["boards"] += 1
+                return counted["boards"] >= STOP_AFTER_BOARDS
+
+            async with running([alice, bob]) as tasks:
+                with event_when(alice, enough) as middle:
+                    waiting = asyncio.create_task(middle.wait())
+                    await asyncio.wait(
+                        [waiting, *tasks], timeout=30.0, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    waiting.cancel()
+                    await asyncio.gather(waiting, return_exceptions=True)
+                assert middle.is_set(), f"no {STOP_AFTER_BOARDS} boards: {alice.tail()}"
+                assert not any(t.done() for t in tasks), "a bot stopped before the restart"
+                status = await server.terminate()
+                assert status == 0, server.log_tail()
+                saved = await saved_match(url, "alice", "bob")
+                assert saved is not None, "SIGTERM did not leave a saved match"
+                assert max(saved.score1, saved.score2) < 3
+                stored = json.loads(saved.snapshot)
+                state = ServerState.of(
+                    Match.from_json(stored["match"], SeededDice(0)), stored["players"]
+                )
+                before = len(alice.events), len(bob.events)
+                await server.start()  # same file, same port
+                await finish([alice, bob], tasks, limit=60.0)
+            for bot, start in zip((alice, bob), before, strict=True):
+                first_run, second_run = bot.events[:start], bot.events[start:]
+                assert any(isinstance(e, ev.ServerShutdown) for e in first_run), bot.name
+                resumed = [e for e in second_run if isinstance(e, ev.MatchStarted)]
+                assert resumed and all(e.resumed for e in resumed), (bot.name, resumed)
+                assert not any(isinstance(e, ev.MatchOver) for e in first_run)
+                # The match went on from where it was saved, as the bot read it.
+                board = next((e for e in second_run if isinstance(e, ev.Board)), None)
+                assert board is not None, f"{bot.name} got no board after the restart"
+                assert disagreement(bot.name, board, state) is None, (bot.name, board.line)
+            winner, loser = winner_of([alice, bob])
+            score = check_match_over(winner, loser, 3)
+            assert await server.terminate() == 0, server.log_tail()
+        db = await Database.open(url, migrate=False)
+        try:
+            record = await only_record(db, "alice", "bob")
+            assert await db.load_match("alice", "bob") is None
+        finally:
+            await db.close()
+        check_record(record, winner.name, 3, score)
+        # The finished match is the one that was saved, not a new one.
+        assert json.loads(record.moves)["started_at"] == json.loads(saved.snapshot)["started_at"]
+        assert record.started_at == json.loads(saved.snapshot)["started_at"]
+    finally:
+        await server.kill()
+
+
+async def saved_match(url: str, a: str, b: str) -> SavedMatch | None:
+    db = await Database.open(url, migrate=False)
+    try:
+        return await db.load_match(a, b)
+    finally:
+        await db.close()

@@ -20,7 +20,14 @@ from typing import Final
 from bots.connection import Connection
 from bots.telnet import Prompt
 from protocol import replies
-from protocol.clip import CLIP_VERSION, OwnInfo, Welcome, parse_clip
+from protocol.clip import (
+    CLIP_VERSION,
+    PROFILE_LENGTH,
+    OwnInfo,
+    Welcome,
+    is_computer_client,
+    parse_clip,
+)
 from protocol.errors import ClipParseError
 
 log = logging.getLogger(__name__)
@@ -32,7 +39,7 @@ PASSWORD_PROMPTS: Final = (
     replies.RETYPE_PASSWORD_PROMPT,
     replies.PASSWORDS_DIFFER_PROMPT,
 )
-CLIENT_FIELD_LENGTH: Final = 20
+CLIENT_FIELD_LENGTH: Final = PROFILE_LENGTH
 """The player-profile protocol uses exactly 20 characters (§2.3)."""
 
 
@@ -93,7 +100,7 @@ def bot_client_name(real_name: str = "Python Bot", *, country: str = "NT", tag: 
 
 def is_bot_client(client: str | None) -> bool:
     """True when a CLIP 5 client field marks a computer player (§2.3)."""
-    return client is not None and len(client) == CLIENT_FIELD_LENGTH and client[0] == "="
+    return is_computer_client(client)
 
 
 async def wait_for_prompt(conn: Connection, prompt: str, *, timeout: float) -> None:

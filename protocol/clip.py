@@ -66,6 +66,16 @@ def _flag(value: bool) -> str:
     return "1" if value else "0"
 
 
+PROFILE_LENGTH = 20
+"""§2.3 Player Profile Protocol: a client field of exactly 20 characters is a profile."""
+
+
+def is_computer_client(client: str | None) -> bool:
+    """True when a client field is a JavaFIBS player profile marking a computer (§2.3:
+    20 characters starting with ``=``)."""
+    return client is not None and len(client) == PROFILE_LENGTH and client[0] == "="
+
+
 def format_rating(rating: float) -> str:
     """A rating as FIBS shows it everywhere: two decimals (§2.2, §6.13)."""
     return f"{rating:.2f}"

@@ -8,6 +8,7 @@ same address, and the connection closes after ``[limits] login_attempts`` failur
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import re
 import time
@@ -108,6 +109,9 @@ async def _clip_login(app: App, session: Session, words: list[str]) -> bool:
         return False
     session.mode = Mode.CLIP
     session.client = client
+    if clip.is_computer_client(client) and not user.is_bot:
+        await app.db.set_bot(user.name, True)  # the account remembers it is a bot (§2.3)
+        user = dataclasses.replace(user, is_bot=True)
     await complete_login(app, session, user)
     return True
 

@@ -117,3 +117,18 @@ async def test_registration_as_guest(connect: Connect, app: App) -> None:
     again = await clip_login(connect, app, "newuser", "secret", create=False)
     await again.send("rawwho newuser")
     assert clip.WhoInfo.parse(await again.line()).name == "newuser"
+
+
+async def test_a_computer_client_marks_the_account_as_a_bot(connect: Connect, app: App) -> None:
+    """§2.3: a 20-character client field starting with '=' marks a computer player."""
+    await make_user(app, "robot")
+    client = await connect()
+    await client.prompt(replies.LOGIN_PROMPT)
+    profile = "=XXRandom_bot_______"
+    assert len(profile) == clip.PROFILE_LENGTH
+    await client.send(f"login {profile} 1008 robot secret")
+    await client.expect("6")
+    user = await app.db.get_user("robot")
+    assert user is not None and user.is_bot
+    await client.send("rawwho robot")
+    assert clip.WhoInfo.parse(await client.expect_prefix("5 robot")).client == profile

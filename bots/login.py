@@ -22,7 +22,6 @@ from bots.telnet import Prompt
 from protocol import replies
 from protocol.clip import (
     CLIP_VERSION,
-    PROFILE_LENGTH,
     OwnInfo,
     Welcome,
     is_computer_client,
@@ -39,8 +38,6 @@ PASSWORD_PROMPTS: Final = (
     replies.RETYPE_PASSWORD_PROMPT,
     replies.PASSWORDS_DIFFER_PROMPT,
 )
-CLIENT_FIELD_LENGTH: Final = PROFILE_LENGTH
-"""The player-profile protocol uses exactly 20 characters (§2.3)."""
 
 
 class LoginError(Exception):

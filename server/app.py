@@ -61,6 +61,8 @@ class App:
         """Running matches by each player's name."""
         self.invitations: dict[str, Invitation] = {}
         """The one outstanding invitation of each inviter (§4.3)."""
+        self.stopping = False
+        """True once :meth:`stop` began: sessions then end without logout broadcasts."""
         self.dice_stats = DiceStats()
         """Every roll of every match since the start, for ``dicetest``."""
 
@@ -105,7 +107,12 @@ class App:
         log.info("listening on %s:%d", self.settings.host, self.port)
 
     async def stop(self, *, warning: str | None = None) -> None:
-        """Tell everyone, close every connection (each saves its state), stop listening."""
+        """Tell everyone, close every connection (each saves its state), stop listening.
+
+        While stopping, a closing session tells nobody it left: everyone is leaving, and
+        with N users online those notices would be N*N lines (docs/performance.md).
+        """
+        self.stopping = True
         for session in self.registry:
             session.send(warning or replies.shutdown_warning(0, restart=False))
         if self._server is not None:

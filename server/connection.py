@@ -113,7 +113,7 @@ async def end_session(app: App, session: Session) -> None:
         if session.logged_in:
             await session_ended(app, session)
             app.registry.remove(session)
-            if not session.replaced:
+            if not session.replaced and not app.stopping:
                 app.registry.announce_logout(session)
             await app.db.update_logout(session.name)
     except Exception:

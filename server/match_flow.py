@@ -297,7 +297,8 @@ def finish(app: App, live: LiveMatch) -> None:
         session = app.registry.get(name)
         if session is not None:
             session.enter_lobby()
-            app.registry.who_update(session)
+            if not app.stopping:  # everyone is leaving: no N*N status lines
+                app.registry.who_update(session)
 
 
 # -- announcements ---------------------------------------------------------------------------

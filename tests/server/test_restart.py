@@ -17,10 +17,20 @@ import pytest
 
 from db.repository import Database
 from protocol import clip, replies
+from server.app import App
 from server.config import Settings
 from tests.conftest import DbTarget
 
-from .conftest import IAC_WONT_TTYPE, TEST_COST, FibsClient, check_known_lines, make_user, running
+from .conftest import (
+    IAC_WONT_TTYPE,
+    TEST_COST,
+    Connect,
+    FibsClient,
+    check_known_lines,
+    clip_login,
+    make_user,
+    running,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -176,3 +186,15 @@ async def test_shutdown_on_a_signal(tmp_path: Path, signum: signal.Signals) -> N
     assert user is not None
     assert user.toggles["bell"] and user.address == "alice@example.org"
     assert user.last_logout_at is not None  # the logout was stored before the exit
+
+
+async def test_stopping_sends_no_logout_notices(
+    connect: Connect, app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With everyone leaving at once, nobody is told who left (N*N lines otherwise)."""
+    await clip_login(connect, app, "alice")
+    await clip_login(connect, app, "bob")
+    announced: list[str] = []
+    monkeypatch.setattr(app.registry, "announce_logout", lambda s: announced.append(s.name))
+    await app.stop()
+    assert announced == []

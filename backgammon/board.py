@@ -173,10 +173,6 @@ class Position(NamedTuple):
         packed = self[player]
         return sum(i * ((packed >> SHIFT[i]) & NIBBLE) for i in range(1, 26))
 
-    def all_home(self, player: Player) -> bool:
-        """True when all of ``player``'s checkers left are on points 1..6."""
-        return self[player] >> SHIFT[7] == 0
-
     def is_race(self) -> bool:
         """True when the sides can no longer hit each other (no contact)."""
         c0 = self.counts(0)

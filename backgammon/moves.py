@@ -88,11 +88,6 @@ def legal_plays(position: Position, player: Player, roll: Roll) -> list[Play]:
     return plays
 
 
-def legal_results(position: Position, player: Player, roll: Roll) -> set[Position]:
-    """The distinct positions that the legal plays of ``roll`` lead to."""
-    return {play.result for play in legal_plays(position, player, roll)}
-
-
 def moves_required(position: Position, player: Player, roll: Roll) -> int:
     """How many checkers ``player`` must move with ``roll`` (0 when no move is possible)."""
     found = _generate(position.packed(player), position.packed(1 - player), roll.d1, roll.d2)

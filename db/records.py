@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from backgammon.rating import INITIAL_RATING
+
 __all__ = [
     "DEFAULT_RATING",
     "SORTWHO_VALUES",
@@ -22,7 +24,7 @@ __all__ = [
     "UserSettings",
 ]
 
-DEFAULT_RATING: Final = 1500.0
+DEFAULT_RATING: Final = INITIAL_RATING
 """Every new account starts at 1500.00 with experience 0 (spec §5.1)."""
 
 SORTWHO_VALUES: Final = ("login", "name", "rating", "rrating")

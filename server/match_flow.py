@@ -45,7 +45,7 @@ from backgammon.events import (
 from backgammon.match import Action, Phase
 from backgammon.moves import Play
 from backgammon.notation import format_move
-from backgammon.rating import RatingChange, rate_match
+from backgammon.rating import INITIAL_RATING, RatingChange, rate_match
 from db.records import RatingUpdate
 from protocol import replies
 from protocol.match_view import board_lines, board_state, perspective_of
@@ -541,7 +541,7 @@ def _render_match_won(step: Step, event: MatchWon) -> None:
 def _rating_of(step: Step, player: Player) -> tuple[float, int]:
     session = step.app.registry.get(step.name(player))
     if session is None:
-        return (1500.0, 0)
+        return (INITIAL_RATING, 0)
     return session.rating, session.experience
 
 

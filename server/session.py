@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from backgammon.rating import INITIAL_RATING
 from db.records import User, UserSettings
 from protocol import replies
 from protocol.clip import OwnInfo, WhoInfo
@@ -77,7 +78,7 @@ class Session:
     client: str | None = None
     login_time: int = 0
     last_input: float = field(default_factory=time.monotonic)
-    rating: float = 1500.0
+    rating: float = INITIAL_RATING
     experience: int = 0
     address: str | None = None
     is_bot: bool = False

@@ -13,6 +13,7 @@ match options (:class:`MatchOptions`); docs/rules.md lists each choice.
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
@@ -52,6 +53,10 @@ from backgammon.notation import (
 from backgammon.validate import validate_play
 
 SNAPSHOT_VERSION = 1
+
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+"""Compact JSON, the same text as ``json.dumps(data, separators=(",", ":"))``: the form
+the server stores snapshots in, which :meth:`Match.to_json_text` must reproduce exactly."""
 
 
 class Phase(enum.Enum):
@@ -188,6 +193,11 @@ class Match:
         self.record: list[Event] = []
         self.history: list[list[Event]] = []
         self._plays: list[Play] | None = None
+        # Caches of :meth:`to_json_text` (docs/performance.md §2); see _EventTexts.
+        self._options_text: tuple[MatchOptions | None, str] = (None, "")
+        self._record_texts = _EventTexts()
+        self._history_texts: list[tuple[list[Event], int, Event | None, str]] = []
+        self._history_joined = ""
 
     # -- what is going on ------------------------------------------------------------
 
@@ -580,9 +590,70 @@ class Match:
 
     def to_json(self) -> dict[str, Any]:
         """The whole match as plain JSON data; :meth:`from_json` restores it exactly."""
+        data: dict[str, Any] = {"version": SNAPSHOT_VERSION, "options": asdict(self.options)}
+        data.update(self._state_json())
+        data["record"] = [event_to_json(e) for e in self.record]
+        data["history"] = [[event_to_json(e) for e in game] for game in self.history]
+        return data
+
+    def to_json_text(self) -> str:
+        """:meth:`to_json` as compact JSON text, built incrementally.
+
+        The text is exactly ``json.dumps(self.to_json(), separators=(",", ":"))``, but
+        only the state (a few hundred bytes) and the events recorded since the last call
+        are serialized: the text of every earlier event and of every finished game is
+        kept. The server stores this after every action, and serializing every event of
+        the match each time cost O(moves²) per game (docs/performance.md §2).
+        """
+        if self._options_text[0] is not self.options:
+            # Options are frozen, but a new object may be assigned: key on the object.
+            self._options_text = (self.options, _COMPACT.encode(asdict(self.options)))
+        options = self._options_text[1]
+        state = _COMPACT.encode(self._state_json())
+        # The history first: a game that ended since the last call can then reuse the
+        # texts made while it was the record, before the record's cache moves on.
+        history = self._history_text()
+        record = ",".join(self._record_texts.sync(self.record))
+        # The pieces in to_json's key order; state[1:-1] is the state without its braces.
+        return (
+            f'{{"version":{SNAPSHOT_VERSION},"options":{options},{state[1:-1]},'
+            f'"record":[{record}],"history":[{history}]}}'
+        )
+
+    def _history_text(self) -> str:
+        """The finished games as the compact JSON of ``to_json()["history"]`` without its
+        brackets, from cached text.
+
+        Each finished game's text is kept with the game's list, its length and its last
+        event when the text was made. The cache is trusted only as far as all three
+        still match, so a history that was replaced (a restored match) or changed is
+        serialized again. Checking costs one comparison per game, not per event.
+        """
+        history = self.history
+        cache = self._history_texts
+        valid = 0
+        for game, (events, count, last, _) in zip(history, cache, strict=False):
+            if game is not events or len(game) != count or (count and game[-1] is not last):
+                break
+            valid += 1
+        if valid == len(cache) == len(history):
+            return self._history_joined
+        del cache[valid:]
+        for game in history[valid:]:
+            # The game that just ended was the record: reuse its texts.
+            texts = (
+                self._record_texts.sync(game)
+                if self._record_texts.events is game
+                else [_COMPACT.encode(event_to_json(e)) for e in game]
+            )
+            last = game[-1] if game else None
+            cache.append((game, len(game), last, "[" + ",".join(texts) + "]"))
+        self._history_joined = ",".join(entry[3] for entry in cache)
+        return self._history_joined
+
+    def _state_json(self) -> dict[str, Any]:
+        """What :meth:`to_json` holds between the options and the record, in its order."""
         return {
-            "version": SNAPSHOT_VERSION,
-            "options": asdict(self.options),
             "score": list(self.score),
             "game": self.game,
             "crawford_game": self.crawford_game,
@@ -607,8 +678,6 @@ class Match:
             "rolls": list(self.rolls),
             "cube_turned": self.cube_turned,
             "auto_doubles": self.auto_doubles,
-            "record": [event_to_json(e) for e in self.record],
-            "history": [[event_to_json(e) for e in game] for game in self.history],
         }
 
     @classmethod
@@ -673,6 +742,44 @@ class Match:
             raise SnapshotError("a cube offer is pending exactly in the doubled phase")
         if self.phase is Phase.MOVE and not self.legal_plays():
             raise SnapshotError("the player with dice has no legal move")
+
+
+class _EventTexts:
+    """The compact JSON text of each event of one event list, made once per event.
+
+    Events are frozen values and a game's list only grows (:meth:`Match._recorded`
+    appends; a new game or a restored match makes a new list), so the text of its first
+    ``len(texts)`` events stays right as long as it is the same list object, no shorter,
+    and still holds the same last event. Anything else (another list, a truncated or
+    rewritten one) throws the texts away and starts over: the cache can be slower than
+    necessary but never stale in those cases.
+    """
+
+    __slots__ = ("events", "last", "texts")
+
+    def __init__(self) -> None:
+        self.events: list[Event] | None = None
+        """The list whose texts these are (held, so its identity cannot be reused)."""
+        self.last: Event | None = None
+        """The last event that has a text, to notice a list rewritten in place."""
+        self.texts: list[str] = []
+
+    def sync(self, events: list[Event]) -> list[str]:
+        """The text of every event of ``events``, serializing only the new ones."""
+        texts = self.texts
+        done = len(texts)
+        if (
+            events is not self.events
+            or len(events) < done
+            or (done and events[done - 1] is not self.last)
+        ):
+            self.events = events
+            texts = self.texts = []
+            done = 0
+        if len(events) > done:
+            texts.extend(_COMPACT.encode(event_to_json(e)) for e in events[done:])
+            self.last = events[-1]
+        return texts
 
 
 def _player(value: object) -> Player:

@@ -1,23 +1,26 @@
-"""What one login broadcast costs per recipient: the server's way against a proposed one.
+"""What one login broadcast costs per recipient: the server's way against the alternatives.
 
 Starts the server's own telnet edge (:func:`server.telnet.start_server`) in this
 process with a shell that only keeps each connection's :class:`server.telnet.TelnetOutput`,
-connects ``--clients`` raw sockets on 127.0.0.1 that read and discard, then times, on
-the same connections, the event-loop CPU of broadcasting one login (the CLIP 7 line and
-the CLIP 5 + 6 who update of ``Registry.announce_login``) to everyone:
+connects ``--clients`` raw sockets on 127.0.0.1 that read and discard, makes each a
+logged-in CLIP session with ``notify`` on in a :class:`server.registry.Registry`, then
+times, on the same connections, the event-loop CPU of:
 
-* ``current``: as ``Registry.announce_login`` does it: per recipient the notice is
-  formatted and sent, then the who lines are sent (two ``TelnetOutput.send`` calls, each a
-  telnetlib3 write: encoding, IAC escaping, one ``send`` system call);
+* ``two_writes``: how ``Registry.announce_login`` sent a login before
+  docs/performance.md §3 was applied: per recipient the CLIP 7 notice is formatted and
+  sent, then the who lines are sent (two ``TelnetOutput.send`` calls, each a telnetlib3
+  write: encoding, IAC escaping, one ``send`` system call);
 * ``one_write``: one ``TelnetOutput.send`` per recipient with all three lines;
-* ``pre_encoded``: the three lines encoded once, one ``transport.write`` of the same
-  bytes per recipient (what a broadcast helper in server/telnet.py could do: CLIP text is
-  ASCII, and a line without byte 255 needs no IAC escaping);
-* ``who_list``: formatting the whole who list for a new user (``Session.who_info`` per
-  user) against joining cached lines.
+* ``pre_encoded``: the three lines encoded once, one bare ``transport.write`` of the same
+  bytes per recipient (the floor for any way through ``TelnetOutput``);
+* ``announce_login``, ``announce_logout``, ``who_update``: the server's own
+  ``Registry`` methods, as a login, a logout and a status change run them;
+* ``who_list_format``: the new user's who list formatted from scratch
+  (``Session.who_info().format()`` per user, as ``complete_login`` did before §3), against
+  ``who_list``: ``Registry.who_list()``, the cached CLIP 5 lines it sends now.
 
-Prints one JSON object (microseconds per recipient). ``python benchmarks/broadcast.py
---clients 2000 --rounds 20``.
+Prints one JSON object (microseconds per recipient, milliseconds per broadcast).
+``python benchmarks/broadcast.py --clients 2000 --rounds 20``.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ if str(ROOT) not in sys.path:
 from protocol import clip, replies  # noqa: E402
 from protocol.replies import Mode  # noqa: E402
 from server.config import Settings  # noqa: E402
+from server.registry import Registry  # noqa: E402
 from server.session import Session  # noqa: E402
 from server.telnet import LineReader, TelnetOutput, bound_port, start_server  # noqa: E402
 
@@ -73,15 +77,20 @@ async def run(clients: int, rounds: int) -> dict[str, Any]:
         await loop.create_connection(lambda s=sink: s, "127.0.0.1", port)  # type: ignore[misc]
         sinks.append(sink)
     await asyncio.wait_for(connected.wait(), 60)
+    registry = Registry()
     sessions = []
     for i, output in enumerate(outputs):
         session = Session(output)
         session.name = f"user{i:05d}"
         session.mode = Mode.CLIP
+        session.client = "bench"
+        session.login_time = int(time.time())
+        session.enter_lobby()
+        registry.add(session)
         sessions.append(session)
     newcomer = sessions[0]
 
-    def current() -> None:
+    def two_writes() -> None:
         lines = clip.who_update(newcomer.who_info())
         for other in sessions:
             other.send(replies.login_notice(newcomer.name, other.mode))
@@ -101,21 +110,31 @@ async def run(clients: int, rounds: int) -> dict[str, Any]:
             transport = other.output._writer.transport  # type: ignore[attr-defined]
             transport.write(payload)
 
-    def who_list() -> None:
+    def announce_login() -> None:
+        registry.announce_login(newcomer)
+
+    def announce_logout() -> None:
+        registry.announce_logout(newcomer)
+
+    def who_update() -> None:
+        registry.who_update(newcomer)
+
+    def who_list_format() -> None:
         newcomer.send_lines(s.who_info().format() for s in sessions)
 
-    cached = [s.who_info().format() for s in sessions]
-
-    def who_list_cached() -> None:
-        newcomer.send_lines(cached)
+    def who_list() -> None:
+        newcomer.send_lines(registry.who_list())
 
     results: dict[str, Any] = {"clients": clients, "rounds": rounds}
     for name, fn in (
-        ("current", current),
+        ("two_writes", two_writes),
         ("one_write", one_write),
         ("pre_encoded", pre_encoded),
+        ("announce_login", announce_login),
+        ("announce_logout", announce_logout),
+        ("who_update", who_update),
+        ("who_list_format", who_list_format),
         ("who_list", who_list),
-        ("who_list_cached", who_list_cached),
     ):
         spent = 0.0
         for _ in range(rounds):

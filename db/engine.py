@@ -18,6 +18,7 @@ event loop (Alembic's synchronous API runs through ``AsyncConnection.run_sync``)
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
@@ -28,11 +29,12 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util.exc import CommandError
 from sqlalchemy import Connection, event
+from sqlalchemy import create_engine as _create_sync_engine
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.ext.asyncio import create_async_engine as _create_async_engine
-from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
 from db.errors import MigrationError
 
@@ -47,8 +49,11 @@ __all__ = [
     "head_revision",
     "migrate",
     "migrate_engine",
+    "migrate_sqlite",
     "normalize_url",
     "run_alembic",
+    "sqlite_path",
+    "sqlite_pragmas",
     "write_engine",
 ]
 
@@ -136,9 +141,24 @@ def create_session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSessi
     return async_sessionmaker(engine, expire_on_commit=False)
 
 
+def sqlite_pragmas(busy_timeout: float) -> tuple[str, ...]:
+    """The PRAGMAs every SQLite connection of this project runs first.
+
+    WAL: readers never block the writer and the writer never blocks readers (an in-memory
+    database answers "memory" and stays as it is). ``synchronous = FULL``: a commit is on
+    disk before it returns, so it survives power loss, not only a crash of the server
+    process (architecture: durable, then announce).
+    """
+    return (
+        f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}",
+        "PRAGMA foreign_keys = ON",
+        "PRAGMA journal_mode = WAL",
+        "PRAGMA synchronous = FULL",
+    )
+
+
 def _install_sqlite_hooks(engine: AsyncEngine, busy_timeout: float) -> None:
     """Per-connection PRAGMAs, and SQLAlchemy-controlled BEGIN (see the module docstring)."""
-    timeout_ms = int(busy_timeout * 1000)
 
     def on_connect(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
         # Stop the sqlite3 module from issuing its own (lazy, DML-only) BEGIN; the
@@ -146,14 +166,8 @@ def _install_sqlite_hooks(engine: AsyncEngine, busy_timeout: float) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         try:
-            cursor.execute(f"PRAGMA busy_timeout = {timeout_ms}")
-            cursor.execute("PRAGMA foreign_keys = ON")
-            # WAL: readers never block the writer and the writer never blocks readers.
-            # An in-memory database answers "memory" and stays as it is.
-            cursor.execute("PRAGMA journal_mode = WAL")
-            # FULL: a commit is on disk before we return, so a commit survives power loss,
-            # not only a crash of the server process (architecture: durable, then announce).
-            cursor.execute("PRAGMA synchronous = FULL")
+            for pragma in sqlite_pragmas(busy_timeout):
+                cursor.execute(pragma)
         finally:
             cursor.close()
 
@@ -222,6 +236,53 @@ async def run_alembic(engine: AsyncEngine, action: Callable[[Config], object]) -
 
     async with write_engine(engine).begin() as connection:
         await connection.run_sync(run)
+
+
+def sqlite_path(url: URL) -> str:
+    """The file of an SQLite URL for :func:`sqlite3.connect` (``":memory:"`` for none).
+
+    :raises ValueError: a URL with query options (``?mode=...``), which are not supported.
+    """
+    if url.query:
+        raise ValueError(f"SQLite URL options are not supported: {dict(url.query)!r}")
+    return url.database or ":memory:"
+
+
+class _BorrowedConnection:
+    """A ``sqlite3`` connection lent to SQLAlchemy for a migration: it must not close it."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._connection = connection
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._connection, name)
+
+    def close(self) -> None:
+        """The owner closes the connection, not the borrowing pool."""
+
+
+def migrate_sqlite(connection: sqlite3.Connection, revision: str = "head") -> None:
+    """Upgrade the database of an open ``sqlite3`` connection in one transaction.
+
+    For :class:`db.runner.SqliteRunner`, whose thread owns the connection (an in-memory
+    database exists only in it). The connection must be in autocommit mode
+    (``isolation_level=None``); SQLAlchemy emits ``BEGIN IMMEDIATE`` itself.
+
+    :raises MigrationError: see :func:`migrate_engine`.
+    """
+    borrowed = _BorrowedConnection(connection)
+    engine = _create_sync_engine("sqlite://", creator=lambda: borrowed, poolclass=StaticPool)
+    event.listen(engine, "begin", lambda c: c.exec_driver_sql("BEGIN IMMEDIATE"))
+
+    try:
+        with engine.begin() as sync_connection:
+            config = alembic_config()
+            config.attributes["connection"] = sync_connection
+            command.upgrade(config, revision)
+    except CommandError as exc:
+        raise MigrationError(f"cannot migrate the database: {exc}") from exc
+    finally:
+        engine.dispose()
 
 
 async def migrate(

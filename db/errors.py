@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["DatabaseError", "MigrationError", "UnknownUserError", "UserExistsError"]
+__all__ = [
+    "ConstraintViolation",
+    "DatabaseError",
+    "MigrationError",
+    "UnknownUserError",
+    "UserExistsError",
+]
 
 
 class DatabaseError(Exception):
@@ -35,3 +41,8 @@ class UnknownUserError(DatabaseError, LookupError):
     def __init__(self, name: str | None) -> None:
         super().__init__(f"no user {name!r}" if name is not None else "unknown user")
         self.name = name
+
+
+class ConstraintViolation(DatabaseError):
+    """A statement broke a constraint (unique key, foreign key, check) that no more
+    specific error above describes."""

@@ -5,48 +5,47 @@ Every method takes and returns plain values (``str``, ``int``, the frozen datacl
 transaction and is committed (on disk) when the awaited call returns, so the server can
 announce a change right after it. Names are exact, case-sensitive matches, as on FIBS.
 
+Each method is a *job*, a synchronous function of a :class:`db.runner.Transaction` that
+runs the prepared statements of :mod:`db.statements`, and a runner executes it: on SQLite
+a dedicated thread with one ``sqlite3`` connection that group-commits the writes waiting
+together (:class:`db.runner.SqliteRunner`), on PostgreSQL the async engine's pool
+(:class:`db.runner.AlchemyRunner`). See docs/database.md.
+
 Cancellation: a write that has started is finished even if the awaiting task is cancelled
 (for example the connection task of a player who just dropped, whose match is being saved);
 the caller still gets its ``CancelledError`` at once, and :meth:`Database.close` waits for
 such writes. Only :meth:`Database.take_messages` is not shielded: a cancelled caller could
-not deliver what it took, so it is better rolled back.
+not deliver what it took, so the taking is skipped if it has not started.
 
-Concurrency: many coroutines may call one :class:`Database` at once. On SQLite, writes
-of one process are queued on an :class:`asyncio.Lock` (SQLite has a single writer anyway;
-queueing in the event loop is fairer and cheaper than every connection polling the file
-lock) and each write transaction starts with ``BEGIN IMMEDIATE`` to stay safe against other
-processes. On PostgreSQL writes run concurrently; each method is one atomic statement or
-one transaction, so no update is lost.
+Concurrency: many coroutines may call one :class:`Database` at once. On SQLite the one
+thread runs the jobs in turn (SQLite has a single writer anyway), and each write
+transaction starts with ``BEGIN IMMEDIATE`` to stay safe against other processes. On
+PostgreSQL writes run concurrently; each method is one atomic statement or one
+transaction, so no update is lost.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
+import json
 import logging
 import time
-from collections.abc import (
-    AsyncIterator,
-    Callable,
-    Coroutine,
-    Iterable,
-    Mapping,
-    Sequence,
-)
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Concatenate, Final, ParamSpec, Self, TypeVar
 
-from sqlalchemy import ColumnElement, and_, delete, func, literal, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
-from sqlalchemy.orm import QueryableAttribute
 
-from db.engine import create_engine, create_session_factory, migrate_engine, write_engine
-from db.errors import UnknownUserError, UserExistsError
-from db.models import BlindRow, GagRow, MatchRecordRow, MessageRow, SavedMatchRow, UserRow
+from db.engine import (
+    DEFAULT_BUSY_TIMEOUT,
+    create_engine,
+    migrate_engine,
+    migrate_sqlite,
+    normalize_url,
+    sqlite_path,
+)
+from db.errors import ConstraintViolation, UnknownUserError, UserExistsError
 from db.records import (
     DEFAULT_RATING,
     MatchRecord,
@@ -57,16 +56,26 @@ from db.records import (
     User,
     UserSettings,
 )
+from db.runner import AlchemyRunner, Row, Runner, SqliteRunner, Transaction
+from db.statements import (
+    MESSAGE_COLUMNS,
+    RECORD_COLUMNS,
+    SAVED_COLUMNS,
+    USER_COLUMNS,
+    ListStatements,
+    Statements,
+)
 
 __all__ = ["RATING_LIST_EXPERIENCE", "Database"]
 
 RATING_LIST_EXPERIENCE: Final = 50
 """Only players with *more* experience than this are on the ``ratings`` list (spec §4.14)."""
 
+NO_LIMIT: Final = 2**62
+"""A ``LIMIT`` that limits nothing (SQLite and PostgreSQL read ``NULL`` differently)."""
+
 Clock = Callable[[], float]
 """Returns the current Unix time; injected so tests control every stored timestamp."""
-
-_ListRow = type[GagRow] | type[BlindRow]
 
 _log = logging.getLogger(__name__)
 
@@ -100,24 +109,18 @@ def _report_orphaned_write(task: asyncio.Future[Any]) -> None:
 
 
 class Database:
-    """One open database: an engine, its session factories and the repository methods.
+    """One open database: a runner, the back end's statements and the repository methods.
 
     Create it with :meth:`open` and release it with :meth:`close` (or ``async with``).
     """
 
-    def __init__(self, engine: AsyncEngine, *, clock: Clock = time.time) -> None:
-        """Wrap an engine made by :func:`db.engine.create_engine` (prefer :meth:`open`)."""
-        self._engine = engine
+    def __init__(self, runner: Runner, backend: str, *, clock: Clock = time.time) -> None:
+        """Wrap a started runner for ``backend`` (``"sqlite"``/``"postgresql"``); prefer
+        :meth:`open`."""
+        self._runner = runner
+        self._backend = backend
+        self._sql = Statements(backend)
         self._clock = clock
-        self._dialect = engine.dialect.name
-        self._read_sessions = create_session_factory(engine)
-        self._write_sessions = create_session_factory(write_engine(engine))
-        # SQLite has one writer at a time; see the module docstring.
-        self._write_lock = asyncio.Lock() if self._dialect == "sqlite" else None
-        # An in-memory SQLite database lives in one connection (a StaticPool) that every
-        # session shares, so even reads must take turns: two open transactions on one
-        # connection would mix.
-        self._read_lock = self._write_lock if _is_sqlite_memory(engine) else None
         self._pending: set[asyncio.Future[Any]] = set()
         """Shielded writes still running (see :func:`_durable`)."""
         self._closed = False
@@ -130,24 +133,37 @@ class Database:
         schema: str | None = None,
         migrate: bool = True,
         clock: Clock = time.time,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     ) -> Self:
         """Connect to ``url`` and, unless ``migrate`` is false, bring its schema up to date.
 
         :param schema: PostgreSQL only: the (existing) schema to work in.
+        :param busy_timeout: SQLite only: seconds to wait for another process's write lock.
         :raises ValueError: unsupported URL.
         :raises MigrationError: the schema is at a revision this code does not know.
         """
-        engine = create_engine(url, schema=schema)
+        parsed = normalize_url(url)
+        if parsed.get_backend_name() == "sqlite":
+            if schema is not None:
+                raise ValueError("a schema can only be given for PostgreSQL")
+            runner = SqliteRunner(
+                sqlite_path(parsed),
+                busy_timeout=busy_timeout,
+                prepare=migrate_sqlite if migrate else None,
+            )
+            await runner.start()
+            return cls(runner, "sqlite", clock=clock)
+        engine = create_engine(parsed, schema=schema)
         try:
             if migrate:
                 await migrate_engine(engine)
         except BaseException:
             await engine.dispose()
             raise
-        return cls(engine, clock=clock)
+        return cls(AlchemyRunner(engine), "postgresql", clock=clock)
 
     async def close(self) -> None:
-        """Wait for writes still in flight, then close every pooled connection.
+        """Wait for writes still in flight, then close the connections.
 
         Calling it again does nothing.
         """
@@ -155,7 +171,7 @@ class Database:
             self._closed = True
             while self._pending:
                 await asyncio.wait(set(self._pending))
-            await self._engine.dispose()
+            await self._runner.close()
 
     async def __aenter__(self) -> Self:
         return self
@@ -171,7 +187,7 @@ class Database:
     @property
     def backend(self) -> str:
         """``"sqlite"`` or ``"postgresql"``."""
-        return self._dialect
+        return self._backend
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -179,49 +195,31 @@ class Database:
         """``at`` or the clock's time, as whole Unix seconds."""
         return int(self._clock() if at is None else at)
 
-    @contextlib.asynccontextmanager
-    async def _read(self) -> AsyncIterator[AsyncSession]:
-        """A session for reads; its transaction is rolled back at the end."""
-        lock = self._read_lock if self._read_lock is not None else contextlib.nullcontext()
-        async with lock, self._read_sessions() as session:
-            yield session
-
-    @contextlib.asynccontextmanager
-    async def _write(self) -> AsyncIterator[AsyncSession]:
-        """A session whose transaction commits when the block ends without an error."""
-        lock = self._write_lock if self._write_lock is not None else contextlib.nullcontext()
-        async with lock, self._write_sessions.begin() as session:
-            yield session
-
-    def _insert(
-        self, table: type[UserRow] | _ListRow | type[SavedMatchRow]
-    ) -> postgresql.Insert | sqlite.Insert:
-        """An INSERT that supports ``ON CONFLICT`` on the current back end."""
-        if self._dialect == "postgresql":
-            return postgresql.insert(table)
-        return sqlite.insert(table)
-
-    def _name_order(
-        self, column: ColumnElement[str] | QueryableAttribute[str]
-    ) -> ColumnElement[str] | QueryableAttribute[str]:
-        """``column`` for ORDER BY/comparisons in code-point order on both back ends.
-
-        SQLite's default BINARY collation already is; PostgreSQL needs ``COLLATE "C"``
-        instead of the database's locale collation.
-        """
-        return column.collate("C") if self._dialect == "postgresql" else column
-
     async def _update_user(self, name: str, **values: object) -> None:
         """Set columns of one user.
 
         :raises UnknownUserError: no such user.
         """
-        statement = (
-            update(UserRow).where(UserRow.name == name).values(**values).returning(UserRow.name)
-        )
-        async with self._write() as session:
-            if (await session.execute(statement)).scalar_one_or_none() is None:
+        statement = self._sql.update_user(values)
+        params = {"who": name, **values}
+
+        def job(tx: Transaction) -> None:
+            if not tx.execute(statement, params):
                 raise UnknownUserError(name)
+
+        await self._runner.write(job)
+
+    async def _first_unknown(self, *names: str) -> str | None:
+        """The first of ``names`` that is not a user (to name it in an error)."""
+        for name in names:
+            if not await self.user_exists(name):
+                return name
+        return None
+
+    async def _scalar(self, statement: Any, **params: Any) -> int:
+        """A read that counts something."""
+        rows = await self._runner.read(lambda tx: tx.execute(statement, params))
+        return int(rows[0][0] or 0) if rows else 0
 
     # -- users ----------------------------------------------------------------------------
 
@@ -250,42 +248,46 @@ class Database:
             raise ValueError("a user name cannot be empty")
         _check_experience(experience)
         settings = settings if settings is not None else UserSettings()
-        row = UserRow(
-            name=name,
-            password_hash=password_hash,
-            created_at=self._now(created_at),
-            last_login_at=None,
-            last_login_host=None,
-            last_logout_at=None,
-            rating=float(rating),
-            experience=experience,
-            toggles=_checked_toggles(toggles or {}),
-            address=address,
-            is_bot=is_bot,
+        values: dict[str, Any] = {
+            "name": name,
+            "password_hash": password_hash,
+            "created_at": self._now(created_at),
+            "last_login_at": None,
+            "last_login_host": None,
+            "last_logout_at": None,
+            "rating": float(rating),
+            "experience": experience,
+            "toggles": _checked_toggles(toggles or {}),
+            "address": address,
+            "is_bot": is_bot,
             **_settings_values(settings),
-        )
+        }
+        statement = self._sql.insert_user
         try:
-            async with self._write() as session:
-                session.add(row)
-        except IntegrityError as exc:
+            await self._runner.write(lambda tx: tx.execute(statement, values))
+        except ConstraintViolation as exc:
             raise UserExistsError(name) from exc
-        return _user(row, (), ())
+        return _user(tuple(values[key] for key in USER_COLUMNS), (), ())
 
     async def get_user(self, name: str) -> User | None:
         """The account called exactly ``name``, with its gag and blind lists, or ``None``."""
-        async with self._read() as session:
-            row = await session.get(UserRow, name)
-            if row is None:
+        sql = self._sql
+
+        def job(tx: Transaction) -> User | None:
+            rows = tx.execute(sql.user, {"name": name})
+            if not rows:
                 return None
-            gagged = await self._targets(session, GagRow, name)
-            blinded = await self._targets(session, BlindRow, name)
-        return _user(row, gagged, blinded)
+            owner = {"owner": name}
+            gagged = [target for (target,) in tx.execute(sql.gags.targets, owner)]
+            blinded = [target for (target,) in tx.execute(sql.blinds.targets, owner)]
+            return _user(rows[0], gagged, blinded)
+
+        return await self._runner.read(job)
 
     async def user_exists(self, name: str) -> bool:
         """Whether an account called exactly ``name`` exists."""
-        async with self._read() as session:
-            found = await session.scalar(select(UserRow.name).where(UserRow.name == name))
-        return found is not None
+        statement = self._sql.user_exists
+        return bool(await self._runner.read(lambda tx: tx.execute(statement, {"name": name})))
 
     @_durable
     async def update_login(self, name: str, host: str, *, at: float | None = None) -> None:
@@ -358,17 +360,16 @@ class Database:
 
         :raises UnknownUserError: either user does not exist.
         """
-        return await self._add_to_list(GagRow, owner, target)
+        return await self._add_to_list(self._sql.gags, owner, target)
 
     @_durable
     async def remove_gag(self, owner: str, target: str) -> bool:
         """Remove ``target`` from ``owner``'s gag list; ``False`` if it was not there."""
-        return await self._remove_from_list(GagRow, owner, target)
+        return await self._remove_from_list(self._sql.gags, owner, target)
 
     async def list_gags(self, owner: str) -> tuple[str, ...]:
         """``owner``'s gag list in the order it was built (empty for an unknown owner)."""
-        async with self._read() as session:
-            return await self._targets(session, GagRow, owner)
+        return await self._targets(self._sql.gags, owner)
 
     @_durable
     async def add_blind(self, owner: str, target: str) -> bool:
@@ -376,52 +377,32 @@ class Database:
 
         :raises UnknownUserError: either user does not exist.
         """
-        return await self._add_to_list(BlindRow, owner, target)
+        return await self._add_to_list(self._sql.blinds, owner, target)
 
     @_durable
     async def remove_blind(self, owner: str, target: str) -> bool:
         """Remove ``target`` from ``owner``'s blind list; ``False`` if it was not there."""
-        return await self._remove_from_list(BlindRow, owner, target)
+        return await self._remove_from_list(self._sql.blinds, owner, target)
 
     async def list_blinds(self, owner: str) -> tuple[str, ...]:
         """``owner``'s blind list in the order it was built (empty for an unknown owner)."""
-        async with self._read() as session:
-            return await self._targets(session, BlindRow, owner)
+        return await self._targets(self._sql.blinds, owner)
 
-    async def _add_to_list(self, table: _ListRow, owner: str, target: str) -> bool:
-        statement = (
-            self._insert(table)
-            .values(owner=owner, target=target)
-            .on_conflict_do_nothing(index_elements=["owner", "target"])
-            .returning(table.id)
-        )
+    async def _add_to_list(self, sql: ListStatements, owner: str, target: str) -> bool:
+        params = {"owner": owner, "target": target}
         try:
-            async with self._write() as session:
-                added = (await session.execute(statement)).scalar_one_or_none()
-        except IntegrityError as exc:  # a foreign key: one of the names is not a user
+            added = await self._runner.write(lambda tx: tx.execute(sql.add, params))
+        except ConstraintViolation as exc:  # a foreign key: one of the names is not a user
             raise UnknownUserError(await self._first_unknown(owner, target)) from exc
-        return added is not None
+        return bool(added)
 
-    async def _remove_from_list(self, table: _ListRow, owner: str, target: str) -> bool:
-        statement = (
-            delete(table).where(table.owner == owner, table.target == target).returning(table.id)
-        )
-        async with self._write() as session:
-            return (await session.execute(statement)).first() is not None
+    async def _remove_from_list(self, sql: ListStatements, owner: str, target: str) -> bool:
+        params = {"owner": owner, "target": target}
+        return bool(await self._runner.write(lambda tx: tx.execute(sql.remove, params)))
 
-    @staticmethod
-    async def _targets(session: AsyncSession, table: _ListRow, owner: str) -> tuple[str, ...]:
-        result = await session.scalars(
-            select(table.target).where(table.owner == owner).order_by(table.id)
-        )
-        return tuple(result)
-
-    async def _first_unknown(self, *names: str) -> str | None:
-        """The first of ``names`` that is not a user (to name it in an error)."""
-        for name in names:
-            if not await self.user_exists(name):
-                return name
-        return None
+    async def _targets(self, sql: ListStatements, owner: str) -> tuple[str, ...]:
+        rows = await self._runner.read(lambda tx: tx.execute(sql.targets, {"owner": owner}))
+        return tuple(target for (target,) in rows)
 
     # -- stored messages ------------------------------------------------------------------
 
@@ -433,44 +414,39 @@ class Database:
 
         :raises UnknownUserError: the recipient does not exist.
         """
-        row = MessageRow(recipient=recipient, sender=sender, sent_at=self._now(sent_at), text=text)
+        values: dict[str, Any] = {
+            "recipient": recipient,
+            "sender": sender,
+            "sent_at": self._now(sent_at),
+            "text": text,
+        }
+        statement = self._sql.insert_message
         try:
-            async with self._write() as session:
-                session.add(row)
-        except IntegrityError as exc:
+            rows = await self._runner.write(lambda tx: tx.execute(statement, values))
+        except ConstraintViolation as exc:
             raise UnknownUserError(recipient) from exc
-        return _message(row)
+        return StoredMessage(id=rows[0][0], **values)
 
     async def take_messages(self, recipient: str) -> list[StoredMessage]:
         """Return and delete every message stored for ``recipient``, oldest first.
 
         One ``DELETE ... RETURNING`` statement: two concurrent calls never both get a
-        message, and a message stored meanwhile is either returned now or kept.
+        message, and a message stored meanwhile is either returned now or kept. With no
+        message waiting (the usual login) it only reads.
         """
-        statement = (
-            delete(MessageRow)
-            .where(MessageRow.recipient == recipient)
-            .returning(
-                MessageRow.id,
-                MessageRow.recipient,
-                MessageRow.sender,
-                MessageRow.sent_at,
-                MessageRow.text,
-            )
+        if not await self.count_messages(recipient):
+            return []
+        statement = self._sql.take_messages
+        rows = await self._runner.write(
+            lambda tx: tx.execute(statement, {"recipient": recipient}), abandonable=True
         )
-        async with self._write() as session:
-            rows = (await session.execute(statement)).all()
-        messages = [StoredMessage(*row) for row in rows]
+        messages = [StoredMessage(**dict(zip(MESSAGE_COLUMNS, row, strict=True))) for row in rows]
         messages.sort(key=lambda message: (message.sent_at, message.id))
         return messages
 
     async def count_messages(self, recipient: str) -> int:
         """How many messages wait for ``recipient``."""
-        async with self._read() as session:
-            count = await session.scalar(
-                select(func.count()).where(MessageRow.recipient == recipient)
-            )
-        return count or 0
+        return await self._scalar(self._sql.count_messages, recipient=recipient)
 
     # -- saved matches ----------------------------------------------------------------------
 
@@ -507,22 +483,11 @@ class Database:
             snapshot=snapshot,
             updated_at=self._now(at),
         )
-        values = {
-            "match_length": saved.match_length,
-            "score1": saved.score1,
-            "score2": saved.score2,
-            "snapshot": saved.snapshot,
-            "updated_at": saved.updated_at,
-        }
-        statement = (
-            self._insert(SavedMatchRow)
-            .values(player1=player1, player2=player2, **values)
-            .on_conflict_do_update(index_elements=["player1", "player2"], set_=values)
-        )
+        params = {key: getattr(saved, key) for key in SAVED_COLUMNS}
+        statement = self._sql.save_match
         try:
-            async with self._write() as session:
-                await session.execute(statement)
-        except IntegrityError as exc:
+            await self._runner.write(lambda tx: tx.execute(statement, params))
+        except ConstraintViolation as exc:
             raise UnknownUserError(await self._first_unknown(player_a, player_b)) from exc
         return saved
 
@@ -530,9 +495,11 @@ class Database:
         """The saved match of the pair (names in either order), or ``None``."""
         if player_a == player_b:
             return None
-        async with self._read() as session:
-            row = await session.get(SavedMatchRow, _pair(player_a, player_b))
-        return None if row is None else _saved_match(row)
+        player1, player2 = _pair(player_a, player_b)
+        params = {"player1": player1, "player2": player2}
+        statement = self._sql.load_match
+        rows = await self._runner.read(lambda tx: tx.execute(statement, params))
+        return _saved_match(rows[0]) if rows else None
 
     @_durable
     async def delete_match(self, player_a: str, player_b: str) -> bool:
@@ -540,35 +507,21 @@ class Database:
         if player_a == player_b:
             return False
         player1, player2 = _pair(player_a, player_b)
-        statement = (
-            delete(SavedMatchRow)
-            .where(SavedMatchRow.player1 == player1, SavedMatchRow.player2 == player2)
-            .returning(SavedMatchRow.player1)
-        )
-        async with self._write() as session:
-            return (await session.execute(statement)).first() is not None
+        params = {"player1": player1, "player2": player2}
+        statement = self._sql.delete_match
+        return bool(await self._runner.write(lambda tx: tx.execute(statement, params)))
 
     async def list_saved_matches(self, name: str) -> list[SavedMatch]:
         """Every saved match ``name`` plays in, ordered by opponent name (code point)."""
-        async with self._read() as session:
-            rows = await session.scalars(
-                select(SavedMatchRow).where(
-                    or_(SavedMatchRow.player1 == name, SavedMatchRow.player2 == name)
-                )
-            )
-            matches = [_saved_match(row) for row in rows]
+        statement = self._sql.saved_matches_of
+        rows = await self._runner.read(lambda tx: tx.execute(statement, {"name": name}))
+        matches = [_saved_match(row) for row in rows]
         matches.sort(key=lambda match: match.opponent_of(name))
         return matches
 
     async def count_saved_matches(self, name: str) -> int:
         """How many saved matches ``name`` plays in (``show savedcount``)."""
-        async with self._read() as session:
-            count = await session.scalar(
-                select(func.count()).where(
-                    or_(SavedMatchRow.player1 == name, SavedMatchRow.player2 == name)
-                )
-            )
-        return count or 0
+        return await self._scalar(self._sql.count_saved_matches, name=name)
 
     # -- finished matches -------------------------------------------------------------------
 
@@ -609,55 +562,51 @@ class Database:
             raise ValueError(f"a match needs two different players, got {player1!r} twice")
         if winner is not None and winner not in (player1, player2):
             raise ValueError(f"winner {winner!r} is not {player1!r} or {player2!r}")
-        row = MatchRecordRow(
-            player1=player1,
-            player2=player2,
-            match_length=match_length,
-            score1=score1,
-            score2=score2,
-            winner=winner,
-            started_at=int(started_at),
-            ended_at=self._now(ended_at),
-            rules=rules,
-            moves=moves,
-        )
-        async with self._write() as session:
-            session.add(row)
+        values: dict[str, Any] = {
+            "player1": player1,
+            "player2": player2,
+            "match_length": match_length,
+            "score1": score1,
+            "score2": score2,
+            "winner": winner,
+            "started_at": int(started_at),
+            "ended_at": self._now(ended_at),
+            "rules": rules,
+            "moves": moves,
+        }
+        sql = self._sql
+        rate = sql.update_user(("rating", "experience"))
+        pair = dict(zip(("player1", "player2"), _pair(player1, player2), strict=True))
+
+        def job(tx: Transaction) -> int:
+            (record_id,) = tx.execute(sql.insert_record, values)[0]
             for change in rating_updates:
-                statement = (
-                    update(UserRow)
-                    .where(UserRow.name == change.name)
-                    .values(rating=float(change.rating), experience=change.experience)
-                    .returning(UserRow.name)
-                )
-                if (await session.execute(statement)).scalar_one_or_none() is None:
+                params = {
+                    "who": change.name,
+                    "rating": float(change.rating),
+                    "experience": change.experience,
+                }
+                if not tx.execute(rate, params):
                     raise UnknownUserError(change.name)
             if delete_saved:
-                pair = _pair(player1, player2)
-                await session.execute(
-                    delete(SavedMatchRow).where(
-                        SavedMatchRow.player1 == pair[0], SavedMatchRow.player2 == pair[1]
-                    )
-                )
-            await session.flush()
-        return _match_record(row)
+                tx.execute(sql.delete_match, pair)
+            return int(record_id)
+
+        record_id = await self._runner.write(job)
+        return MatchRecord(id=record_id, **values)
 
     async def get_match_record(self, record_id: int) -> MatchRecord | None:
         """The finished match with this id, or ``None``."""
-        async with self._read() as session:
-            row = await session.get(MatchRecordRow, record_id)
-        return None if row is None else _match_record(row)
+        statement = self._sql.record
+        rows = await self._runner.read(lambda tx: tx.execute(statement, {"id": record_id}))
+        return _match_record(rows[0]) if rows else None
 
     async def list_match_records(self, name: str, *, limit: int | None = None) -> list[MatchRecord]:
         """Finished matches ``name`` played, newest first (at most ``limit``)."""
-        statement = (
-            select(MatchRecordRow)
-            .where(or_(MatchRecordRow.player1 == name, MatchRecordRow.player2 == name))
-            .order_by(MatchRecordRow.ended_at.desc(), MatchRecordRow.id.desc())
-            .limit(limit)
-        )
-        async with self._read() as session:
-            return [_match_record(row) for row in await session.scalars(statement)]
+        params = {"name": name, "offset": 0, "limit": NO_LIMIT if limit is None else limit}
+        statement = self._sql.records_of
+        rows = await self._runner.read(lambda tx: tx.execute(statement, params))
+        return [_match_record(row) for row in rows]
 
     # -- rating list ------------------------------------------------------------------------
 
@@ -677,19 +626,9 @@ class Database:
         """
         if start < 1 or count < 0:
             raise ValueError(f"invalid rating list range: start={start!r}, count={count!r}")
-        statement = (
-            select(UserRow.name, UserRow.rating, UserRow.experience)
-            .where(UserRow.experience > experience_above)
-            .order_by(
-                UserRow.rating.desc(),
-                UserRow.experience.desc(),
-                self._name_order(UserRow.name),
-            )
-            .offset(start - 1)
-            .limit(count)
-        )
-        async with self._read() as session:
-            rows = (await session.execute(statement)).all()
+        params = {"experience_above": experience_above, "offset": start - 1, "limit": count}
+        statement = self._sql.rating_list
+        rows = await self._runner.read(lambda tx: tx.execute(statement, params))
         return [
             RatingEntry(rank=start + index, name=name, rating=rating, experience=experience)
             for index, (name, rating, experience) in enumerate(rows)
@@ -703,50 +642,30 @@ class Database:
         The rank is 1 + the number of listed players ahead of ``name`` in the list's order,
         so a player not (yet) on the list gets the rank they would have on it.
         """
-        async with self._read() as session:
-            row = await session.get(UserRow, name)
-            if row is None:
+        sql = self._sql
+
+        def job(tx: Transaction) -> RatingEntry | None:
+            rows = tx.execute(sql.rating_of, {"name": name})
+            if not rows:
                 return None
-            name_column = self._name_order(UserRow.name)
-            ahead = or_(
-                UserRow.rating > row.rating,
-                and_(UserRow.rating == row.rating, UserRow.experience > row.experience),
-                and_(
-                    UserRow.rating == row.rating,
-                    UserRow.experience == row.experience,
-                    name_column < self._name_order(literal(row.name)),
-                ),
-            )
-            ahead_count = await session.scalar(
-                select(func.count()).where(
-                    UserRow.experience > experience_above, UserRow.name != name, ahead
-                )
-            )
-        return RatingEntry(
-            rank=(ahead_count or 0) + 1,
-            name=row.name,
-            rating=row.rating,
-            experience=row.experience,
-        )
+            found, rating, experience = rows[0]
+            params = {
+                "name": found,
+                "rating": rating,
+                "experience": experience,
+                "experience_above": experience_above,
+            }
+            ahead = tx.execute(sql.count_ahead, params)[0][0] or 0
+            return RatingEntry(rank=ahead + 1, name=found, rating=rating, experience=experience)
+
+        return await self._runner.read(job)
 
     async def count_rated_players(self, *, experience_above: int = RATING_LIST_EXPERIENCE) -> int:
         """How many players are on the ``ratings`` list."""
-        async with self._read() as session:
-            count = await session.scalar(
-                select(func.count()).where(UserRow.experience > experience_above)
-            )
-        return count or 0
+        return await self._scalar(self._sql.count_rated, experience_above=experience_above)
 
 
 # -- helpers ------------------------------------------------------------------------------------
-
-
-def _is_sqlite_memory(engine: AsyncEngine) -> bool:
-    """Whether ``engine`` is an in-memory SQLite database (``sqlite+aiosqlite://``)."""
-    url = engine.url
-    return url.get_backend_name() == "sqlite" and (
-        url.database in (None, "", ":memory:") or url.query.get("mode") == "memory"
-    )
 
 
 def _check_length(match_length: int | None) -> None:
@@ -794,61 +713,39 @@ def _settings_values(settings: UserSettings) -> dict[str, object]:
     }
 
 
-def _user(row: UserRow, gagged: Iterable[str], blinded: Iterable[str]) -> User:
+def _user(row: Row, gagged: Iterable[str], blinded: Iterable[str]) -> User:
+    """A :class:`User` from a row of :data:`USER_COLUMNS` and the user's lists."""
+    values = dict(zip(USER_COLUMNS, row, strict=True))
+    toggles = values["toggles"]
     return User(
-        name=row.name,
-        password_hash=row.password_hash,
-        created_at=row.created_at,
-        last_login_at=row.last_login_at,
-        last_login_host=row.last_login_host,
-        last_logout_at=row.last_logout_at,
-        rating=row.rating,
-        experience=row.experience,
-        toggles=dict(row.toggles),
+        name=values["name"],
+        password_hash=values["password_hash"],
+        created_at=values["created_at"],
+        last_login_at=values["last_login_at"],
+        last_login_host=values["last_login_host"],
+        last_logout_at=values["last_logout_at"],
+        rating=values["rating"],
+        experience=values["experience"],
+        # SQLite returns the JSON column as text; SQLAlchemy (PostgreSQL) already decoded it.
+        toggles=dict(json.loads(toggles) if isinstance(toggles, str) else toggles),
         settings=UserSettings(
-            boardstyle=row.boardstyle,
-            linelength=row.linelength,
-            pagelength=row.pagelength,
-            redoubles=row.redoubles,
-            sortwho=row.sortwho,
-            timezone=row.timezone,
+            boardstyle=values["boardstyle"],
+            linelength=values["linelength"],
+            pagelength=values["pagelength"],
+            redoubles=values["redoubles"],
+            sortwho=values["sortwho"],
+            timezone=values["timezone"],
         ),
-        address=row.address,
+        address=values["address"],
         gagged=tuple(gagged),
         blinded=tuple(blinded),
-        is_bot=row.is_bot,
+        is_bot=bool(values["is_bot"]),
     )
 
 
-def _message(row: MessageRow) -> StoredMessage:
-    return StoredMessage(
-        id=row.id, recipient=row.recipient, sender=row.sender, sent_at=row.sent_at, text=row.text
-    )
+def _saved_match(row: Row) -> SavedMatch:
+    return SavedMatch(**dict(zip(SAVED_COLUMNS, row, strict=True)))
 
 
-def _saved_match(row: SavedMatchRow) -> SavedMatch:
-    return SavedMatch(
-        player1=row.player1,
-        player2=row.player2,
-        match_length=row.match_length,
-        score1=row.score1,
-        score2=row.score2,
-        snapshot=row.snapshot,
-        updated_at=row.updated_at,
-    )
-
-
-def _match_record(row: MatchRecordRow) -> MatchRecord:
-    return MatchRecord(
-        id=row.id,
-        player1=row.player1,
-        player2=row.player2,
-        match_length=row.match_length,
-        score1=row.score1,
-        score2=row.score2,
-        winner=row.winner,
-        started_at=row.started_at,
-        ended_at=row.ended_at,
-        rules=row.rules,
-        moves=row.moves,
-    )
+def _match_record(row: Row) -> MatchRecord:
+    return MatchRecord(**dict(zip(RECORD_COLUMNS, row, strict=True)))

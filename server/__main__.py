@@ -66,14 +66,27 @@ async def run(settings: Settings) -> None:
         await db.close()
 
 
+def quiet_telnetlib3(level: str) -> None:
+    """Log telnetlib3 at WARNING and above unless the server logs at DEBUG.
+
+    telnetlib3 logs every connection and disconnection at INFO ("Connection from ...",
+    "Connection closed for ..."): two lines per connection, ~1 % of the event loop during
+    a burst of logins (docs/performance.md §6). ``--log-level DEBUG`` keeps them, for
+    debugging connections. Its modules log under the ``telnetlib3`` logger, so one level
+    covers them all.
+    """
+    if level != "DEBUG":
+        logging.getLogger("telnetlib3").setLevel(logging.WARNING)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     if words[:1] == ["export"]:
         return export_main(words[1:])
     args = parse_args(words)
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    level = args.log_level.upper()
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    quiet_telnetlib3(level)
     try:
         settings = settings_from(args)
     except ConfigError as exc:

@@ -20,7 +20,7 @@ from server import telnet
 from server.config import Settings
 from server.dice_stats import DiceStats
 from server.matches import Invitation, LiveMatch
-from server.passwords import ScryptCost
+from server.passwords import ScryptCost, shutdown_hashing
 from server.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -107,7 +107,8 @@ class App:
         log.info("listening on %s:%d", self.settings.host, self.port)
 
     async def stop(self, *, warning: str | None = None) -> None:
-        """Tell everyone, close every connection (each saves its state), stop listening.
+        """Tell everyone, close every connection (each saves its state), stop listening,
+        stop the password hashing pool.
 
         While stopping, a closing session tells nobody it left: everyone is leaving, and
         with N users online those notices would be N*N lines (docs/performance.md).
@@ -129,3 +130,6 @@ class App:
         if self._server is not None:
             await self._server.wait_closed()
             self._server = None
+        # Every connection is gone: hashes still queued are for nobody, and the exit
+        # must not wait for them (the interpreter joins the pool's threads).
+        shutdown_hashing()

@@ -23,6 +23,7 @@ from protocol.replies import Mode
 from server.app import App
 from server.dispatch import Context, dispatch
 from server.passwords import hash_password, verify_password
+from server.registry import WHO_END
 from server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, Session
 from server.telnet import TOO_LONG, LineReader
 
@@ -184,8 +185,8 @@ async def complete_login(app: App, session: Session, user: User) -> None:
             )
     registry.add(session)
     if session.clip:
-        session.send_lines(s.who_info().format() for s in registry if s.logged_in)
-        session.send(clip.WhoInfoEnd().format())
+        # the who list and its CLIP 6 end in one write, from the cached CLIP 5 lines
+        session.send_lines([*registry.who_list(), WHO_END])
     registry.announce_login(session)
     if not session.clip:
         session.end_reply()

@@ -52,6 +52,7 @@ from protocol.match_view import board_lines, board_state, perspective_of
 from server.app import App
 from server.matches import LiveMatch
 from server.session import Session
+from server.telnet import Payload
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +71,16 @@ class Outbox:
         self.add(session, *lines)
 
     def flush(self) -> None:
+        """One write per recipient. Recipients with exactly the same lines (everyone with
+        ``toggle report`` who gets only a match's end report) share one rendered
+        :class:`Payload`, encoded once (docs/performance.md §3)."""
+        shared: dict[tuple[str, ...], Payload] = {}
         for session, lines in self.lines.items():
-            session.send_lines(lines)
+            key = tuple(lines)
+            payload = shared.get(key)
+            if payload is None:
+                payload = shared[key] = Payload(key)
+            session.send_payload(payload)
         self.lines.clear()
 
 

@@ -24,6 +24,9 @@ from server.session import Session
 
 SNAPSHOT_VERSION = 1
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+"""The stored snapshot's JSON form (compact), as ``json.dumps(separators=(",", ":"))``."""
+
 
 @dataclass
 class Invitation:
@@ -73,16 +76,23 @@ class LiveMatch:
         return self.match.options.length or None
 
     def snapshot(self) -> str:
-        """The stored form: names, start time and the core's snapshot, as JSON text."""
-        return json.dumps(
+        """The stored form: names, start time and the core's snapshot, as JSON text.
+
+        The text is exactly ``json.dumps({"version": ..., "players": ..., "started_at":
+        ..., "match": self.match.to_json()}, separators=(",", ":"))``, but the match part
+        comes from :meth:`Match.to_json_text`, which keeps the text of every event
+        already serialized: this runs after every action, and re-serializing the whole
+        match each time cost O(moves²) per game (docs/performance.md §2).
+        """
+        head = _COMPACT.encode(
             {
                 "version": SNAPSHOT_VERSION,
                 "players": list(self.names),
                 "started_at": self.started_at,
-                "match": self.match.to_json(),
-            },
-            separators=(",", ":"),
+            }
         )
+        # head ends with its closing brace; the match is the last key, as it always was.
+        return f'{head[:-1]},"match":{self.match.to_json_text()}}}'
 
     @classmethod
     def from_saved(cls, saved: SavedMatch, roller: DiceRoller) -> LiveMatch:

@@ -2,17 +2,62 @@
 
 Broadcasts write to each recipient's output at once and never await anyone's
 socket: a slow reader is cut off by its own write-buffer limit instead.
+
+A broadcast renders each distinct set of lines once (per client mode and whatever
+else they depend on) and encodes it once (:class:`Broadcast`, :class:`server.telnet.Payload`);
+each recipient then gets one write of the same bytes it would have got line by line
+(docs/performance.md §3).
 """
 
 from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from typing import Generic, TypeVar
 
 from protocol import clip, replies
+from protocol.replies import Mode
 from server.errors import Reply
 from server.session import Session
+from server.telnet import Payload
+
+K = TypeVar("K", bound=Hashable)
+
+WHO_END = clip.WhoInfoEnd().format()
+"""CLIP 6, the end of a who list or of one who update."""
+
+
+def mode_of(clip_mode: bool) -> Mode:
+    """The :class:`Mode` a session's ``clip`` flag stands for (keys of broadcasts are
+    plain booleans: an enum member's hash is a Python-level call per recipient)."""
+    return Mode.CLIP if clip_mode else Mode.TELNET
+
+
+class Broadcast(Generic[K]):
+    """One message to many sessions: the lines for each distinct key (a client mode, a
+    toggle...) are rendered on first use and shared as one :class:`Payload` by every
+    recipient with that key, so each recipient costs one transport write."""
+
+    def __init__(self, render: Callable[[K], Iterable[str]]) -> None:
+        self._render = render
+        self._payloads: dict[K, Payload] = {}
+
+    def payload(self, key: K) -> Payload:
+        """The rendered lines for ``key`` (rendered once)."""
+        payload = self._payloads.get(key)
+        if payload is None:
+            payload = self._payloads[key] = Payload(self._render(key))
+        return payload
+
+    def send(self, session: Session, key: K) -> None:
+        """Write the lines for ``key`` to ``session`` (nothing if they are none)."""
+        session.send_payload(self.payload(key))
+
+
+def who_update_payload(session: Session) -> Payload:
+    """CLIP 5 + 6 about ``session``: an asynchronous status change (§2.3, §6.6)."""
+    return Payload((session.who_line(), WHO_END))
 
 
 class Registry:
@@ -74,34 +119,53 @@ class Registry:
 
     def who_update(self, session: Session) -> None:
         """CLIP 5 + 6 about ``session`` to every CLIP user, itself included (§2.3, §6.6)."""
-        lines = clip.who_update(session.who_info())
+        payload = who_update_payload(session)
         for other in self:
             if other.clip and other.logged_in:
-                other.send_lines(lines)
+                other.send_payload(payload)
+
+    def who_list(self, now: float | None = None) -> list[str]:
+        """The CLIP 5 line of every logged-in user (cached lines, :meth:`Session.who_line`)."""
+        now = time.monotonic() if now is None else now
+        return [s.who_line(now) for s in self._sessions.values() if s.logged_in]
 
     def announce_login(self, session: Session) -> None:
         """CLIP 7 to users with ``notify`` on and the who update to all others (§1.4);
-        ``waitfor`` users hear it too (§4.12)."""
+        ``waitfor`` users hear it too (§4.12).
+
+        A CLIP user gets the notice and the who update in one write.
+        """
         self.history.append((time.time(), replies.logs_in(session.name)))
         self.logins += 1
         self.peak = max(self.peak, len(self._sessions))
-        lines = clip.who_update(session.who_info())
+        name = session.name
+        who = (session.who_line(), WHO_END)
+
+        def render(key: tuple[bool, bool]) -> list[str]:
+            clip_mode, notify = key
+            lines = [replies.login_notice(name, mode_of(clip_mode))] if notify else []
+            if clip_mode:
+                lines.extend(who)
+            return lines
+
+        out: Broadcast[tuple[bool, bool]] = Broadcast(render)
         for other in self:
             if other is session or not other.logged_in:
                 continue
-            if other.toggles["notify"]:
-                other.send(replies.login_notice(session.name, other.mode))
-            if other.clip:
-                other.send_lines(lines)
-            if session.name in other.waiting_for:
-                other.waiting_for.discard(session.name)
-                other.send(replies.finally_logs_in(session.name))
+            out.send(other, (other.clip, other.toggles["notify"]))
+            if name in other.waiting_for:
+                other.waiting_for.discard(name)
+                other.send(replies.finally_logs_in(name))
                 session.send(replies.is_waiting_for_you(other.name))
 
     def announce_logout(self, session: Session) -> None:
         """CLIP 8 (``logs out.`` / ``drops connection.``...) to users with ``notify`` on."""
-        text = session.logout_text(session.name)
+        name = session.name
+        text = session.logout_text(name)
         self.history.append((time.time(), text))
+        out: Broadcast[bool] = Broadcast(
+            lambda clip_mode: [replies.logout_notice(name, text, mode_of(clip_mode))]
+        )
         for other in self:
             if other is not session and other.logged_in and other.toggles["notify"]:
-                other.send(replies.logout_notice(session.name, text, other.mode))
+                out.send(other, other.clip)

@@ -7,10 +7,11 @@ so it is always clear where a session stands.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from backgammon.rating import INITIAL_RATING
 from db.records import User, UserSettings
@@ -19,6 +20,7 @@ from protocol.clip import OwnInfo, WhoInfo
 from protocol.commands import SessionState
 from protocol.parser import ParsedCommand
 from protocol.replies import Mode
+from server.telnet import Payload
 
 # Defaults for new accounts (§4.15 table; the ⚠ ones decided in docs/server-decisions.md).
 DEFAULT_TOGGLES: Mapping[str, bool] = {
@@ -50,6 +52,8 @@ class Output(Protocol):
     host: str
 
     def send(self, lines: Iterable[str]) -> None: ...
+
+    def send_payload(self, payload: Payload) -> None: ...
 
     def prompt(self, text: str) -> None: ...
 
@@ -100,6 +104,9 @@ class Session:
     """Set once when the session ends (cleanup runs exactly once)."""
     logout_text: Callable[[str], str] = replies.drops_connection
     """How others hear that this session ended (§1.8: logs out / drops connection / timed out)."""
+    _who_cache: _WhoLineParts | None = field(default=None, init=False, repr=False)
+    """The CLIP 5 line around its idle field, for the values in its ``key``
+    (:meth:`who_line`)."""
 
     # -- state -----------------------------------------------------------------------
 
@@ -151,6 +158,11 @@ class Session:
         if not self.closed:
             self.output.send(lines)
 
+    def send_payload(self, payload: Payload) -> None:
+        """Write a broadcast's pre-rendered lines (the same bytes as :meth:`send_lines`)."""
+        if not self.closed:
+            self.output.send_payload(payload)
+
     def end_reply(self) -> None:
         """What follows every command's reply: the away reminder, the telnet prompt."""
         if self.away is not None and self.logged_in:
@@ -160,9 +172,13 @@ class Session:
 
     # -- CLIP views ------------------------------------------------------------------
 
+    def idle_seconds(self, now: float | None = None) -> int:
+        """Whole seconds since the last input (``now``: a ``time.monotonic()`` reading)."""
+        idle = int((time.monotonic() if now is None else now) - self.last_input)
+        return max(idle, 0)
+
     def who_info(self, now: float | None = None) -> WhoInfo:
         """This user as a CLIP 5 line (§2.3)."""
-        idle = int((time.monotonic() if now is None else now) - self.last_input)
         return WhoInfo(
             name=self.name,
             opponent=self.opponent,
@@ -171,11 +187,46 @@ class Session:
             away=self.away is not None,
             rating=self.rating,
             experience=self.experience,
-            idle=max(idle, 0),
+            idle=self.idle_seconds(now),
             login=self.login_time,
             hostname=self.output.host,
             client=self.client,
             email=self.address,
+        )
+
+    def who_line(self, now: float | None = None) -> str:
+        """``who_info(now).format()``, from a cache: the CLIP 5 line of who lists and
+        who updates (docs/performance.md §3).
+
+        The line is cached as the text before and after its idle field, which changes
+        every second and is put in at each call. The cache is kept with the values of
+        every other field it shows (:meth:`_who_key`) and rebuilt when any of them
+        differs, so every state change invalidates it: the named transitions, ``toggle
+        ready``, ``away``/``back``, a new rating or address, and the handlers that set
+        these fields directly alike.
+        """
+        key = self._who_key()
+        cache = self._who_cache
+        if cache is None or cache.key != key:
+            cache = self._who_cache = _WhoLineParts.of(key, self.who_info(self.last_input))
+        return f"{cache.head}{self.idle_seconds(now)}{cache.tail}"
+
+    def _who_key(self) -> tuple[object, ...]:
+        """Every value :meth:`who_info` shows except the idle time (compared by value;
+        the rating's sign too, as 0.0 == -0.0 but they print differently)."""
+        return (
+            self.name,
+            self.opponent,
+            self.watching,
+            self.toggles["ready"],
+            self.away is not None,
+            self.rating,
+            math.copysign(1.0, self.rating),
+            self.experience,
+            self.login_time,
+            self.output.host,
+            self.client,
+            self.address,
         )
 
     def own_info(self) -> OwnInfo:
@@ -204,3 +255,26 @@ class Session:
             silent=t["silent"],
             timezone=self.settings.timezone,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _WhoLineParts:
+    """A CLIP 5 line split around its idle field (the 8th of its 12 fields)."""
+
+    key: tuple[object, ...]
+    """The values the line was made from (:meth:`Session._who_key`)."""
+    head: str
+    """``5 name opponent watching ready away rating experience `` (ends in a space)."""
+    tail: str
+    """`` login hostname client email`` (starts with a space)."""
+
+    IDLE_FIELD: ClassVar[int] = 8
+    """The idle field's index in the line split at spaces (the code ``5`` is index 0)."""
+
+    @classmethod
+    def of(cls, key: tuple[object, ...], info: WhoInfo) -> _WhoLineParts:
+        """Split ``info.format()``: every field is one token without spaces (WhoInfo
+        checks them), so the spaces separate exactly the 13 words."""
+        words = info.format().split(" ")
+        i = cls.IDLE_FIELD
+        return cls(key, " ".join(words[:i]) + " ", " " + " ".join(words[i + 1 :]))

@@ -5,6 +5,12 @@ It starts the listening server with every telnetlib3 default set explicitly
 stream into clean command lines (:class:`LineReader`: CR LF, bare CR or LF, CR LF
 split across packets, a cap on the line length), and writes CR LF lines, prompts and
 the echo switches of the password prompt (:class:`TelnetOutput`).
+
+A broadcast (a login's CLIP 7 and who update to thousands of users) renders its lines
+once into a :class:`Payload`, which encodes and IAC-escapes them once per encoding in
+use; :meth:`TelnetOutput.send_payload` then hands those bytes to each recipient's
+transport: the same bytes as :meth:`TelnetOutput.send`, without a telnetlib3 write
+(encoding, escaping) per recipient (docs/performance.md §3).
 """
 
 from __future__ import annotations
@@ -25,6 +31,9 @@ _EOL = re.compile(r"\r\n|\r\x00|\r|\n")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 """Control characters other than tab: removed from input lines, so nothing a client types
 reaches another user's terminal as an escape sequence (D75)."""
+
+IAC: Final = b"\xff"
+"""Telnet's Interpret-As-Command byte: doubled when it occurs in data (RFC 854)."""
 
 TOO_LONG: Final = "\x00<too long>\x00"
 """What :meth:`LineReader.readline` returns for a line over the cap (its text is dropped)."""
@@ -89,11 +98,52 @@ class LineReader:
             self._discarding = True
 
 
+def encode_text(text: str, encoding: str, errors: str) -> bytes:
+    """``text`` as telnetlib3's writer puts it on the wire: encoded, each IAC doubled.
+
+    The same steps as ``TelnetWriterUnicode.write`` (``bytes(text, encoding, errors)``)
+    followed by ``TelnetWriter._escape_iac``. Text without a byte 255 after encoding (all
+    of CLIP: ASCII) is returned as encoded, without a copy.
+    """
+    data = bytes(text, encoding, errors)
+    return data.replace(IAC, IAC + IAC) if IAC in data else data
+
+
+class Payload:
+    """Lines for many connections: joined once, encoded once per encoding in use.
+
+    Each connection's telnetlib3 writer has its own outgoing encoding (``utf8`` here, but
+    a client can negotiate CHARSET or LANG), so the bytes are kept per
+    ``(encoding, errors)``: every recipient gets exactly what :meth:`TelnetOutput.send`
+    would have written to it.
+    """
+
+    __slots__ = ("_encoded", "text")
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self.text: Final = "".join(f"{line}\r\n" for line in lines)
+        """The lines, each ending in CR LF (§1.1), as :meth:`TelnetOutput.send` joins them."""
+        self._encoded: dict[tuple[str, str], bytes] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.text)
+
+    def encoded(self, encoding: str, errors: str) -> bytes:
+        """The wire bytes for a connection using ``encoding`` (made once, then reused)."""
+        key = (encoding, errors)
+        data = self._encoded.get(key)
+        if data is None:
+            data = self._encoded[key] = encode_text(self.text, encoding, errors)
+        return data
+
+
 class TelnetOutput:
     """Lines and prompts to one connection; never awaits another user's socket.
 
     :meth:`send` writes at once and checks the transport's write buffer: a client that
     stops reading is disconnected when it passes ``buffer_limit``, so nobody waits for it.
+    :meth:`send_payload` and :meth:`send_bytes` write pre-encoded bytes straight to the
+    transport, with the same check.
     """
 
     def __init__(self, writer: Any, *, buffer_limit: int) -> None:
@@ -106,6 +156,30 @@ class TelnetOutput:
     def send(self, lines: Iterable[str]) -> None:
         """Write ``lines``, each ending in CR LF (§1.1)."""
         self._write("".join(f"{line}\r\n" for line in lines))
+
+    def send_payload(self, payload: Payload) -> None:
+        """Write a broadcast's lines: the bytes :meth:`send` would write for the same
+        lines (encoded in this connection's encoding, IAC escaped), in one transport
+        write and without a telnetlib3 write. The encoding is asked for at each call, as
+        telnetlib3's write does: a client may negotiate another one at any time."""
+        if not payload.text:
+            return  # send([]) writes nothing either
+        writer = self._writer
+        transport = writer.transport
+        if transport is None or transport.is_closing():
+            return
+        transport.write(payload.encoded(writer.fn_encoding(outgoing=True), writer.encoding_errors))
+        self._check_buffer(transport)
+
+    def send_bytes(self, data: bytes) -> None:
+        """Write wire bytes as they are: already encoded and IAC-escaped
+        (:func:`encode_text`, :meth:`Payload.encoded`). Checks the write-buffer limit
+        like :meth:`send`."""
+        transport = self._writer.transport
+        if transport is None or transport.is_closing():
+            return
+        transport.write(data)
+        self._check_buffer(transport)
 
     def prompt(self, text: str) -> None:
         """Write a prompt: no line terminator (§1.2, §1.6)."""
@@ -125,7 +199,10 @@ class TelnetOutput:
         if self.closing:
             return
         self._writer.write(text)
-        transport = self._writer.transport
+        self._check_buffer(self._writer.transport)
+
+    def _check_buffer(self, transport: Any) -> None:
+        """Abort the connection when its unsent output passed the limit."""
         if transport is not None and transport.get_write_buffer_size() > self._limit:
             # abort, not close: close() would wait for a buffer this client never reads,
             # and keep the connection (and its memory) until then.

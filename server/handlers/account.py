@@ -8,6 +8,7 @@ from server.dispatch import Context
 from server.errors import Reply
 from server.handlers import handles
 from server.passwords import hash_password, verify_password
+from server.telnet import Payload
 
 
 def log_out(ctx: Context) -> None:
@@ -33,9 +34,10 @@ async def wave(ctx: Context, cmd: ParsedCommand) -> None:
     again = session.waved
     session.waved = True
     text = replies.waves_again(session.name) if again else replies.waves(session.name)
+    payload = Payload([text])  # the same line in both modes: rendered and encoded once
     for other in ctx.app.registry:
         if other is not session and other.logged_in and not other.toggles["silent"]:
-            other.send(text)
+            other.send_payload(payload)
     if again:
         session.send(replies.YOU_WAVE_AGAIN)
         log_out(ctx)

@@ -19,6 +19,7 @@ from protocol.replies import Mode
 from server.dispatch import Context
 from server.errors import Reply
 from server.handlers import handles
+from server.registry import Broadcast, mode_of
 from server.session import Session
 
 Render = Callable[[str, str, Mode], str]
@@ -117,14 +118,18 @@ async def shout(ctx: Context, cmd: ParsedCommand) -> None:
     if session.toggles["silent"]:
         raise Reply(replies.TOGGLE_SILENT_BEFORE_SHOUT)
     text = text_or_usage(cmd, 0)
+    name = session.name
+    out: Broadcast[bool] = Broadcast(
+        lambda clip_mode: [replies.shouts(name, text, mode_of(clip_mode))]
+    )
     for other in ctx.app.registry:
         if (
             other is not session
             and other.logged_in
             and not other.toggles["silent"]
-            and session.name not in other.gagged
+            and name not in other.gagged
         ):
-            other.send(replies.shouts(session.name, text, other.mode))
+            out.send(other, other.clip)
     session.send(replies.you_shout(text, session.mode))
 
 
@@ -273,12 +278,8 @@ async def blind(ctx: Context, cmd: ParsedCommand) -> None:
     """``blind`` lists; ``blind <name>`` toggles banning name from watching you (§4.12);
     a blinded user who is watching you stops at once (§4.11)."""
     db = ctx.app.db
-    texts = (
-        replies.blinded_users, replies.BLIND_YOURSELF, replies.you_blind, replies.you_unblind
-    )
-    name = await _toggle_listed(
-        ctx, cmd, ctx.session.blinded, db.add_blind, db.remove_blind, texts
-    )
+    texts = (replies.blinded_users, replies.BLIND_YOURSELF, replies.you_blind, replies.you_unblind)
+    name = await _toggle_listed(ctx, cmd, ctx.session.blinded, db.add_blind, db.remove_blind, texts)
     watcher = ctx.app.registry.get(name) if name is not None else None
     if watcher is None or watcher.watching is None:
         return

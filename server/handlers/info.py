@@ -7,13 +7,14 @@ import datetime as dt
 import time
 from zoneinfo import ZoneInfo
 
-from protocol import clip, replies
+from protocol import replies
 from protocol.parser import ParsedCommand
 from server.dispatch import Context
 from server.errors import Reply
 from server.handlers import handles
 from server.handlers.chat import find_online
 from server.handlers.settings import timezone_or_reply
+from server.registry import WHO_END
 from server.session import Session
 
 
@@ -75,11 +76,10 @@ async def who(ctx: Context, cmd: ParsedCommand) -> None:
     if isinstance(found, int):
         session.send(replies.who_count(found))
         return
-    if session.clip:
-        session.send_lines(s.who_info().format() for s in found)
-        session.send(clip.WhoInfoEnd().format())
-        return
     now = time.monotonic()
+    if session.clip:
+        session.send_lines([*(s.who_line(now) for s in found), WHO_END])
+        return
     wall = time.time()
     session.send(replies.WHO_HEADER)
     session.send_lines(
@@ -106,8 +106,8 @@ async def rawwho(ctx: Context, cmd: ParsedCommand) -> None:
         found = []
     if isinstance(found, int):
         found = [s for s in ctx.app.registry if s.logged_in]
-    ctx.session.send_lines(s.who_info().format() for s in found)
-    ctx.session.send(clip.WhoInfoEnd().format())
+    now = time.monotonic()
+    ctx.session.send_lines([*(s.who_line(now) for s in found), WHO_END])
 
 
 # -- whois, where ------------------------------------------------------------------------

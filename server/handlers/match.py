@@ -27,6 +27,7 @@ from server.errors import Reply
 from server.handlers import handles
 from server.matches import Invitation, LiveMatch, match_options
 from server.session import Session
+from server.telnet import Payload
 
 log = logging.getLogger(__name__)
 
@@ -269,14 +270,16 @@ def _begin(ctx: Context, live: LiveMatch) -> bool:
 
 
 def _report(ctx: Context, live: LiveMatch, line: str) -> None:
-    """A match start/resume line to users with ``report`` on and the players' watchers."""
+    """A match start/resume line to users with ``report`` on and the players' watchers
+    (the same line in both modes: encoded once, docs/performance.md §3)."""
+    payload = Payload([line])
     for session in ctx.app.registry:
         if (
             session.logged_in
             and session.name not in live.names
             and (session.toggles["report"] or session in live.watchers)
         ):
-            session.send(line)
+            session.send_payload(payload)
 
 
 async def _join_next_game(ctx: Context, live: LiveMatch) -> None:

@@ -1,0 +1,135 @@
+"""The cost of the stored match snapshot after each action (docs/performance.md §2).
+
+Plays seeded random matches (``--length`` points, random legal plays, the cube offered
+now and then and mostly taken) and after every action times
+:meth:`server.matches.LiveMatch.snapshot`, the text the server stores before it
+announces the action. For comparison it also times the full serialization that the
+server used before the snapshot became incremental: ``json.dumps`` of the whole
+``Match.to_json()`` with every event of every game. Both must give the same text; the
+benchmark checks it on every action. Prints one JSON object.
+
+Run: ``python benchmarks/snapshot.py [--length 25] [--matches 3] [--seed 1]``.
+Times are wall-clock (``time.perf_counter_ns``) of single calls on an otherwise idle
+loop; other processes on the machine disturb them, so compare figures of one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import statistics
+import time
+from collections.abc import Callable
+
+from backgammon.dice import SeededDice
+from backgammon.events import WinKind
+from backgammon.match import Action, Match, MatchOptions
+from server.matches import SNAPSHOT_VERSION, LiveMatch
+
+
+def full_snapshot(live: LiveMatch) -> str:
+    """The stored text as the server built it before §2's fix: everything, every time."""
+    return json.dumps(
+        {
+            "version": SNAPSHOT_VERSION,
+            "players": list(live.names),
+            "started_at": live.started_at,
+            "match": live.match.to_json(),
+        },
+        separators=(",", ":"),
+    )
+
+
+def act(match: Match, rng: random.Random) -> bool:
+    """One random action by whoever must act (or the next game); False when over."""
+    player = match.to_act
+    if player is None:
+        if Action.START_GAME not in match.allowed(0):
+            return False
+        match.start_game()
+        return True
+    allowed = match.allowed(player)
+    if Action.ACCEPT_RESIGNATION in allowed:
+        match.accept_resignation(player)
+    elif Action.TAKE in allowed:
+        match.take(player) if rng.random() < 0.8 else match.drop(player)
+    elif Action.DOUBLE in allowed and rng.random() < 0.03:
+        match.double(player)
+    elif Action.ROLL in allowed:
+        match.roll(player)
+    elif Action.RESIGN in allowed and rng.random() < 0.002:
+        match.resign(player, WinKind.SINGLE)
+    else:
+        match.move(player, rng.choice(match.legal_plays()).moves)
+    return True
+
+
+def play(
+    seed: int, length: int, way: Callable[[LiveMatch], str]
+) -> tuple[list[int], list[tuple[int, bytes]]]:
+    """Play one seeded match; after every action, time ``way`` of making the stored
+    text. Returns the nanoseconds of each call and each text's length and digest (the
+    texts themselves would take tens of megabytes)."""
+    rng = random.Random(seed)
+    live = LiveMatch(("alice", "bob"), Match(MatchOptions(length=length), SeededDice(seed)))
+    live.started_at = 1_700_000_000  # the same in both runs of a match: the texts compare
+    times: list[int] = []
+    texts: list[tuple[int, bytes]] = []
+    while act(live.match, rng):
+        started = time.perf_counter_ns()
+        text = way(live)
+        times.append(time.perf_counter_ns() - started)
+        texts.append((len(text), hashlib.sha256(text.encode()).digest()))
+    return times, texts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--length", type=int, default=25, help="match length in points")
+    parser.add_argument("--matches", type=int, default=3, help="how many matches to play")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    incremental: list[int] = []
+    full: list[int] = []
+    sizes: list[int] = []
+    for n in range(args.matches):
+        seed = args.seed + n
+        # The same seeded match twice, each way alone, so neither disturbs the other's
+        # timing (the full way's garbage would set off collections in the other's calls).
+        times, texts = play(seed, args.length, LiveMatch.snapshot)
+        times_full, expected = play(seed, args.length, full_snapshot)
+        if texts != expected:
+            raise SystemExit(f"snapshot differs from the full serialization (seed {seed})")
+        incremental += times
+        full += times_full
+        sizes += [size for size, _ in texts]
+
+    def summary(values: list[int]) -> dict[str, float]:
+        ordered = sorted(values)
+        return {
+            "mean_us": round(statistics.fmean(values) / 1000, 1),
+            "p50_us": round(ordered[len(ordered) // 2] / 1000, 1),
+            "p99_us": round(ordered[int(len(ordered) * 0.99)] / 1000, 1),
+            "max_us": round(ordered[-1] / 1000, 1),
+            "total_ms": round(sum(values) / 1e6, 1),
+        }
+
+    print(
+        json.dumps(
+            {
+                "length": args.length,
+                "matches": args.matches,
+                "actions": len(sizes),
+                "snapshot_bytes": {"mean": round(statistics.fmean(sizes)), "max": max(sizes)},
+                "snapshot": summary(incremental),
+                "full_serialization": summary(full),
+            },
+            indent=2,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,232 @@
+"""Every statement the repository runs, built once per back end with named parameters.
+
+Statements are SQLAlchemy Core constructs whose values are all ``bindparam``\\ s, so one
+object serves every call: SQLAlchemy caches its compiled form for PostgreSQL, and
+:mod:`db.runner` compiles it once to SQLite text. The few differences between the back
+ends are decided here: ``INSERT ... ON CONFLICT`` comes from the back end's dialect, and
+names sort in code-point order (``COLLATE "C"`` on PostgreSQL, SQLite's default BINARY).
+
+Selected columns come in the order of the ``*_COLUMNS`` tuples, which the repository
+uses to turn rows into records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+from sqlalchemy import (
+    BindParameter,
+    ColumnElement,
+    Update,
+    and_,
+    bindparam,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import InstrumentedAttribute
+
+from db.models import BlindRow, GagRow, MatchRecordRow, MessageRow, SavedMatchRow, UserRow
+
+__all__ = [
+    "MESSAGE_COLUMNS",
+    "RECORD_COLUMNS",
+    "SAVED_COLUMNS",
+    "USER_COLUMNS",
+    "ListStatements",
+    "Statements",
+]
+
+
+def _keys(table: Any) -> tuple[str, ...]:
+    """The column names of an ORM table, in declaration order."""
+    return tuple(column.key for column in table.__table__.columns)
+
+
+USER_COLUMNS: Final = _keys(UserRow)
+SAVED_COLUMNS: Final = _keys(SavedMatchRow)
+RECORD_COLUMNS: Final = _keys(MatchRecordRow)
+MESSAGE_COLUMNS: Final = _keys(MessageRow)
+
+_ListTable = type[GagRow] | type[BlindRow]
+
+
+def _param(column: InstrumentedAttribute[Any], name: str | None = None) -> BindParameter[Any]:
+    """A named parameter with the column's type (so PostgreSQL gets it right)."""
+    return bindparam(name or column.key, type_=column.type)
+
+
+def _columns(table: Any, keys: Iterable[str]) -> list[InstrumentedAttribute[Any]]:
+    return [getattr(table, key) for key in keys]
+
+
+def _values(table: Any, keys: Iterable[str]) -> dict[str, BindParameter[Any]]:
+    """``{column: :column}`` for an INSERT or UPDATE."""
+    return {key: _param(getattr(table, key)) for key in keys}
+
+
+class ListStatements:
+    """The statements of one of the per-user name lists (gags or blinds)."""
+
+    def __init__(self, table: _ListTable, dialect: str) -> None:
+        owner, target = _param(table.owner), _param(table.target)
+        self.targets: Final = select(table.target).where(table.owner == owner).order_by(table.id)
+        self.add: Final = (
+            _dialect_insert(table, dialect)
+            .values(owner=owner, target=target)
+            .on_conflict_do_nothing(index_elements=["owner", "target"])
+            .returning(table.id)
+        )
+        self.remove: Final = (
+            delete(table)
+            .where(table.owner == _param(table.owner), table.target == _param(table.target))
+            .returning(table.id)
+        )
+
+
+class Statements:
+    """The repository's statements for one back end (``"sqlite"`` or ``"postgresql"``)."""
+
+    def __init__(self, dialect: str) -> None:
+        self._dialect = dialect
+        self._user_updates: dict[tuple[str, ...], Update] = {}
+        name = _param(UserRow.name)
+
+        # -- users
+        self.insert_user: Final = insert(UserRow).values(_values(UserRow, USER_COLUMNS))
+        self.user: Final = select(*_columns(UserRow, USER_COLUMNS)).where(UserRow.name == name)
+        self.user_exists: Final = select(UserRow.name).where(UserRow.name == name)
+        self.gags: Final = ListStatements(GagRow, dialect)
+        self.blinds: Final = ListStatements(BlindRow, dialect)
+
+        # -- messages
+        recipient = _param(MessageRow.recipient)
+        message_keys = [key for key in MESSAGE_COLUMNS if key != "id"]
+        self.insert_message: Final = (
+            insert(MessageRow).values(_values(MessageRow, message_keys)).returning(MessageRow.id)
+        )
+        self.take_messages: Final = (
+            delete(MessageRow)
+            .where(MessageRow.recipient == recipient)
+            .returning(*_columns(MessageRow, MESSAGE_COLUMNS))
+        )
+        self.count_messages: Final = select(func.count()).where(MessageRow.recipient == recipient)
+
+        # -- saved matches
+        pair = and_(
+            SavedMatchRow.player1 == _param(SavedMatchRow.player1),
+            SavedMatchRow.player2 == _param(SavedMatchRow.player2),
+        )
+        upsert = _dialect_insert(SavedMatchRow, dialect).values(
+            _values(SavedMatchRow, SAVED_COLUMNS)
+        )
+        self.save_match: Final = upsert.on_conflict_do_update(
+            index_elements=["player1", "player2"],
+            set_={
+                key: upsert.excluded[key]
+                for key in SAVED_COLUMNS
+                if key not in ("player1", "player2")
+            },
+        )
+        self.load_match: Final = select(*_columns(SavedMatchRow, SAVED_COLUMNS)).where(pair)
+        self.delete_match: Final = (
+            delete(SavedMatchRow).where(pair).returning(SavedMatchRow.player1)
+        )
+        plays_in = or_(
+            SavedMatchRow.player1 == _param(UserRow.name),
+            SavedMatchRow.player2 == _param(UserRow.name),
+        )
+        self.saved_matches_of: Final = select(*_columns(SavedMatchRow, SAVED_COLUMNS)).where(
+            plays_in
+        )
+        self.count_saved_matches: Final = select(func.count()).where(plays_in)
+
+        # -- finished matches
+        record_keys = [key for key in RECORD_COLUMNS if key != "id"]
+        self.insert_record: Final = (
+            insert(MatchRecordRow)
+            .values(_values(MatchRecordRow, record_keys))
+            .returning(MatchRecordRow.id)
+        )
+        self.record: Final = select(*_columns(MatchRecordRow, RECORD_COLUMNS)).where(
+            MatchRecordRow.id == _param(MatchRecordRow.id)
+        )
+        self.records_of: Final = (
+            select(*_columns(MatchRecordRow, RECORD_COLUMNS))
+            .where(
+                or_(
+                    MatchRecordRow.player1 == _param(UserRow.name),
+                    MatchRecordRow.player2 == _param(UserRow.name),
+                )
+            )
+            .order_by(MatchRecordRow.ended_at.desc(), MatchRecordRow.id.desc())
+            # SQLite's compiler adds an OFFSET to every LIMIT: name it, or it gets a
+            # generated parameter name.
+            .offset(bindparam("offset"))
+            .limit(bindparam("limit"))
+        )
+
+        # -- the rating list
+        listed = UserRow.experience > bindparam("experience_above", type_=UserRow.experience.type)
+        self.rating_list: Final = (
+            select(UserRow.name, UserRow.rating, UserRow.experience)
+            .where(listed)
+            .order_by(
+                UserRow.rating.desc(),
+                UserRow.experience.desc(),
+                self._name_order(UserRow.name),
+            )
+            .offset(bindparam("offset"))
+            .limit(bindparam("limit"))
+        )
+        rating, experience = _param(UserRow.rating), _param(UserRow.experience)
+        ahead = or_(
+            UserRow.rating > rating,
+            and_(UserRow.rating == rating, UserRow.experience > experience),
+            and_(
+                UserRow.rating == rating,
+                UserRow.experience == experience,
+                self._name_order(UserRow.name) < self._name_order(name),
+            ),
+        )
+        self.rating_of: Final = select(UserRow.name, UserRow.rating, UserRow.experience).where(
+            UserRow.name == name
+        )
+        self.count_ahead: Final = select(func.count()).where(listed, UserRow.name != name, ahead)
+        self.count_rated: Final = select(func.count()).where(listed)
+
+    def update_user(self, keys: Iterable[str]) -> Update:
+        """``UPDATE users SET <keys> WHERE name = :who RETURNING name`` (built once per set).
+
+        The name's parameter is ``who``: SQLAlchemy reserves a column's own name for the
+        SET clause of an UPDATE.
+        """
+        columns = tuple(sorted(keys))
+        statement = self._user_updates.get(columns)
+        if statement is None:
+            statement = (
+                update(UserRow)
+                .where(UserRow.name == _param(UserRow.name, "who"))
+                .values(_values(UserRow, columns))
+                .returning(UserRow.name)
+            )
+            self._user_updates[columns] = statement
+        return statement
+
+    def _name_order(
+        self, column: ColumnElement[str] | InstrumentedAttribute[str]
+    ) -> ColumnElement[str] | InstrumentedAttribute[str]:
+        """``column`` compared in code-point order on both back ends."""
+        return column.collate("C") if self._dialect == "postgresql" else column
+
+
+def _dialect_insert(
+    table: type[UserRow] | _ListTable | type[SavedMatchRow], dialect: str
+) -> postgresql.Insert | sqlite.Insert:
+    """An INSERT that supports ``ON CONFLICT`` on the back end."""
+    return postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)

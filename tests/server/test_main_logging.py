@@ -1,0 +1,34 @@
+"""``python -m server`` logs telnetlib3's per-connection lines only at DEBUG."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import pytest
+
+from server.__main__ import quiet_telnetlib3
+
+
+@pytest.fixture
+def telnetlib3_logger() -> Iterator[logging.Logger]:
+    """telnetlib3's logger, its level put back afterwards (it is process-wide)."""
+    logger = logging.getLogger("telnetlib3")
+    level = logger.level
+    yield logger
+    logger.setLevel(level)
+
+
+@pytest.mark.parametrize("level", ["INFO", "WARNING"])
+def test_telnetlib3_logs_warnings_only(telnetlib3_logger: logging.Logger, level: str) -> None:
+    telnetlib3_logger.setLevel(logging.NOTSET)
+    quiet_telnetlib3(level)
+    connection_log = logging.getLogger("telnetlib3.server_base")  # "Connection from ..."
+    assert not connection_log.isEnabledFor(logging.INFO)
+    assert connection_log.isEnabledFor(logging.WARNING)
+
+
+def test_debug_keeps_telnetlib3s_lines(telnetlib3_logger: logging.Logger) -> None:
+    telnetlib3_logger.setLevel(logging.NOTSET)
+    quiet_telnetlib3("DEBUG")
+    assert telnetlib3_logger.level == logging.NOTSET

@@ -1405,25 +1405,35 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 
 _EXPERIMENT = """\
 import sys
-interval, use_uvloop = float(sys.argv[1]), sys.argv[2] == "1"
-del sys.argv[1:3]
+interval, use_uvloop, profile = float(sys.argv[1]), sys.argv[2] == "1", sys.argv[3]
+del sys.argv[1:4]
 if interval > 0:
     sys.setswitchinterval(interval)
 if use_uvloop:
     import asyncio, uvloop
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
 from server.__main__ import main
+if profile:
+    import cProfile
+    profiler = cProfile.Profile()
+    try:
+        code = profiler.runcall(main, sys.argv[1:])
+    finally:
+        profiler.dump_stats(profile)
+    sys.exit(code)
 sys.exit(main(sys.argv[1:]))
 """
-"""Runs the unchanged server with a different GIL switch interval or uvloop (experiments)."""
+"""Runs the unchanged server with a different GIL switch interval, on uvloop, or under
+cProfile (experiments)."""
 
 
 def launcher(args: argparse.Namespace) -> list[str]:
     """``python -m server``, or the experiment wrapper when a server knob is set."""
-    if not args.server_switch_interval and not args.server_uvloop:
+    if not (args.server_switch_interval or args.server_uvloop or args.server_cprofile):
         return [sys.executable, "-m", "server"]
     flag = "1" if args.server_uvloop else "0"
-    return [sys.executable, "-c", _EXPERIMENT, str(args.server_switch_interval or 0), flag]
+    interval = str(args.server_switch_interval or 0)
+    return [sys.executable, "-c", _EXPERIMENT, interval, flag, args.server_cprofile or ""]
 
 
 def _start_py_spy(args: argparse.Namespace, pid: int) -> subprocess.Popen[bytes]:
@@ -1544,6 +1554,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument(
         "--server-uvloop", action="store_true", help="experiment: run the server on uvloop"
+    )
+    p.add_argument(
+        "--server-cprofile",
+        metavar="FILE",
+        help="run the server under cProfile and write its stats to FILE at exit (slower)",
     )
     p.add_argument("--py-spy", metavar="FILE", help="record the server with py-spy (raw stacks)")
     p.add_argument(

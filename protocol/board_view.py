@@ -133,8 +133,11 @@ class BoardState:
 
 def _off(board: Sequence[int], colour: Colour) -> int:
     """Checkers of ``colour`` borne off: what is missing from fifteen (§3.4)."""
-    on_board = sum(v * colour.value for v in board if v * colour.value > 0)
-    return CHECKERS - on_board
+    # The sign is read once: an enum member's ``value`` is a Python-level property, and
+    # this runs for every board sent.
+    if colour.value > 0:
+        return CHECKERS - sum(v for v in board if v > 0)
+    return CHECKERS + sum(v for v in board if v < 0)
 
 
 def _on_bar(board: Sequence[int], colour: Colour) -> int:

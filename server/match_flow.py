@@ -48,6 +48,7 @@ from backgammon.notation import format_move
 from backgammon.rating import INITIAL_RATING, RatingChange, rate_match
 from db.records import RatingUpdate
 from protocol import replies
+from protocol.board_view import BoardState
 from protocol.match_view import board_lines, board_state, perspective_of
 from server.app import App
 from server.matches import LiveMatch
@@ -92,6 +93,9 @@ class Step:
     live: LiveMatch
     outbox: Outbox
     rating: RatingChange | None = None
+    _version: tuple[int, int, int] | None = field(default=None, repr=False)
+    _state: BoardState | None = field(default=None, repr=False)
+    _boards: dict[tuple[Colour, int, bool], list[str]] = field(default_factory=dict, repr=False)
 
     def player(self, index: Player) -> Session | None:
         session = self.app.registry.get(self.live.names[index])
@@ -109,13 +113,28 @@ class Step:
         return out
 
     def board(self, session: Session | None, perspective: Player, *, you: bool) -> None:
+        """``session``'s board of the match as it is now.
+
+        The match state is read once per state, and each distinct board (side, style,
+        "You" or a name) rendered once: an action shows the same board to both players
+        and every watcher (docs/performance.md "one render per viewer kind").
+        """
         if session is None:
             return
-        state = board_state(self.live.match, self.live.names)
-        colour = perspective_of(self.live.match, perspective)
-        self.outbox.extend(
-            session, board_lines(state, colour, session.settings.boardstyle, you=you)
-        )
+        match = self.live.match
+        # Every change of the match records an event, so the record's identity and
+        # length and the number of finished games tell one state from the next.
+        version = (id(match.record), len(match.record), len(match.history))
+        if version != self._version:
+            self._version = version
+            self._state = board_state(match, self.live.names)
+            self._boards.clear()
+        key = (perspective_of(match, perspective), session.settings.boardstyle, you)
+        lines = self._boards.get(key)
+        if lines is None:
+            assert self._state is not None
+            lines = self._boards[key] = board_lines(self._state, key[0], key[1], you=you)
+        self.outbox.extend(session, lines)
 
 
 async def run(app: App, live: LiveMatch, action: Callable[[], list[Event]]) -> None:

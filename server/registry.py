@@ -11,6 +11,8 @@ each recipient then gets one write of the same bytes it would have got line by l
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator
@@ -23,6 +25,11 @@ from server.session import Session
 from server.telnet import Payload
 
 K = TypeVar("K", bound=Hashable)
+
+WHO_UPDATE_INTERVAL = 0.25
+"""Seconds between two batches of who updates at most (D79): a status change reaches
+everyone within a tenth of a second, and a burst of changes costs each CLIP user at most
+ten writes a second."""
 
 WHO_END = clip.WhoInfoEnd().format()
 """CLIP 6, the end of a who list or of one who update."""
@@ -55,11 +62,6 @@ class Broadcast(Generic[K]):
         session.send_payload(self.payload(key))
 
 
-def who_update_payload(session: Session) -> Payload:
-    """CLIP 5 + 6 about ``session``: an asynchronous status change (§2.3, §6.6)."""
-    return Payload((session.who_line(), WHO_END))
-
-
 class Registry:
     """The logged-in sessions by exact name."""
 
@@ -74,6 +76,12 @@ class Registry:
         """Logins since the start (``stat``, ``average``)."""
         self.peak = 0
         """Most users logged in at once since the start (``stat``, ``show max``)."""
+        self._changed: dict[str, Session] = {}
+        """Users whose who update waits to be sent (:meth:`who_update`)."""
+        self._flush: asyncio.Handle | None = None
+        """The scheduled :meth:`flush_who_updates`, while one is."""
+        self._last_flush = float("-inf")
+        """Loop time of the last batch sent."""
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -118,8 +126,43 @@ class Registry:
     # -- broadcasts --------------------------------------------------------------------
 
     def who_update(self, session: Session) -> None:
-        """CLIP 5 + 6 about ``session`` to every CLIP user, itself included (§2.3, §6.6)."""
-        payload = who_update_payload(session)
+        """CLIP 5 + 6 about ``session`` to every CLIP user, itself included (§2.3, §6.6).
+
+        Batched (docs/performance.md §3, D79): the status changes waiting together go out
+        as one who list (each changed user's CLIP 5 line with their latest state, then
+        one CLIP 6) in one write per recipient, on the next turn of the event loop but
+        at most once per :data:`WHO_UPDATE_INTERVAL`. Each change used to cost a write
+        to every CLIP user: with hundreds of matches starting and ending, that was most
+        of the server's time. A user who logged out meanwhile is left out, so no CLIP 5
+        follows their CLIP 8.
+        """
+        self._changed[session.name] = session
+        if self._flush is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop (unit tests): send at once
+            self.flush_who_updates()
+            return
+        wait = self._last_flush + WHO_UPDATE_INTERVAL - loop.time()
+        if wait > 0:
+            self._flush = loop.call_later(wait, self.flush_who_updates)
+        else:
+            self._flush = loop.call_soon(self.flush_who_updates)
+
+    def flush_who_updates(self) -> None:
+        """Send the batched who updates now (see :meth:`who_update`)."""
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        changed = [s for s in self._changed.values() if self._sessions.get(s.name) is s]
+        self._changed.clear()
+        if not changed:
+            return
+        now = time.monotonic()
+        with contextlib.suppress(RuntimeError):
+            self._last_flush = asyncio.get_running_loop().time()
+        payload = Payload([*(s.who_line(now) for s in changed), WHO_END])
         for other in self:
             if other.clip and other.logged_in:
                 other.send_payload(payload)

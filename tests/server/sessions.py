@@ -32,9 +32,11 @@ async def command(client: FibsClient, line: str) -> list[str]:
 
 
 async def who_update_seen(client: FibsClient, name: str) -> str:
-    """Read up to the CLIP 5 line about ``name`` and the ``6`` after it; return the 5."""
+    """Read up to the CLIP 5 line about ``name`` and the end of its who update (``6``,
+    after the other users' lines of the same batch); return the 5."""
     line = await client.expect_prefix(f"5 {name} ")
-    assert await client.line() == "6"
+    while (after := await client.line()) != "6":
+        assert after.startswith("5 "), f"a who update ends with 6, not {after!r}"
     return line
 
 

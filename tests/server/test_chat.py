@@ -178,10 +178,10 @@ async def test_blind(connect: Connect, app: App) -> None:
 async def test_away_lists_tells_and_back(connect: Connect, app: App) -> None:
     alice, bob = await login_all(connect, app, "alice", "bob")
     await bob.send("away out for lunch")
+    assert await bob.line() == replies.YOURE_AWAY  # the reply; the who update follows
     for client in (alice, bob):
         info = clip.WhoInfo.parse(await who_update_seen(client, "bob"))
         assert info.away
-    assert await bob.line() == replies.YOURE_AWAY
     await alice.send("tell bob hi")
     assert await alice.line() == "16 bob hi"
     assert await alice.line() == replies.is_away("bob", "out for lunch")

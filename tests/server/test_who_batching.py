@@ -1,0 +1,88 @@
+"""Who updates are batched (D79): one who list per batch, at most one batch per interval."""
+
+from __future__ import annotations
+
+import pytest
+
+from protocol import clip, replies
+from server import registry
+from server.app import App
+
+from .conftest import Connect, FibsClient
+from .sessions import login_all, online, who_update_seen
+
+
+async def _batch_sent(app: App, clients: tuple[FibsClient, ...]) -> None:
+    """Send a batch (alice's line) and read it everywhere: the interval starts now."""
+    app.registry.who_update(online(app, "alice"))
+    for client in clients:
+        await who_update_seen(client, "alice")
+
+
+async def test_a_match_start_reaches_the_others_as_one_who_update(
+    connect: Connect, app: App
+) -> None:
+    alice, bob, carol = await login_all(connect, app, "alice", "bob", "carol")
+    await bob.send("toggle ready")
+    assert await bob.line() == replies.toggle_message("ready", True)
+    for client in (alice, bob, carol):
+        await who_update_seen(client, "bob")
+    await alice.send("invite bob 1")
+    await bob.expect("Type 'join alice' to accept.")
+    await bob.send("join alice")
+    await alice.expect(replies.player_joined("bob", 1))
+    before = await carol.expect("6")  # the match report (toggle report), then the batch
+    block = [clip.WhoInfo.parse(line) for line in before if line.startswith("5 ")]
+    assert sorted(info.name for info in block) == ["alice", "bob"]
+    assert all(info.opponent != "-" for info in block)
+    await carol.nothing()
+
+
+async def test_changes_within_the_interval_wait_and_merge(
+    connect: Connect, app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(registry, "WHO_UPDATE_INTERVAL", 3600.0)
+    alice, bob = await login_all(connect, app, "alice", "bob")
+    await _batch_sent(app, (alice, bob))
+    for value in (True, False, True):
+        await bob.send("toggle ready")
+        assert await bob.line() == replies.toggle_message("ready", value)
+    await alice.send("away back soon")
+    assert await alice.line() == replies.YOURE_AWAY
+    await bob.nothing()  # within the interval: nothing yet
+    app.registry.flush_who_updates()
+    for client in (alice, bob):
+        block = await client.expect("6")
+        infos = [clip.WhoInfo.parse(line) for line in block]
+        assert [(i.name, i.ready, i.away) for i in infos] == [
+            ("bob", True, False),  # the latest state only, once
+            ("alice", False, True),
+        ]
+    await bob.nothing()
+
+
+async def test_no_who_update_follows_a_logout(
+    connect: Connect, app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(registry, "WHO_UPDATE_INTERVAL", 3600.0)
+    alice, bob, carol = await login_all(connect, app, "alice", "bob", "carol")
+    await _batch_sent(app, (alice, bob, carol))
+    await bob.send("toggle ready")
+    assert await bob.line() == replies.toggle_message("ready", True)
+    await carol.send("toggle ready")
+    assert await carol.line() == replies.toggle_message("ready", True)
+    await bob.send("bye")
+    await alice.expect_prefix("8 bob ")
+    app.registry.flush_who_updates()
+    block = await alice.expect("6")
+    assert [clip.WhoInfo.parse(line).name for line in block] == ["carol"]
+    await alice.nothing()
+
+
+async def test_one_change_alone_is_sent_at_once(connect: Connect, app: App) -> None:
+    alice, bob = await login_all(connect, app, "alice", "bob")
+    await _batch_sent(app, (alice, bob))
+    await alice.nothing(registry.WHO_UPDATE_INTERVAL)  # the interval has passed
+    await bob.send("toggle ready")
+    assert await bob.line() == replies.toggle_message("ready", True)
+    assert clip.WhoInfo.parse(await who_update_seen(alice, "bob")).ready

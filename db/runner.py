@@ -1,17 +1,19 @@
-"""Where the repository's transactions run: one thread for SQLite, the pool for PostgreSQL.
+"""Where the repository's transactions run: the loop and a commit thread for SQLite, the pool
+for PostgreSQL.
 
 The repository (:mod:`db.repository`) writes each operation as a plain synchronous
 function of a :class:`Transaction`, a *job*. A runner executes jobs and hands their
 results back to the event loop:
 
-* :class:`SqliteRunner` owns one standard-library ``sqlite3`` connection in a dedicated
-  thread. A whole job (every statement of it) runs in that thread, so the event loop
-  pays one hand-over per operation instead of one per statement. Write jobs are
-  **group-committed**: all the writes waiting when the thread gets to them run in one
-  ``BEGIN IMMEDIATE`` transaction, each inside its own savepoint (a failing job is rolled
-  back alone), and one ``COMMIT`` (one ``fsync``) makes them all durable. Every caller is
-  answered only after that commit, so "persist, then announce" still holds. Reads run on
-  the same thread, each in its own (deferred) transaction, after the pending writes.
+* :class:`SqliteRunner` owns one standard-library ``sqlite3`` connection. The jobs'
+  statements run on the event loop itself (microseconds each, from a warm page cache),
+  and only each batch's ``COMMIT``, which waits for the disk, runs on a dedicated thread.
+  Write jobs are **group-committed**: all the writes queued when a batch starts run in
+  one ``BEGIN IMMEDIATE`` transaction, each inside its own savepoint (a failing job is
+  rolled back alone), and one ``COMMIT`` (one ``fsync``) makes them all durable; jobs
+  that arrive during that commit form the next batch. Every caller is answered only
+  after its commit, so "persist, then announce" still holds. Reads run first in each
+  batch, each in its own (deferred) transaction.
 * :class:`AlchemyRunner` runs a job on a pooled SQLAlchemy connection of an async engine
   (PostgreSQL through asyncpg) with ``AsyncConnection.run_sync``: each write job is one
   transaction, and jobs run concurrently as the database allows.
@@ -25,10 +27,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import queue
 import sqlite3
-import threading
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, TypeVar, cast
 
@@ -143,7 +145,7 @@ class _SqliteTransaction:
 
 @dataclass(eq=False)
 class _Request:
-    """A job waiting for the runner thread, and the future its caller awaits."""
+    """A job waiting for its batch, and the future its caller awaits."""
 
     job: Job[Any]
     future: asyncio.Future[Any]
@@ -152,12 +154,8 @@ class _Request:
     outcome: tuple[Any, BaseException | None] = field(default=(None, None))
 
 
-_STOP: Final = object()
-"""Queued by :meth:`SqliteRunner.close`: finish what came before, then end the thread."""
-
-
 def _settle(requests: Sequence[_Request]) -> None:
-    """On the event loop: hand each caller its job's result or error."""
+    """Hand each caller its job's result or error."""
     for request in requests:
         if request.future.done():  # the caller was cancelled and nobody waits
             continue
@@ -169,12 +167,23 @@ def _settle(requests: Sequence[_Request]) -> None:
 
 
 class SqliteRunner:
-    """One thread with one ``sqlite3`` connection; writes are group-committed.
+    """One ``sqlite3`` connection; its statements run on the event loop, each batch's
+    ``COMMIT`` (the ``fsync``) on a thread; writes are group-committed.
 
-    :param path: the database file, or ``":memory:"`` (then reads and writes share the
-        one connection, as they must).
+    Why the statements run on the loop: a statement of a small transaction takes
+    microseconds, but a thread that runs them must take the GIL back after every one of
+    them, and a busy event loop lets it go only every few milliseconds (the switch
+    interval). A write thread was starved that way under load (docs/performance.md §1).
+    Only the commit waits for the disk, so only the commit goes to the thread: one
+    hand-over per batch. While it runs, new jobs queue and become the next batch.
+
+    ``BEGIN IMMEDIATE`` on the loop does not wait for a lock another process holds (the
+    connection's busy timeout is 0 there); if the database is locked, the batch waits for
+    the lock on the thread, up to ``busy_timeout``.
+
+    :param path: the database file, or ``":memory:"``.
     :param busy_timeout: seconds to wait for another process's write lock.
-    :param prepare: run in the thread on the new connection before any job (migrations).
+    :param prepare: run on the new connection before any job (migrations), in the thread.
     """
 
     def __init__(
@@ -187,10 +196,16 @@ class SqliteRunner:
         self._path = path
         self._busy_timeout = busy_timeout
         self._prepare = prepare
-        self._queue: queue.SimpleQueue[_Request | object] = queue.SimpleQueue()
+        self._queue: deque[_Request] = deque()
         self._cache: dict[int, _Compiled] = {}
-        self._thread: threading.Thread | None = None
-        self._stopped: asyncio.Future[None] | None = None
+        self._connection: sqlite3.Connection | None = None
+        self._transaction: _SqliteTransaction | None = None
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fibs-sqlite")
+        self._scheduled = False
+        """A batch is scheduled on the loop."""
+        self._busy = False
+        """A batch waits for the thread (its commit, or the lock of another process)."""
+        self._drained: asyncio.Event | None = None
         self._closing = False
         self.commits = 0
         """Write transactions committed so far (each holds one or more write jobs)."""
@@ -198,18 +213,19 @@ class SqliteRunner:
         """Write jobs run so far; ``writes / commits`` is the mean group size."""
 
     async def start(self) -> None:
-        """Open the connection in a new thread and run ``prepare``.
+        """Open the connection and run ``prepare`` (in the thread).
 
-        :raises Exception: whatever opening or ``prepare`` raised (the thread has ended).
+        :raises Exception: whatever opening or ``prepare`` raised.
         """
         loop = asyncio.get_running_loop()
-        started: asyncio.Future[None] = loop.create_future()
-        self._stopped = loop.create_future()
-        self._thread = threading.Thread(
-            target=self._main, args=(loop, started), name="fibs-sqlite", daemon=True
-        )
-        self._thread.start()
-        await started
+        try:
+            self._connection = await loop.run_in_executor(self._thread, self._connect)
+        except BaseException:
+            self._thread.shutdown(wait=False)
+            raise
+        self._transaction = _SqliteTransaction(self._connection, self._cache)
+        self._drained = asyncio.Event()
+        self._drained.set()
 
     async def read(self, job: Job[_T]) -> _T:
         return await self._submit(job, write=False, abandonable=True)
@@ -218,112 +234,144 @@ class SqliteRunner:
         return await self._submit(job, write=True, abandonable=abandonable)
 
     async def _submit(self, job: Job[_T], *, write: bool, abandonable: bool) -> _T:
-        if self._closing or self._thread is None:
+        if self._closing or self._drained is None:
             raise DatabaseError("the database is closed")
         future: asyncio.Future[_T] = asyncio.get_running_loop().create_future()
-        self._queue.put(_Request(job, future, write, abandonable))
+        self._queue.append(_Request(job, future, write, abandonable))
+        self._drained.clear()
+        self._schedule()
         return await future
 
     async def close(self) -> None:
         """Run every job already queued, then close the connection and end the thread."""
-        if self._closing or self._thread is None or self._stopped is None:
+        if self._closing or self._drained is None or self._connection is None:
             return
         self._closing = True
-        self._queue.put(_STOP)
-        await self._stopped
-
-    # -- the thread -------------------------------------------------------------------------
-
-    def _main(self, loop: asyncio.AbstractEventLoop, started: asyncio.Future[None]) -> None:
-        try:
-            connection = self._connect()
-        except BaseException as exc:  # reported to start(); the thread ends
-            loop.call_soon_threadsafe(_fail_future, started, exc)
-            return
-        loop.call_soon_threadsafe(_finish_future, started)
-        try:
-            self._serve(connection, loop)
-        finally:
-            connection.close()
-            assert self._stopped is not None
-            loop.call_soon_threadsafe(_finish_future, self._stopped)
+        await self._drained.wait()
+        self._connection.close()
+        self._thread.shutdown(wait=True)
 
     def _connect(self) -> sqlite3.Connection:
-        # isolation_level=None: no implicit transactions; every job's BEGIN is explicit.
+        # isolation_level=None: no implicit transactions; every BEGIN is explicit. The
+        # connection is used by the loop and, for commits, by the thread: never both at
+        # once (a batch runs only while the thread has nothing of it).
         connection = sqlite3.connect(
-            self._path, timeout=self._busy_timeout, isolation_level=None, cached_statements=256
+            self._path,
+            timeout=self._busy_timeout,
+            isolation_level=None,
+            cached_statements=256,
+            check_same_thread=False,
         )
         try:
             for pragma in sqlite_pragmas(self._busy_timeout):
                 connection.execute(pragma)
             if self._prepare is not None:
                 self._prepare(connection)
+            connection.execute("PRAGMA busy_timeout = 0")  # the loop never waits for a lock
         except BaseException:
             connection.close()
             raise
         return connection
 
-    def _serve(self, connection: sqlite3.Connection, loop: asyncio.AbstractEventLoop) -> None:
-        """Take everything queued, run its writes in one transaction, then its reads."""
-        transaction = _SqliteTransaction(connection, self._cache)
-        while True:
-            items = [self._queue.get()]
-            while True:
+    # -- batches ------------------------------------------------------------------------------
+
+    def _schedule(self) -> None:
+        """Run a batch on a next turn of the loop, unless one is scheduled or running."""
+        if not (self._scheduled or self._busy):
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._run_batch)
+
+    def _after_batch(self) -> None:
+        if self._queue:
+            self._schedule()
+        elif not self._busy and not self._scheduled and self._drained is not None:
+            self._drained.set()
+
+    def _run_batch(self) -> None:
+        """Everything queued: the reads at once, the writes in one transaction."""
+        self._scheduled = False
+        connection, transaction = self._connection, self._transaction
+        assert connection is not None and transaction is not None
+        requests = [r for r in self._queue if not (r.abandonable and r.future.cancelled())]
+        self._queue.clear()
+        reads = [r for r in requests if not r.write]
+        for request in reads:
+            request.outcome = _run_read(connection, transaction, request.job)
+        _settle(reads)
+        writes = [r for r in requests if r.write]
+        if not writes:
+            self._after_batch()
+            return
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:  # another process writes: wait for it on the thread
+            self._in_thread(self._begin_waiting, writes, self._write_and_commit)
+            return
+        self._write_and_commit(writes, None)
+
+    def _begin_waiting(self) -> None:
+        """On the thread: ``BEGIN IMMEDIATE``, waiting up to the busy timeout."""
+        assert self._connection is not None
+        self._connection.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+        try:
+            self._connection.execute("BEGIN IMMEDIATE")
+        finally:
+            self._connection.execute("PRAGMA busy_timeout = 0")
+
+    def _write_and_commit(self, writes: list[_Request], error: BaseException | None) -> None:
+        """Run each write job in a savepoint, then commit on the thread."""
+        connection, transaction = self._connection, self._transaction
+        assert connection is not None and transaction is not None
+        if error is not None:
+            self._fail(writes, DatabaseError(f"cannot start a write: {error}"))
+            return
+        try:
+            for request in writes:
+                connection.execute("SAVEPOINT job")
                 try:
-                    items.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            stop = any(item is _STOP for item in items)
-            requests = [item for item in items if isinstance(item, _Request)]
-            live = [r for r in requests if not (r.abandonable and r.future.cancelled())]
-            writes = [r for r in live if r.write]
-            if writes:
-                self.commits += _run_writes(connection, transaction, writes)
-                self.writes += len(writes)
-            for request in live:
-                if not request.write:
-                    request.outcome = _run_read(connection, transaction, request.job)
-            if live:
-                loop.call_soon_threadsafe(_settle, live)
-            if stop:
-                return
+                    request.outcome = (request.job(transaction), None)
+                except Exception as exc:
+                    connection.execute("ROLLBACK TO job")
+                    request.outcome = (None, exc)
+                connection.execute("RELEASE job")
+        except sqlite3.Error as exc:  # the transaction itself broke
+            self._fail(writes, DatabaseError(f"the write was not committed: {exc}"))
+            return
+        self._in_thread(lambda: connection.execute("COMMIT"), writes, self._committed)
 
+    def _committed(self, writes: list[_Request], error: BaseException | None) -> None:
+        if error is not None:
+            self._fail(writes, DatabaseError(f"the write was not committed: {error}"))
+            return
+        self.commits += 1
+        self.writes += len(writes)
+        _settle(writes)
+        self._after_batch()
 
-def _run_writes(
-    connection: sqlite3.Connection, transaction: _SqliteTransaction, writes: list[_Request]
-) -> bool:
-    """All of ``writes`` in one transaction, each in a savepoint; set each outcome.
-
-    Returns whether the transaction was committed.
-
-    ``BEGIN IMMEDIATE`` takes the write lock at once, so the busy timeout applies (a
-    deferred transaction that upgrades its lock later fails at once if another process
-    committed meanwhile).
-    """
-    try:
-        connection.execute("BEGIN IMMEDIATE")
-    except sqlite3.Error as exc:
+    def _fail(self, writes: list[_Request], error: DatabaseError) -> None:
+        """Roll back what the batch did and give every write of it ``error``."""
+        assert self._connection is not None
+        if self._connection.in_transaction:
+            self._connection.execute("ROLLBACK")
         for request in writes:
-            request.outcome = (None, DatabaseError(f"cannot start a write: {exc}"))
-        return False
-    try:
-        for request in writes:
-            connection.execute("SAVEPOINT job")
-            try:
-                request.outcome = (request.job(transaction), None)
-            except Exception as exc:
-                connection.execute("ROLLBACK TO job")
-                request.outcome = (None, exc)
-            connection.execute("RELEASE job")
-        connection.execute("COMMIT")
-        return True
-    except BaseException as exc:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        error = exc if isinstance(exc, Exception) else DatabaseError(repr(exc))
-        for request in writes:
-            request.outcome = (None, DatabaseError(f"the write was not committed: {error}"))
-        return False
+            request.outcome = (None, error)
+        _settle(writes)
+        self._after_batch()
+
+    def _in_thread(
+        self,
+        work: Callable[[], object],
+        writes: list[_Request],
+        then: Callable[[list[_Request], BaseException | None], None],
+    ) -> None:
+        """Run ``work`` on the thread, then ``then(writes, its error)`` on the loop."""
+        self._busy = True
+
+        def done(future: asyncio.Future[object]) -> None:
+            self._busy = False
+            then(writes, future.exception())
+
+        asyncio.get_running_loop().run_in_executor(self._thread, work).add_done_callback(done)
 
 
 def _run_read(
@@ -337,16 +385,6 @@ def _run_read(
         return None, exc
     finally:
         connection.execute("ROLLBACK")
-
-
-def _finish_future(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
-
-
-def _fail_future(future: asyncio.Future[None], error: BaseException) -> None:
-    if not future.done():
-        future.set_exception(error)
 
 
 # -- PostgreSQL (and any SQLAlchemy async engine) --------------------------------------------

@@ -28,8 +28,8 @@ K = TypeVar("K", bound=Hashable)
 
 WHO_UPDATE_INTERVAL = 0.25
 """Seconds between two batches of who updates at most (D79): a status change reaches
-everyone within a tenth of a second, and a burst of changes costs each CLIP user at most
-ten writes a second."""
+everyone within a quarter of a second, and a burst of changes costs each CLIP user at most
+four writes a second."""
 
 WHO_END = clip.WhoInfoEnd().format()
 """CLIP 6, the end of a who list or of one who update."""

@@ -55,31 +55,29 @@ def _add(name: str) -> Callable[[Transaction], str]:
 
 
 class _Gate:
-    """A job that holds the runner's thread until the test opens the gate."""
+    """Holds the runner's commit thread until the test opens it: the batch whose commit
+    waits behind the gate keeps the runner busy, so new jobs queue for the next batch."""
 
-    def __init__(self) -> None:
-        self.entered = threading.Event()
+    def __init__(self, runner: SqliteRunner) -> None:
         self.opened = threading.Event()
+        self.entered = threading.Event()
+        runner._thread.submit(self._hold)
 
-    def __call__(self, tx: Transaction) -> None:
+    def _hold(self) -> None:
         self.entered.set()
         assert self.opened.wait(10), "the test never opened the gate"
 
-    async def wait_entered(self) -> None:
-        assert await asyncio.to_thread(self.entered.wait, 10)
+    def open(self) -> None:
+        self.opened.set()
 
 
-async def test_waiting_writes_share_one_commit(runner: SqliteRunner, tmp_path: Path) -> None:
-    gate = _Gate()
-    first = asyncio.ensure_future(runner.write(gate))
-    await gate.wait_entered()
-    writes = [asyncio.ensure_future(runner.write(_add(f"u{i:02}"))) for i in range(20)]
-    await asyncio.sleep(0)  # every write is queued behind the gate
+async def test_writes_waiting_together_share_one_commit(
+    runner: SqliteRunner, tmp_path: Path
+) -> None:
     commits_before = runner.commits
-    gate.opened.set()
-    assert await asyncio.gather(*writes) == [f"u{i:02}" for i in range(20)]
-    await first
-    assert runner.commits - commits_before == 2  # the gate's batch, then all 20 together
+    names = [f"u{i:02}" for i in range(20)]
+    assert await asyncio.gather(*(runner.write(_add(name)) for name in names)) == names
+    assert runner.commits - commits_before == 1
     # Committed (on disk) before the callers were answered: another connection sees them.
     other = sqlite3.connect(tmp_path / "fibs.db")
     try:
@@ -88,11 +86,21 @@ async def test_waiting_writes_share_one_commit(runner: SqliteRunner, tmp_path: P
         other.close()
 
 
-async def test_a_failing_job_is_rolled_back_alone(runner: SqliteRunner) -> None:
-    gate = _Gate()
-    first = asyncio.ensure_future(runner.write(gate))
-    await gate.wait_entered()
+async def test_writes_made_during_a_commit_form_the_next_batch(runner: SqliteRunner) -> None:
+    commits_before = runner.commits
+    gate = _Gate(runner)
+    first = asyncio.ensure_future(runner.write(_add("first")))
+    await asyncio.sleep(0.05)  # its batch ran; its commit waits behind the gate
+    later = [asyncio.ensure_future(runner.write(_add(f"u{i:02}"))) for i in range(20)]
+    await asyncio.sleep(0.05)
+    assert not first.done() and not any(write.done() for write in later)
+    gate.open()
+    assert await first == "first"
+    assert await asyncio.gather(*later) == [f"u{i:02}" for i in range(20)]
+    assert runner.commits - commits_before == 2
 
+
+async def test_a_failing_job_is_rolled_back_alone(runner: SqliteRunner) -> None:
     def half_then_fail(tx: Transaction) -> None:
         tx.execute(_ADD_USER, {"name": "half"})
         tx.execute(_ADD_MESSAGE, {"recipient": "nobody"})  # foreign key
@@ -101,6 +109,7 @@ async def test_a_failing_job_is_rolled_back_alone(runner: SqliteRunner) -> None:
         tx.execute(_ADD_USER, {"name": "also-half"})
         raise ValueError("refused")
 
+    commits_before = runner.commits
     jobs: list[Callable[[Transaction], object]] = [
         _add("a"),
         half_then_fail,
@@ -108,11 +117,8 @@ async def test_a_failing_job_is_rolled_back_alone(runner: SqliteRunner) -> None:
         plain_error,
         _add("c"),
     ]
-    futures = [asyncio.ensure_future(runner.write(job)) for job in jobs]
-    await asyncio.sleep(0)
-    gate.opened.set()
-    await first
-    results = await asyncio.gather(*futures, return_exceptions=True)
+    results = await asyncio.gather(*(runner.write(job) for job in jobs), return_exceptions=True)
+    assert runner.commits - commits_before == 1
     assert results[0::2] == ["a", "b", "c"]
     assert isinstance(results[1], ConstraintViolation)
     assert isinstance(results[3], ValueError)
@@ -121,20 +127,35 @@ async def test_a_failing_job_is_rolled_back_alone(runner: SqliteRunner) -> None:
 
 
 async def test_an_abandoned_job_that_has_not_started_is_skipped(runner: SqliteRunner) -> None:
-    gate = _Gate()
-    first = asyncio.ensure_future(runner.write(gate))
-    await gate.wait_entered()
+    gate = _Gate(runner)
+    first = asyncio.ensure_future(runner.write(_add("first")))
+    await asyncio.sleep(0.05)  # the runner is busy with its commit
     abandoned = asyncio.ensure_future(runner.write(_add("skipped"), abandonable=True))
     kept = asyncio.ensure_future(runner.write(_add("kept")))
     await asyncio.sleep(0)
     abandoned.cancel()
-    gate.opened.set()
+    gate.open()
     await first
     assert await kept == "kept"
     with pytest.raises(asyncio.CancelledError):
         await abandoned
     names = await runner.read(lambda tx: [name for (name,) in tx.execute(_NAMES)])
-    assert names == ["kept"]
+    assert names == ["first", "kept"]
+
+
+async def test_a_write_waits_for_another_process_holding_the_lock(
+    runner: SqliteRunner, tmp_path: Path
+) -> None:
+    other = sqlite3.connect(tmp_path / "fibs.db", isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        write = asyncio.ensure_future(runner.write(_add("waited")))
+        await asyncio.sleep(0.2)
+        assert not write.done()  # waiting on the thread; the loop runs on
+        other.execute("COMMIT")
+        assert await asyncio.wait_for(write, 5) == "waited"
+    finally:
+        other.close()
 
 
 async def test_close_finishes_queued_jobs_then_refuses(tmp_path: Path) -> None:
@@ -159,5 +180,6 @@ async def test_the_connection_is_durable_wal_with_foreign_keys(runner: SqliteRun
         names = ("journal_mode", "synchronous", "foreign_keys", "busy_timeout")
         return [tx.execute(text(f"PRAGMA {name}"))[0][0] for name in names]
 
-    # synchronous 2 is FULL; the busy timeout is in milliseconds.
-    assert await runner.read(pragmas) == ["wal", 2, 1, 5000]
+    # synchronous 2 is FULL. The busy timeout is 0 on the loop: a locked database is
+    # waited for on the thread (test_a_write_waits_for_another_process_holding_the_lock).
+    assert await runner.read(pragmas) == ["wal", 2, 1, 0]

@@ -16,6 +16,7 @@ import contextlib
 import time
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from protocol import clip, replies
@@ -27,9 +28,13 @@ from server.telnet import Payload
 K = TypeVar("K", bound=Hashable)
 
 WHO_UPDATE_INTERVAL = 0.25
-"""Seconds between two batches of who updates at most (D79): a status change reaches
-everyone within a quarter of a second, and a burst of changes costs each CLIP user at most
-four writes a second."""
+"""Seconds between two batches of status notices (logins, logouts, who updates) at most
+(D79): a change reaches everyone within about a quarter of a second, and a burst of
+changes costs each user at most four writes a second."""
+
+BROADCAST_CHUNK = 256
+"""Recipients written per turn of the event loop when a batch goes to everyone (about
+5 ms of writes): a batch to thousands of users never holds up anyone's command."""
 
 WHO_END = clip.WhoInfoEnd().format()
 """CLIP 6, the end of a who list or of one who update."""
@@ -62,6 +67,19 @@ class Broadcast(Generic[K]):
         session.send_payload(self.payload(key))
 
 
+@dataclass(frozen=True, eq=False)
+class _Notice:
+    """A login or logout waiting for the next batch of status notices."""
+
+    session: Session
+    name: str
+    login: bool
+    text: str = ""
+    """The logout's words (``logs out.``, ``drops connection.``...)."""
+    waiters: tuple[Session, ...] = ()
+    """Who typed ``waitfor`` this user: they hear ``** FINALLY!!!`` after the notice."""
+
+
 class Registry:
     """The logged-in sessions by exact name."""
 
@@ -78,6 +96,10 @@ class Registry:
         """Most users logged in at once since the start (``stat``, ``show max``)."""
         self._changed: dict[str, Session] = {}
         """Users whose who update waits to be sent (:meth:`who_update`)."""
+        self._notices: list[_Notice] = []
+        """Logins and logouts waiting to be announced, in order."""
+        self._delivering = False
+        """A batch is still being written, chunk by chunk (:meth:`_deliver`)."""
         self._flush: asyncio.Handle | None = None
         """The scheduled :meth:`flush_who_updates`, while one is."""
         self._last_flush = float("-inf")
@@ -128,16 +150,113 @@ class Registry:
     def who_update(self, session: Session) -> None:
         """CLIP 5 + 6 about ``session`` to every CLIP user, itself included (§2.3, §6.6).
 
-        Batched (docs/performance.md §3, D79): the status changes waiting together go out
-        as one who list (each changed user's CLIP 5 line with their latest state, then
-        one CLIP 6) in one write per recipient, on the next turn of the event loop but
-        at most once per :data:`WHO_UPDATE_INTERVAL`. Each change used to cost a write
-        to every CLIP user: with hundreds of matches starting and ending, that was most
-        of the server's time. A user who logged out meanwhile is left out, so no CLIP 5
-        follows their CLIP 8.
+        Batched with the other status notices (:meth:`_queue_status`, D79): each user
+        changed since the last batch appears once, with their latest state, in one who
+        list at the end of the batch. A user who logged out meanwhile is left out, so
+        no CLIP 5 follows their CLIP 8.
         """
         self._changed[session.name] = session
+        self._queue_status()
+
+    def flush_who_updates(self) -> None:
+        """Send the batched status notices now (see :meth:`_queue_status`)."""
         if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        if self._delivering:
+            return  # the batch being delivered schedules the next one when it is done
+        notices, self._notices = self._notices, []
+        logged_in = {
+            n.session for n in notices if n.login and self._sessions.get(n.name) is n.session
+        }
+        changed = [s for s in self._changed.values() if self._sessions.get(s.name) is s]
+        self._changed.clear()
+        explicit = set(changed)
+        for session in logged_in:
+            if session not in explicit:
+                changed.append(session)
+        if not notices and not changed:
+            return
+        now = time.monotonic()
+        who = [(s, s.who_line(now)) for s in changed]
+
+        def render(key: tuple[bool, bool, Session | None]) -> list[str]:
+            clip_mode, notify, own = key
+            mode = mode_of(clip_mode)
+            lines = []
+            if notify:
+                for n in notices:
+                    if n.session is own:
+                        continue  # nobody hears of their own login (§1.4)
+                    if n.login:
+                        lines.append(replies.login_notice(n.name, mode))
+                    else:
+                        lines.append(replies.logout_notice(n.name, n.text, mode))
+            # A new user's who list at login already showed them (unless they changed
+            # since): their own line is not sent to them again.
+            own_lines = [line for session, line in who if session is not own or session in explicit]
+            if clip_mode and own_lines:
+                lines.extend(own_lines)
+                lines.append(WHO_END)
+            return lines
+
+        finally_for: dict[Session, list[str]] = {}
+        for n in notices:
+            for waiter in n.waiters:
+                finally_for.setdefault(waiter, []).append(replies.finally_logs_in(n.name))
+        out: Broadcast[tuple[bool, bool, Session | None]] = Broadcast(render)
+        recipients = [
+            (s, (s.clip, s.toggles["notify"], s if s in logged_in else None))
+            for s in self._sessions.values()
+            if s.logged_in
+        ]
+        with contextlib.suppress(RuntimeError):
+            self._last_flush = asyncio.get_running_loop().time()
+        self._deliver(out, recipients, finally_for, 0)
+
+    def _deliver(
+        self,
+        out: Broadcast[tuple[bool, bool, Session | None]],
+        recipients: list[tuple[Session, tuple[bool, bool, Session | None]]],
+        finally_for: dict[Session, list[str]],
+        start: int,
+    ) -> None:
+        """Write a batch to ``BROADCAST_CHUNK`` recipients, then yield to the loop.
+
+        A batch to 5,000 users takes tens of milliseconds of writes; in chunks, nobody's
+        command waits for all of it (the issue's "does not stall anyone").
+        """
+        end = start + BROADCAST_CHUNK
+        for session, key in recipients[start:end]:
+            out.send(session, key)
+            if session in finally_for:  # waitfor (§4.12), after the login notice
+                session.send(*finally_for[session])
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop (unit tests): all at once
+            loop = None
+        if end < len(recipients):
+            if loop is None:
+                self._deliver(out, recipients, finally_for, end)
+            else:
+                self._delivering = True
+                loop.call_soon(self._deliver, out, recipients, finally_for, end)
+            return
+        self._delivering = False
+        if self._notices or self._changed:
+            self._queue_status()
+
+    def _queue_status(self) -> None:
+        """Schedule the next batch of status notices (logins, logouts, who updates).
+
+        A batch leaves on the next turn of the event loop, but at most once per
+        :data:`WHO_UPDATE_INTERVAL`, and only after the previous one has reached
+        everyone: every user gets the notices in order, and each batch costs one write
+        per user however many changes it holds (docs/performance.md §3, D79). A status
+        change used to cost a write to every user: with hundreds of matches starting and
+        ending, or a burst of logins, that was most of the server's time.
+        """
+        if self._flush is not None or self._delivering:
             return
         try:
             loop = asyncio.get_running_loop()
@@ -150,65 +269,33 @@ class Registry:
         else:
             self._flush = loop.call_soon(self.flush_who_updates)
 
-    def flush_who_updates(self) -> None:
-        """Send the batched who updates now (see :meth:`who_update`)."""
-        if self._flush is not None:
-            self._flush.cancel()
-            self._flush = None
-        changed = [s for s in self._changed.values() if self._sessions.get(s.name) is s]
-        self._changed.clear()
-        if not changed:
-            return
-        now = time.monotonic()
-        with contextlib.suppress(RuntimeError):
-            self._last_flush = asyncio.get_running_loop().time()
-        payload = Payload([*(s.who_line(now) for s in changed), WHO_END])
-        for other in self:
-            if other.clip and other.logged_in:
-                other.send_payload(payload)
-
     def who_list(self, now: float | None = None) -> list[str]:
         """The CLIP 5 line of every logged-in user (cached lines, :meth:`Session.who_line`)."""
         now = time.monotonic() if now is None else now
         return [s.who_line(now) for s in self._sessions.values() if s.logged_in]
 
     def announce_login(self, session: Session) -> None:
-        """CLIP 7 to users with ``notify`` on and the who update to all others (§1.4);
-        ``waitfor`` users hear it too (§4.12).
-
-        A CLIP user gets the notice and the who update in one write.
-        """
-        self.history.append((time.time(), replies.logs_in(session.name)))
+        """CLIP 7 to users with ``notify`` on and the new user's CLIP 5/6 to every CLIP
+        user (§1.4), in the next batch of status notices (D79); ``waitfor`` users hear it
+        at once (§4.12)."""
+        name = session.name
+        self.history.append((time.time(), replies.logs_in(name)))
         self.logins += 1
         self.peak = max(self.peak, len(self._sessions))
-        name = session.name
-        who = (session.who_line(), WHO_END)
-
-        def render(key: tuple[bool, bool]) -> list[str]:
-            clip_mode, notify = key
-            lines = [replies.login_notice(name, mode_of(clip_mode))] if notify else []
-            if clip_mode:
-                lines.extend(who)
-            return lines
-
-        out: Broadcast[tuple[bool, bool]] = Broadcast(render)
-        for other in self:
-            if other is session or not other.logged_in:
-                continue
-            out.send(other, (other.clip, other.toggles["notify"]))
-            if name in other.waiting_for:
+        waiters = []
+        for other in self._sessions.values():
+            if name in other.waiting_for and other is not session and other.logged_in:
                 other.waiting_for.discard(name)
-                other.send(replies.finally_logs_in(name))
+                waiters.append(other)
                 session.send(replies.is_waiting_for_you(other.name))
+        self._notices.append(_Notice(session, name, login=True, waiters=tuple(waiters)))
+        self._queue_status()
 
     def announce_logout(self, session: Session) -> None:
-        """CLIP 8 (``logs out.`` / ``drops connection.``...) to users with ``notify`` on."""
+        """CLIP 8 (``logs out.`` / ``drops connection.``...) to users with ``notify`` on,
+        in the next batch of status notices (D79)."""
         name = session.name
         text = session.logout_text(name)
         self.history.append((time.time(), text))
-        out: Broadcast[bool] = Broadcast(
-            lambda clip_mode: [replies.logout_notice(name, text, mode_of(clip_mode))]
-        )
-        for other in self:
-            if other is not session and other.logged_in and other.toggles["notify"]:
-                out.send(other, other.clip)
+        self._notices.append(_Notice(session, name, login=False, text=text))
+        self._queue_status()

@@ -8,13 +8,14 @@ from protocol import clip, replies
 from server import registry
 from server.app import App
 
-from .conftest import Connect, FibsClient
+from .conftest import Connect, FibsClient, clip_login, make_user
 from .sessions import login_all, online, who_update_seen
 
 
 async def _batch_sent(app: App, clients: tuple[FibsClient, ...]) -> None:
     """Send a batch (alice's line) and read it everywhere: the interval starts now."""
     app.registry.who_update(online(app, "alice"))
+    app.registry.flush_who_updates()
     for client in clients:
         await who_update_seen(client, "alice")
 
@@ -41,9 +42,9 @@ async def test_a_match_start_reaches_the_others_as_one_who_update(
 async def test_changes_within_the_interval_wait_and_merge(
     connect: Connect, app: App, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(registry, "WHO_UPDATE_INTERVAL", 3600.0)
     alice, bob = await login_all(connect, app, "alice", "bob")
     await _batch_sent(app, (alice, bob))
+    monkeypatch.setattr(registry, "WHO_UPDATE_INTERVAL", 3600.0)
     for value in (True, False, True):
         await bob.send("toggle ready")
         assert await bob.line() == replies.toggle_message("ready", value)
@@ -64,18 +65,20 @@ async def test_changes_within_the_interval_wait_and_merge(
 async def test_no_who_update_follows_a_logout(
     connect: Connect, app: App, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(registry, "WHO_UPDATE_INTERVAL", 3600.0)
     alice, bob, carol = await login_all(connect, app, "alice", "bob", "carol")
     await _batch_sent(app, (alice, bob, carol))
+    monkeypatch.setattr(registry, "WHO_UPDATE_INTERVAL", 3600.0)
     await bob.send("toggle ready")
     assert await bob.line() == replies.toggle_message("ready", True)
     await carol.send("toggle ready")
     assert await carol.line() == replies.toggle_message("ready", True)
     await bob.send("bye")
-    await alice.expect_prefix("8 bob ")
+    await bob.closed()
+    await alice.nothing()  # the logout waits for the batch too
     app.registry.flush_who_updates()
     block = await alice.expect("6")
-    assert [clip.WhoInfo.parse(line).name for line in block] == ["carol"]
+    assert block[0].startswith("8 bob ")  # the logout, then only carol's who line
+    assert [clip.WhoInfo.parse(line).name for line in block[1:]] == ["carol"]
     await alice.nothing()
 
 
@@ -86,3 +89,17 @@ async def test_one_change_alone_is_sent_at_once(connect: Connect, app: App) -> N
     await bob.send("toggle ready")
     assert await bob.line() == replies.toggle_message("ready", True)
     assert clip.WhoInfo.parse(await who_update_seen(alice, "bob")).ready
+
+
+async def test_a_batch_goes_out_in_chunks_and_in_order(
+    connect: Connect, app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One recipient per turn of the loop: everyone still gets every notice, in order."""
+    monkeypatch.setattr(registry, "BROADCAST_CHUNK", 1)
+    clients = await login_all(connect, app, "alice", "bob", "carol", "dave")
+    await make_user(app, "eve")
+    eve = await clip_login(connect, app, "eve")
+    await eve.send("bye")
+    for client in clients:
+        await client.expect_prefix("7 eve ")
+        await client.expect_prefix("8 eve ")

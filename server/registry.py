@@ -27,10 +27,12 @@ from server.telnet import Payload
 
 K = TypeVar("K", bound=Hashable)
 
-WHO_UPDATE_INTERVAL = 0.25
+WHO_UPDATE_INTERVAL = 1.0
 """Seconds between two batches of status notices (logins, logouts, who updates) at most
-(D79): a change reaches everyone within about a quarter of a second, and a burst of
-changes costs each user at most four writes a second."""
+(D79): a change reaches everyone within about a second, and a burst of changes costs each
+user one write a second. Each batch is a write to every user (about 20 µs each here), so
+at 5,000 users a shorter interval costs a large share of the event loop under a steady
+stream of logins or match starts (docs/performance.md §3)."""
 
 BROADCAST_CHUNK = 256
 """Recipients written per turn of the event loop when a batch goes to everyone (about

@@ -32,7 +32,7 @@ from sqlalchemy import Connection, event
 from sqlalchemy import create_engine as _create_sync_engine
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.engine.interfaces import DBAPIConnection
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.ext.asyncio import create_async_engine as _create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
@@ -44,7 +44,6 @@ __all__ = [
     "SQLITE_WRITE_OPTION",
     "alembic_config",
     "create_engine",
-    "create_session_factory",
     "current_revision",
     "head_revision",
     "migrate",
@@ -134,11 +133,6 @@ def write_engine(engine: AsyncEngine) -> AsyncEngine:
     On PostgreSQL the option is ignored, so callers need not care about the back end.
     """
     return engine.execution_options(**{SQLITE_WRITE_OPTION: True})
-
-
-def create_session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
-    """A session factory whose sessions keep loaded values usable after commit."""
-    return async_sessionmaker(engine, expire_on_commit=False)
 
 
 def sqlite_pragmas(busy_timeout: float) -> tuple[str, ...]:

@@ -142,8 +142,8 @@ class TelnetOutput:
 
     :meth:`send` writes at once and checks the transport's write buffer: a client that
     stops reading is disconnected when it passes ``buffer_limit``, so nobody waits for it.
-    :meth:`send_payload` and :meth:`send_bytes` write pre-encoded bytes straight to the
-    transport, with the same check.
+    :meth:`send_payload` writes pre-encoded bytes straight to the transport, with the
+    same check.
     """
 
     def __init__(self, writer: Any, *, buffer_limit: int) -> None:
@@ -169,16 +169,6 @@ class TelnetOutput:
         if transport is None or transport.is_closing():
             return
         transport.write(payload.encoded(writer.fn_encoding(outgoing=True), writer.encoding_errors))
-        self._check_buffer(transport)
-
-    def send_bytes(self, data: bytes) -> None:
-        """Write wire bytes as they are: already encoded and IAC-escaped
-        (:func:`encode_text`, :meth:`Payload.encoded`). Checks the write-buffer limit
-        like :meth:`send`."""
-        transport = self._writer.transport
-        if transport is None or transport.is_closing():
-            return
-        transport.write(data)
         self._check_buffer(transport)
 
     def prompt(self, text: str) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from protocol import clip, replies
+from server import registry
 from server.app import STOP_GRACE, App
 from server.config import Settings
 from tests.conftest import DbTarget
@@ -231,7 +232,9 @@ async def test_half_closed_connections(connect: Connect, app: App) -> None:
     a FIN is only found by the idle timeout: see the idle test below.)"""
     alice, mallory = await login_all(connect, app, "alice", "mallory")
     mallory.writer.write_eof()  # FIN from mallory; the server may still write
-    assert await alice.expect_prefix("8 ", PROMPT_SECONDS) == "8 mallory mallory drops connection."
+    # The logout notice goes out with the next status batch (D79).
+    notice_wait = PROMPT_SECONDS + registry.WHO_UPDATE_INTERVAL
+    assert await alice.expect_prefix("8 ", notice_wait) == "8 mallory mallory drops connection."
     assert await mallory.closed(PROMPT_SECONDS)
     stranger = await connect()
     await stranger.prompt(replies.LOGIN_PROMPT)

@@ -22,6 +22,7 @@ from telnetlib3.stream_writer import TelnetWriter
 
 from backgammon.dice import SeededDice
 from protocol import replies
+from server import registry
 from server.app import App
 from server.config import Settings
 from server.session import Session
@@ -116,7 +117,7 @@ async def test_send_payload_writes_what_send_writes() -> None:
         await server.wait_closed()
 
 
-async def test_send_bytes_keeps_the_write_buffer_limit() -> None:
+async def test_send_payload_keeps_the_write_buffer_limit() -> None:
     """A client that does not read is cut off once its unsent output passes the limit."""
     outputs: list[TelnetOutput] = []
     ready = asyncio.Event()
@@ -134,7 +135,7 @@ async def test_send_bytes_keeps_the_write_buffer_limit() -> None:
         writer.write(IAC_WONT_TTYPE)
         await asyncio.wait_for(ready.wait(), 5)
         output = outputs[0]
-        output.send_bytes(b"x" * 1024)
+        output.send_payload(Payload(["x" * 1022]))
         assert not output.overflowed and not output.closing
         big = Payload(["y" * 1023] * (32 * 1024))  # 32 MiB: more than the socket takes
         output.send_payload(big)
@@ -150,9 +151,13 @@ async def test_send_bytes_keeps_the_write_buffer_limit() -> None:
 # -- login and logout broadcasts, byte for byte ---------------------------------------------
 
 
-async def _quiet_bytes(client: FibsClient, gap: float = 0.3, *, some: bool = False) -> bytes:
+async def _quiet_bytes(
+    client: FibsClient, gap: float | None = None, *, some: bool = False
+) -> bytes:
     """Every byte that arrives until nothing comes for ``gap`` seconds (unparsed); with
-    ``some``, first wait up to :data:`TIMEOUT` for anything to arrive."""
+    ``some``, first wait up to :data:`TIMEOUT` for anything to arrive. The default gap
+    outlasts the interval of the status batches (D79): quiet means no batch pending."""
+    gap = registry.WHO_UPDATE_INTERVAL + 0.3 if gap is None else gap
     data, client.buffer = client.buffer, b""
     if some and not data:
         data = await asyncio.wait_for(client.reader.read(65536), TIMEOUT)

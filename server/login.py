@@ -25,7 +25,7 @@ from server.dispatch import Context, dispatch
 from server.passwords import hash_password, verify_password
 from server.registry import WHO_END
 from server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, Session
-from server.telnet import TOO_LONG, LineReader
+from server.telnet import TOO_LONG, LineReader, Payload
 
 MAX_CLIENT_NAME = 20
 """§1.3: a longer client name makes the CLIP login fail."""
@@ -185,8 +185,10 @@ async def complete_login(app: App, session: Session, user: User) -> None:
             )
     registry.add(session)
     if session.clip:
-        # the who list and its CLIP 6 end in one write, from the cached CLIP 5 lines
-        session.send_lines([*registry.who_list(), WHO_END])
+        # The who list and its CLIP 6 end in one write, from the cached CLIP 5 lines,
+        # encoded at once rather than through telnetlib3's write (thousands of lines at
+        # every login: docs/performance.md §3).
+        session.send_payload(Payload([*registry.who_list(), WHO_END]))
     registry.announce_login(session)
     if not session.clip:
         session.end_reply()

@@ -27,12 +27,13 @@ from server.telnet import Payload
 
 K = TypeVar("K", bound=Hashable)
 
-WHO_UPDATE_INTERVAL = 1.0
-"""Seconds between two batches of status notices (logins, logouts, who updates) at most
-(D79): a change reaches everyone within about a second, and a burst of changes costs each
-user one write a second. Each batch is a write to every user (about 20 µs each here), so
-at 5,000 users a shorter interval costs a large share of the event loop under a steady
-stream of logins or match starts (docs/performance.md §3)."""
+DEFAULT_STATUS_INTERVAL = 1.0
+"""Seconds between two batches of status notices (logins, logouts, who updates) at most,
+fibs.conf ``[limits] status_interval`` (D79): a change reaches everyone within about a
+second, and a burst of changes costs each user one write a second. Each batch is a write
+to every user (about 20 µs each here), so at 5,000 users a shorter interval costs a large
+share of the event loop under a steady stream of logins or match starts
+(docs/performance.md §3)."""
 
 BROADCAST_CHUNK = 256
 """Recipients written per turn of the event loop when a batch goes to everyone (about
@@ -88,7 +89,9 @@ class Registry:
     HISTORY = 20
     """``last`` shows the 20 latest logins and logouts (§4.14)."""
 
-    def __init__(self) -> None:
+    def __init__(self, status_interval: float = DEFAULT_STATUS_INTERVAL) -> None:
+        self.status_interval = status_interval
+        """Seconds between two batches of status notices at most (:meth:`_queue_status`)."""
         self._sessions: dict[str, Session] = {}
         self.history: deque[tuple[float, str]] = deque(maxlen=self.HISTORY)
         """(Unix time, ``<name> logs in.`` / the logout text), oldest first, for ``last``."""
@@ -103,7 +106,7 @@ class Registry:
         self._delivering = False
         """A batch is still being written, chunk by chunk (:meth:`_deliver`)."""
         self._flush: asyncio.Handle | None = None
-        """The scheduled :meth:`flush_who_updates`, while one is."""
+        """The scheduled :meth:`flush_status`, while one is."""
         self._last_flush = float("-inf")
         """Loop time of the last batch sent."""
 
@@ -160,7 +163,7 @@ class Registry:
         self._changed[session.name] = session
         self._queue_status()
 
-    def flush_who_updates(self) -> None:
+    def flush_status(self) -> None:
         """Send the batched status notices now (see :meth:`_queue_status`)."""
         if self._flush is not None:
             self._flush.cancel()
@@ -196,9 +199,9 @@ class Registry:
                         lines.append(replies.logout_notice(n.name, n.text, mode))
             # A new user's who list at login already showed them (unless they changed
             # since): their own line is not sent to them again.
-            own_lines = [line for session, line in who if session is not own or session in explicit]
-            if clip_mode and own_lines:
-                lines.extend(own_lines)
+            who_lines = [line for s, line in who if s is not own or s in explicit]
+            if clip_mode and who_lines:
+                lines.extend(who_lines)
                 lines.append(WHO_END)
             return lines
 
@@ -252,7 +255,7 @@ class Registry:
         """Schedule the next batch of status notices (logins, logouts, who updates).
 
         A batch leaves on the next turn of the event loop, but at most once per
-        :data:`WHO_UPDATE_INTERVAL`, and only after the previous one has reached
+        :attr:`status_interval`, and only after the previous one has reached
         everyone: every user gets the notices in order, and each batch costs one write
         per user however many changes it holds (docs/performance.md §3, D79). A status
         change used to cost a write to every user: with hundreds of matches starting and
@@ -263,13 +266,13 @@ class Registry:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no event loop (unit tests): send at once
-            self.flush_who_updates()
+            self.flush_status()
             return
-        wait = self._last_flush + WHO_UPDATE_INTERVAL - loop.time()
+        wait = self._last_flush + self.status_interval - loop.time()
         if wait > 0:
-            self._flush = loop.call_later(wait, self.flush_who_updates)
+            self._flush = loop.call_later(wait, self.flush_status)
         else:
-            self._flush = loop.call_soon(self.flush_who_updates)
+            self._flush = loop.call_soon(self.flush_status)
 
     def who_list(self, now: float | None = None) -> list[str]:
         """The CLIP 5 line of every logged-in user (cached lines, :meth:`Session.who_line`)."""

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from protocol import clip, replies
-from server import registry
 from server.app import STOP_GRACE, App
 from server.config import Settings
 from tests.conftest import DbTarget
@@ -233,7 +232,7 @@ async def test_half_closed_connections(connect: Connect, app: App) -> None:
     alice, mallory = await login_all(connect, app, "alice", "mallory")
     mallory.writer.write_eof()  # FIN from mallory; the server may still write
     # The logout notice goes out with the next status batch (D79).
-    notice_wait = PROMPT_SECONDS + registry.WHO_UPDATE_INTERVAL
+    notice_wait = PROMPT_SECONDS + app.registry.status_interval
     assert await alice.expect_prefix("8 ", notice_wait) == "8 mallory mallory drops connection."
     assert await mallory.closed(PROMPT_SECONDS)
     stranger = await connect()

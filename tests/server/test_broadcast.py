@@ -156,8 +156,9 @@ async def _quiet_bytes(
 ) -> bytes:
     """Every byte that arrives until nothing comes for ``gap`` seconds (unparsed); with
     ``some``, first wait up to :data:`TIMEOUT` for anything to arrive. The default gap
-    outlasts the interval of the status batches (D79): quiet means no batch pending."""
-    gap = registry.WHO_UPDATE_INTERVAL + 0.3 if gap is None else gap
+    outlasts the interval of the status batches (D79, the default ``status_interval``
+    the tests' server runs with): quiet means no batch pending."""
+    gap = registry.DEFAULT_STATUS_INTERVAL + 0.3 if gap is None else gap
     data, client.buffer = client.buffer, b""
     if some and not data:
         data = await asyncio.wait_for(client.reader.read(65536), TIMEOUT)

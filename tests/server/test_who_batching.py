@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from protocol import clip, replies
 from server import registry
 from server.app import App
+from server.config import ConfigError, load
+from server.registry import Registry
 
 from .conftest import Connect, FibsClient, clip_login, make_user
 from .sessions import login_all, online, who_update_seen
@@ -15,7 +19,7 @@ from .sessions import login_all, online, who_update_seen
 async def _batch_sent(app: App, clients: tuple[FibsClient, ...]) -> None:
     """Send a batch (alice's line) and read it everywhere: the interval starts now."""
     app.registry.who_update(online(app, "alice"))
-    app.registry.flush_who_updates()
+    app.registry.flush_status()
     for client in clients:
         await who_update_seen(client, "alice")
 
@@ -44,14 +48,14 @@ async def test_changes_within_the_interval_wait_and_merge(
 ) -> None:
     alice, bob = await login_all(connect, app, "alice", "bob")
     await _batch_sent(app, (alice, bob))
-    monkeypatch.setattr(registry, "WHO_UPDATE_INTERVAL", 3600.0)
+    monkeypatch.setattr(app.registry, "status_interval", 3600.0)
     for value in (True, False, True):
         await bob.send("toggle ready")
         assert await bob.line() == replies.toggle_message("ready", value)
     await alice.send("away back soon")
     assert await alice.line() == replies.YOURE_AWAY
     await bob.nothing()  # within the interval: nothing yet
-    app.registry.flush_who_updates()
+    app.registry.flush_status()
     for client in (alice, bob):
         block = await client.expect("6")
         infos = [clip.WhoInfo.parse(line) for line in block]
@@ -67,7 +71,7 @@ async def test_no_who_update_follows_a_logout(
 ) -> None:
     alice, bob, carol = await login_all(connect, app, "alice", "bob", "carol")
     await _batch_sent(app, (alice, bob, carol))
-    monkeypatch.setattr(registry, "WHO_UPDATE_INTERVAL", 3600.0)
+    monkeypatch.setattr(app.registry, "status_interval", 3600.0)
     await bob.send("toggle ready")
     assert await bob.line() == replies.toggle_message("ready", True)
     await carol.send("toggle ready")
@@ -75,7 +79,7 @@ async def test_no_who_update_follows_a_logout(
     await bob.send("bye")
     await bob.closed()
     await alice.nothing()  # the logout waits for the batch too
-    app.registry.flush_who_updates()
+    app.registry.flush_status()
     block = await alice.expect("6")
     assert block[0].startswith("8 bob ")  # the logout, then only carol's who line
     assert [clip.WhoInfo.parse(line).name for line in block[1:]] == ["carol"]
@@ -85,7 +89,7 @@ async def test_no_who_update_follows_a_logout(
 async def test_one_change_alone_is_sent_at_once(connect: Connect, app: App) -> None:
     alice, bob = await login_all(connect, app, "alice", "bob")
     await _batch_sent(app, (alice, bob))
-    await alice.nothing(registry.WHO_UPDATE_INTERVAL)  # the interval has passed
+    await alice.nothing(app.registry.status_interval)  # the interval has passed
     await bob.send("toggle ready")
     assert await bob.line() == replies.toggle_message("ready", True)
     assert clip.WhoInfo.parse(await who_update_seen(alice, "bob")).ready
@@ -103,3 +107,14 @@ async def test_a_batch_goes_out_in_chunks_and_in_order(
     for client in clients:
         await client.expect_prefix("7 eve ")
         await client.expect_prefix("8 eve ")
+
+
+def test_the_interval_comes_from_fibs_conf(tmp_path: Path) -> None:
+    conf = tmp_path / "fibs.conf"
+    conf.write_text("[limits]\nstatus_interval = 0.25\n", encoding="utf-8")
+    assert load(conf).status_interval == 0.25
+    assert load(None).status_interval == registry.DEFAULT_STATUS_INTERVAL
+    conf.write_text("[limits]\nstatus_interval = -1\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="status_interval"):
+        load(conf)
+    assert Registry(0.25).status_interval == 0.25

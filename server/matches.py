@@ -94,6 +94,19 @@ class LiveMatch:
         # head ends with its closing brace; the match is the last key, as it always was.
         return f'{head[:-1]},"match":{self.match.to_json_text()}}}'
 
+    def full_snapshot(self) -> str:
+        """:meth:`snapshot` serialized whole, without any cached text: the reference the
+        incremental form must equal (its tests, benchmarks/snapshot.py)."""
+        return json.dumps(
+            {
+                "version": SNAPSHOT_VERSION,
+                "players": list(self.names),
+                "started_at": self.started_at,
+                "match": self.match.to_json(),
+            },
+            separators=(",", ":"),
+        )
+
     @classmethod
     def from_saved(cls, saved: SavedMatch, roller: DiceRoller) -> LiveMatch:
         """Restore a stored match.

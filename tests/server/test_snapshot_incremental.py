@@ -20,20 +20,7 @@ from backgammon.dice import SeededDice
 from backgammon.events import WinKind
 from backgammon.match import Action, Match, MatchOptions
 from db.records import SavedMatch
-from server.matches import SNAPSHOT_VERSION, LiveMatch
-
-
-def full_snapshot(live: LiveMatch) -> str:
-    """The stored text as the server built it before the cache: the whole match."""
-    return json.dumps(
-        {
-            "version": SNAPSHOT_VERSION,
-            "players": list(live.names),
-            "started_at": live.started_at,
-            "match": live.match.to_json(),
-        },
-        separators=(",", ":"),
-    )
+from server.matches import LiveMatch
 
 
 def random_action(match: Match, rng: random.Random, cube_rate: float, seen: Counter[str]) -> bool:
@@ -97,12 +84,12 @@ def play_and_check(
             if live.match.game != games:
                 seen["skipped_new_game"] += 1
             continue
-        assert live.snapshot() == full_snapshot(live)
+        assert live.snapshot() == live.full_snapshot()
         if rng.random() < 0.03:
             live = resumed(live, seed + rng.randrange(1000))
             seen["resumed"] += 1
-            assert live.snapshot() == full_snapshot(live)
-    assert live.snapshot() == full_snapshot(live)
+            assert live.snapshot() == live.full_snapshot()
+    assert live.snapshot() == live.full_snapshot()
 
 
 OPTIONS = [
@@ -136,11 +123,11 @@ def test_a_long_match_resumed_many_times() -> None:
     rng = random.Random(7)
     live = LiveMatch(("zed", "amy"), Match(MatchOptions(length=7), SeededDice(7)))
     while random_action(live.match, rng, 0.01, seen):
-        assert live.snapshot() == full_snapshot(live)
+        assert live.snapshot() == live.full_snapshot()
         if rng.random() < 0.1:
             live = resumed(live, rng.randrange(10_000))
     assert live.match.phase.value == "match_over" and seen["start_game"] > 3
-    assert live.snapshot() == full_snapshot(live)
+    assert live.snapshot() == live.full_snapshot()
 
 
 def test_the_snapshot_loads_back_as_the_same_match() -> None:

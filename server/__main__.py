@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import signal
 import sys
@@ -58,12 +59,36 @@ async def run(settings: Settings) -> None:
         loop.add_signal_handler(signum, stop.set)
     try:
         await app.start()
+        tune_gc()
         print(f"fibs-server listening on {settings.host}:{app.port}", flush=True)
         await stop.wait()
         log.info("shutting down")
         await app.stop(warning=replies.shutdown_warning(0, restart=False))
     finally:
         await db.close()
+
+
+GC_THRESHOLDS = (20_000, 50, 10)
+"""The cyclic garbage collector's generation thresholds (CPython's are 700, 10, 10).
+
+With CPython's, a server with 1,000 players in 500 matches ran a full (generation 2)
+collection every ~3 s, each stopping everything for 250-350 ms: objects that live a few
+turns of the loop (an action's events, futures, lines) were promoted before they died.
+With a larger first generation they die young, and full collections become rare and
+short (docs/performance.md §8). Reference counting still frees everything that is not
+in a cycle at once; the thresholds only change how often cycles are looked for."""
+
+
+def tune_gc() -> None:
+    """Freeze what start-up made (modules, the app) and set :data:`GC_THRESHOLDS`.
+
+    ``gc.freeze`` moves every object alive now into a permanent generation that
+    collections no longer scan: the imported libraries alone are hundreds of thousands
+    of objects, scanned by every full collection otherwise.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 def quiet_telnetlib3(level: str) -> None:

@@ -1,13 +1,15 @@
-"""``python -m server`` logs telnetlib3's per-connection lines only at DEBUG."""
+"""``python -m server`` logs telnetlib3's per-connection lines only at DEBUG, and tunes the
+garbage collector once it has started."""
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Iterator
 
 import pytest
 
-from server.__main__ import quiet_telnetlib3
+from server.__main__ import GC_THRESHOLDS, quiet_telnetlib3, tune_gc
 
 
 @pytest.fixture
@@ -32,3 +34,14 @@ def test_debug_keeps_telnetlib3s_lines(telnetlib3_logger: logging.Logger) -> Non
     telnetlib3_logger.setLevel(logging.NOTSET)
     quiet_telnetlib3("DEBUG")
     assert telnetlib3_logger.level == logging.NOTSET
+
+
+def test_the_collector_is_tuned_after_start_up() -> None:
+    before = gc.get_threshold()
+    try:
+        tune_gc()
+        assert gc.get_threshold() == GC_THRESHOLDS
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)

@@ -7,9 +7,10 @@ announce a change right after it. Names are exact, case-sensitive matches, as on
 
 Each method is a *job*, a synchronous function of a :class:`db.runner.Transaction` that
 runs the prepared statements of :mod:`db.statements`, and a runner executes it: on SQLite
-a dedicated thread with one ``sqlite3`` connection that group-commits the writes waiting
-together (:class:`db.runner.SqliteRunner`), on PostgreSQL the async engine's pool
-(:class:`db.runner.AlchemyRunner`). See docs/database.md.
+one ``sqlite3`` connection whose statements run on the event loop and whose commits, one
+per batch of the writes waiting together, run on a thread (:class:`db.runner.SqliteRunner`);
+on PostgreSQL the async engine's pool (:class:`db.runner.AlchemyRunner`). See
+docs/database.md.
 
 Cancellation: a write that has started is finished even if the awaiting task is cancelled
 (for example the connection task of a player who just dropped, whose match is being saved);
@@ -17,8 +18,8 @@ the caller still gets its ``CancelledError`` at once, and :meth:`Database.close`
 such writes. Only :meth:`Database.take_messages` is not shielded: a cancelled caller could
 not deliver what it took, so the taking is skipped if it has not started.
 
-Concurrency: many coroutines may call one :class:`Database` at once. On SQLite the one
-thread runs the jobs in turn (SQLite has a single writer anyway), and each write
+Concurrency: many coroutines may call one :class:`Database` at once. On SQLite the
+runner's batches run in turn (SQLite has a single writer anyway), and each write
 transaction starts with ``BEGIN IMMEDIATE`` to stay safe against other processes. On
 PostgreSQL writes run concurrently; each method is one atomic statement or one
 transaction, so no update is lost.

@@ -127,7 +127,7 @@ def _sqlite_value(value: Any) -> Any:
 
 
 class _SqliteTransaction:
-    """:class:`Transaction` on the runner thread's ``sqlite3`` connection."""
+    """:class:`Transaction` on the :class:`SqliteRunner`'s ``sqlite3`` connection."""
 
     def __init__(self, connection: sqlite3.Connection, cache: dict[int, _Compiled]):
         self._connection = connection
@@ -209,8 +209,6 @@ class SqliteRunner:
         self._closing = False
         self.commits = 0
         """Write transactions committed so far (each holds one or more write jobs)."""
-        self.writes = 0
-        """Write jobs run so far; ``writes / commits`` is the mean group size."""
 
     async def start(self) -> None:
         """Open the connection and run ``prepare`` (in the thread).
@@ -344,7 +342,6 @@ class SqliteRunner:
             self._fail(writes, DatabaseError(f"the write was not committed: {error}"))
             return
         self.commits += 1
-        self.writes += len(writes)
         _settle(writes)
         self._after_batch()
 

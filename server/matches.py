@@ -84,28 +84,22 @@ class LiveMatch:
         already serialized: this runs after every action, and re-serializing the whole
         match each time cost O(moves²) per game (docs/performance.md §2).
         """
-        head = _COMPACT.encode(
-            {
-                "version": SNAPSHOT_VERSION,
-                "players": list(self.names),
-                "started_at": self.started_at,
-            }
-        )
+        head = _COMPACT.encode(self._head())
         # head ends with its closing brace; the match is the last key, as it always was.
         return f'{head[:-1]},"match":{self.match.to_json_text()}}}'
 
     def full_snapshot(self) -> str:
         """:meth:`snapshot` serialized whole, without any cached text: the reference the
         incremental form must equal (its tests, benchmarks/snapshot.py)."""
-        return json.dumps(
-            {
-                "version": SNAPSHOT_VERSION,
-                "players": list(self.names),
-                "started_at": self.started_at,
-                "match": self.match.to_json(),
-            },
-            separators=(",", ":"),
-        )
+        return _COMPACT.encode({**self._head(), "match": self.match.to_json()})
+
+    def _head(self) -> dict[str, Any]:
+        """The stored form's keys before the match, in their order."""
+        return {
+            "version": SNAPSHOT_VERSION,
+            "players": list(self.names),
+            "started_at": self.started_at,
+        }
 
     @classmethod
     def from_saved(cls, saved: SavedMatch, roller: DiceRoller) -> LiveMatch:

@@ -70,9 +70,23 @@ def pack(counts: Sequence[int]) -> int:
     return packed
 
 
+_SIDE_MASK = (1 << SHIFT[26]) - 1
+"""The 26 nibbles of a packed side (off, points 1..24, bar)."""
+_HEX_DIGIT_VALUE = bytes.maketrans(b"0123456789abcdef", bytes(range(16)))
+
+
+def _nibbles_high_first(packed: int) -> bytes:
+    """The 26 nibbles of ``packed`` as byte values, index 25 (the bar) first.
+
+    One hex digit is one nibble: formatting and translating the digits is several times
+    faster than 26 shifts and masks in Python (boards are unpacked for every board sent).
+    """
+    return format(packed & _SIDE_MASK, "026x").encode().translate(_HEX_DIGIT_VALUE)
+
+
 def unpack(packed: int) -> tuple[int, ...]:
     """Unpack the nibble form into 26 counts (off, points 1..24, bar)."""
-    return tuple((packed >> SHIFT[i]) & NIBBLE for i in range(26))
+    return tuple(_nibbles_high_first(packed)[::-1])
 
 
 _START_COUNTS = [0] * 26
@@ -190,16 +204,13 @@ class Position(NamedTuple):
 
     def fibs_board(self, o_player: Player = 0) -> tuple[int, ...]:
         """The 26 signed absolute numbers of a FIBS ``board:`` line (§3.1, §3.2)."""
-        o = self.counts(o_player)
-        x = self.counts(1 - o_player)
-        board = [0] * 26
-        for n in range(1, 25):
-            if o[n]:
-                board[n] = o[n]
-            elif x[25 - n]:
-                board[n] = -x[25 - n]
+        o = _nibbles_high_first(self[o_player])[::-1]  # o[n]: O's checkers on n
+        x = _nibbles_high_first(self[1 - o_player])  # x[n]: X's on their 25 - n, i.e. on n
+        # Point n shows O's checkers if O has any there, else X's (negative); O's bar is
+        # board[25] and X's bar (X's own index 25) board[0].
+        board = [a or -b for a, b in zip(o, x, strict=True)]
+        board[0] = -x[0]
         board[25] = o[BAR]
-        board[0] = -x[BAR]
         return tuple(board)
 
 

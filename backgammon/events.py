@@ -180,11 +180,23 @@ Event: TypeAlias = (
 EVENT_TYPES: dict[str, type[Event]] = {cls.__name__: cls for cls in typing.get_args(Event)}
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+"""Each event class's field names in order (``dataclasses.fields`` builds a new tuple
+per call, and every event of every match is serialized once)."""
+_PLAIN: frozenset[type] = frozenset({int, bool, str, float, type(None)})
+"""Value types that are their own JSON form."""
+
+
 def event_to_json(event: Event) -> dict[str, Any]:
     """A JSON-ready dict: ``{"type": "CheckersMoved", "player": 0, ...}``."""
-    data: dict[str, Any] = {"type": type(event).__name__}
-    for field in dataclasses.fields(event):
-        data[field.name] = _to_json(getattr(event, field.name))
+    cls = type(event)
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    data: dict[str, Any] = {"type": cls.__name__}
+    for name in names:
+        value = getattr(event, name)
+        data[name] = value if type(value) in _PLAIN else _to_json(value)
     return data
 
 

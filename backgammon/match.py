@@ -238,6 +238,11 @@ class Match:
         """Every action ``player`` may take now."""
         return frozenset(a for a in Action if self._refusal(player, a) is None)
 
+    def may(self, player: Player, action: Action) -> bool:
+        """True when ``player`` may take ``action`` now: one question of :meth:`allowed`,
+        without asking the others."""
+        return self._refusal(player, action) is None
+
     def cube_available(self, player: Player) -> bool:
         """True when ``player`` may double now or later in this game (§3.4 "may double").
 
@@ -254,7 +259,7 @@ class Match:
 
     def may_double(self, player: Player) -> bool:
         """True when ``player`` may double right now."""
-        return self._refusal(player, Action.DOUBLE) is None
+        return self.may(player, Action.DOUBLE)
 
     # -- actions ---------------------------------------------------------------------
 

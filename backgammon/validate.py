@@ -52,7 +52,6 @@ def validate_play(
             IllegalReason.TOO_MANY,
             count=required,
         )
-    by_result = {play.result: play for play in plays}
     tried: set[tuple[Move, ...]] = set()
     for order in permutations(moves):
         if order in tried:
@@ -60,8 +59,11 @@ def validate_play(
         tried.add(order)
         if _executable(position, player, roll, order):
             result, _ = apply_moves(position, player, order)
-            if result in by_result:
-                return Play(tuple(order), result)
+            # A scan, not a dict of every play's result: the moves as typed usually
+            # make a legal play at the first try, and a dict costs a hash per play.
+            for play in plays:
+                if play.result == result:
+                    return Play(tuple(order), result)
     raise _diagnose(position, player, roll, moves)
 
 

@@ -9,7 +9,12 @@ server does it (the plays were generated when the dice were rolled). Prints one 
 object. Target (issue 2): our rate at least a
 tenth of gnubg's, and a validation well under 1 ms.
 
-Run: ``python benchmarks/movegen.py [--games N] [--repeat R]`` (``pip install -e .[bench]``).
+``match_us_per_call`` is the server's own workload: every roll of seeded 1-point
+matches between random players (:class:`backgammon.match.Match` calls
+``legal_plays`` once per roll), timed the same way, in microseconds per call.
+
+Run: ``python benchmarks/movegen.py [--games N] [--matches M] [--repeat R]``
+(``pip install -e .[bench]``).
 CPU time (``time.process_time``) is measured, best of ``--repeat`` runs, so other
 processes on the machine disturb the figures less.
 """
@@ -24,8 +29,10 @@ from collections.abc import Callable
 
 import gnubg_nn
 
-from backgammon.board import Position
-from backgammon.dice import Roll
+from backgammon.board import Player, Position
+from backgammon.dice import Roll, SeededDice
+from backgammon.events import DiceRolled
+from backgammon.match import Action, Match, MatchOptions
 from backgammon.moves import Move, legal_plays
 from backgammon.validate import validate_play
 
@@ -53,6 +60,36 @@ def make_cases(games: int, seed: int) -> list[GnubgCase]:
     return cases
 
 
+def make_match_cases(matches: int, seed: int) -> list[tuple[Position, Player, Roll]]:
+    """The position, player and roll of every roll in ``matches`` seeded 1-point matches
+    between players who pick a random legal play (no cube, no resignations)."""
+    cases: list[tuple[Position, Player, Roll]] = []
+    for n in range(matches):
+        rng = random.Random(seed + n)
+        match = Match(MatchOptions(length=1), SeededDice(seed + n))
+        while True:
+            player = match.to_act
+            before = match.position
+            if player is None:
+                if Action.START_GAME not in match.allowed(0):
+                    break
+                events = match.start_game()
+            elif Action.ROLL in match.allowed(player):
+                events = match.roll(player)
+            else:
+                match.move(player, rng.choice(match.legal_plays()).moves)
+                continue
+            # A roll that cannot be played passes the turn at once; any other waits.
+            cases.extend(
+                (before, e.player, e.roll)
+                for e in events
+                if isinstance(e, DiceRolled) and not e.moves
+            )
+            if match.dice is not None:
+                cases.append((match.position, match.turn, match.dice))
+    return cases
+
+
 def best_rate(count: int, run: Callable[[], object], repeat: int) -> float:
     """Cases per CPU second, best of ``repeat`` runs."""
     best = float("inf")
@@ -67,6 +104,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--matches", type=int, default=100)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
 
@@ -83,6 +121,14 @@ def main() -> None:
 
     gnubg_rate = best_rate(len(cases), run_gnubg, args.repeat)
     our_rate = best_rate(len(cases), run_ours, args.repeat)
+
+    match_cases = make_match_cases(args.matches, args.seed)
+
+    def run_match_cases() -> None:
+        for position, player, roll in match_cases:
+            legal_plays(position, player, roll)
+
+    match_rate = best_rate(len(match_cases), run_match_cases, args.repeat)
 
     # Validation: a submitted move of every case that has one, reversed (any order works).
     submissions = []
@@ -125,6 +171,10 @@ def main() -> None:
                 "gnubg_cases_per_s": round(gnubg_rate),
                 "ours_cases_per_s": round(our_rate),
                 "ratio": round(our_rate / gnubg_rate, 4),
+                "us_per_call": round(1e6 / our_rate, 2),
+                "match_cases": len(match_cases),
+                "match_doubles": sum(1 for _, _, roll in match_cases if roll.is_double),
+                "match_us_per_call": round(1e6 / match_rate, 2),
                 "target_ratio": 0.1,
                 "validate_ms_mean": round(1000 / validate_rate, 4),
                 "validate_ms_worst": round(worst * 1000, 4),

@@ -42,6 +42,8 @@ def act(match: Match, rng: random.Random) -> bool:
         match.accept_resignation(player)
     elif Action.TAKE in allowed:
         match.take(player) if rng.random() < 0.8 else match.drop(player)
+    elif Action.REDOUBLE in allowed and rng.random() < 0.3:
+        match.redouble(player)  # instant redoubles of unlimited matches
     elif Action.DOUBLE in allowed and rng.random() < 0.03:
         match.double(player)
     elif Action.ROLL in allowed:

@@ -14,7 +14,9 @@ server adds CR LF. Choices where §3.7 is open are D28-D33 in docs/protocol-deci
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable
+from operator import itemgetter
+from typing import Final, NamedTuple
 
 from backgammon.board import Colour
 from protocol.board_fibs import format_board
@@ -54,6 +56,29 @@ def _point_cell(value: int, row: int) -> str:
     return _cell(abs(value), "O" if value > 0 else "X", row)
 
 
+class _PointStrips(dict[int, tuple[str, ...]]):
+    """A point's five cells (rows 1-5) by its board number; -15..15 made in advance."""
+
+    def __missing__(self, value: int) -> tuple[str, ...]:
+        return tuple(_point_cell(value, row) for row in range(1, 6))
+
+
+class _BarStrips(dict[tuple[int, str], tuple[str, ...]]):
+    """The bar's five cells (rows 1-5) by (checkers, letter), with the frame on both sides
+    of the bar (``|c| ``); 0..15 made in advance."""
+
+    def __missing__(self, key: tuple[int, str]) -> tuple[str, ...]:
+        return tuple(f"|{_cell(key[0], key[1], row)}| " for row in range(1, 6))
+
+
+_POINT_STRIPS: Final = _PointStrips()
+_POINT_STRIPS.update((v, _POINT_STRIPS[v]) for v in range(-15, 16))
+_BAR_STRIPS: Final = _BarStrips()
+_BAR_STRIPS.update(((n, c), _BAR_STRIPS[n, c]) for n in range(16) for c in "OX")
+_ROW_START: Final = ("   |",) * 5
+_ROW_END: Final = ("|",) * 5
+
+
 def _numbers(points: tuple[range, range], fill: str) -> str:
     """Point numbers right-aligned on their checker columns, over ``fill`` (§3.7)."""
     chars = [" "] * (_FRAME_END + 1)
@@ -74,8 +99,51 @@ def _frame(points: tuple[range, range], style: BoardStyle) -> list[str]:
     return ["   +" + "-" * 42 + "+", _numbers(points, " ")]
 
 
-def _label(colour: Colour, name: str, score: int) -> str:
-    return f" {_letter(colour)}: {name[:NAME_WIDTH]} - score: {score}"
+class _Side(NamedTuple):
+    """What an ASCII board drawn from one colour's side takes from that colour alone
+    (made once per colour, not per board)."""
+
+    letter: str
+    """The perspective player's letter (bottom label, lower bar)."""
+    other_letter: str
+    """The opponent's letter (top label, upper bar)."""
+    frames: dict[int, tuple[tuple[str, ...], tuple[str, ...]]]
+    """By style, the top and the bottom frame lines of :func:`_frame`."""
+    upper: Callable[[tuple[int, ...]], tuple[int, ...]]
+    """The board numbers of the upper half's twelve points, left to right."""
+    lower: Callable[[tuple[int, ...]], tuple[int, ...]]
+    """The same for the lower half."""
+    middle: str
+    """The middle line up to the match length."""
+
+
+def _side(colour: Colour) -> _Side:
+    top_left, top_right, bottom_left, bottom_right = _LAYOUT[colour]
+    bottom = (bottom_left, bottom_right)
+    if colour is Colour.O:
+        middle = "  v|" + " " * 18 + "|BAR|" + " " * 19 + "|"
+    else:
+        middle = "   |" + " " * 18 + "|BAR|" + " " * 19 + "|v"
+    return _Side(
+        letter=_letter(colour),
+        other_letter=_letter(colour.other),
+        frames={
+            style: (tuple(_frame((top_left, top_right), style)), tuple(_frame(bottom, style)))
+            for style in (BoardStyle.ASCII, BoardStyle.ASCII_NUMBERS_OUTSIDE)
+        },
+        upper=itemgetter(*top_left, *top_right),
+        lower=itemgetter(*bottom_left, *bottom_right),
+        middle=middle,
+    )
+
+
+# Colours are looked up with ``is``, not as dict keys: an Enum's hash is Python code.
+_O_SIDE: Final = _side(Colour.O)
+_X_SIDE: Final = _side(Colour.X)
+
+
+def _label(letter: str, name: str, score: int) -> str:
+    return f" {letter}: {name[:NAME_WIDTH]} - score: {score}"
 
 
 def _redoubles_text(redoubles: int | None) -> str:
@@ -90,14 +158,13 @@ def _redoubles_text(redoubles: int | None) -> str:
 
 def _status(view: BoardView) -> str:
     """``BAR: ... OFF: ... Cube: c [(owned by n)] [n rolled a b. | turn: n]`` (§3.7)."""
-    me, them = view.colour, view.colour.other
-    bars = {me: view.player_bar, them: view.opponent_bar}
-    homes = {me: view.player_home, them: view.opponent_home}
-    line = (
-        f"   BAR: O-{bars[Colour.O]} X-{bars[Colour.X]}"
-        f"   OFF: O-{homes[Colour.O]} X-{homes[Colour.X]}"
-        f"   Cube: {view.cube}"
-    )
+    if view.colour is Colour.O:
+        o_bar, x_bar = view.player_bar, view.opponent_bar
+        o_off, x_off = view.player_home, view.opponent_home
+    else:
+        o_bar, x_bar = view.opponent_bar, view.player_bar
+        o_off, x_off = view.opponent_home, view.player_home
+    line = f"   BAR: O-{o_bar} X-{x_bar}   OFF: O-{o_off} X-{x_off}   Cube: {view.cube}"
     if view.player_may_double != view.opponent_may_double:
         owner = view.player if view.player_may_double else view.opponent
         line += f" (owned by {owner})"
@@ -110,6 +177,15 @@ def _status(view: BoardView) -> str:
     return line
 
 
+def _rows(numbers: tuple[int, ...], bar: tuple[str, ...]) -> list[str]:
+    """Rows 1-5 of a half (``   |`` six cells ``|c| `` six cells ``|``), from its twelve
+    board numbers and the bar's cells: the columns' strips joined row by row."""
+    strips = _POINT_STRIPS
+    columns = [_ROW_START, *map(strips.__getitem__, numbers), _ROW_END]
+    columns.insert(7, bar)
+    return list(map("".join, zip(*columns, strict=True)))
+
+
 def render_ascii(view: BoardView, style: BoardStyle | int = BoardStyle.ASCII) -> list[str]:
     """The ASCII board of ``view`` in boardstyle 1 or 2 (§3.7), one string per line.
 
@@ -118,39 +194,27 @@ def render_ascii(view: BoardView, style: BoardStyle | int = BoardStyle.ASCII) ->
     style = BoardStyle(style)
     if style is BoardStyle.RAW:
         raise ValueError("boardstyle 3 is the board: line, use board_fibs.format_board")
-    me, them = view.colour, view.colour.other
-    top_left, top_right, bottom_left, bottom_right = _LAYOUT[me]
-    bar_counts = {"upper": view.opponent_bar, "lower": view.player_bar}
-    bar_letters = {"upper": _letter(them), "lower": _letter(me)}
+    side = _O_SIDE if view.colour is Colour.O else _X_SIDE
+    top, bottom = side.frames[style]
 
-    def row(half: str, left: range, right: range, r: int) -> str:
-        cells_left = "".join(_point_cell(view.board[p], r) for p in left)
-        cells_right = "".join(_point_cell(view.board[p], r) for p in right)
-        bar = _cell(bar_counts[half], bar_letters[half], r)
-        return f"   |{cells_left}|{bar}| {cells_right}|"
-
-    if me is Colour.O:
-        middle = "  v|" + " " * 18 + "|BAR|" + " " * 19 + "|"
-    else:
-        middle = "   |" + " " * 18 + "|BAR|" + " " * 19 + "|v"
+    middle = side.middle
     if view.match_length is None:
         middle += "    unlimited match"
     else:
         middle += f"    {view.match_length}-point match"
 
-    top = _frame((top_left, top_right), style)
-    bottom = _frame((bottom_left, bottom_right), style)
-    top_label = _label(them, view.opponent, view.opponent_score)
-    bottom_label = _label(me, view.player_name, view.player_score)
+    top_label = _label(side.other_letter, view.opponent, view.opponent_score)
+    bottom_label = _label(side.letter, view.player_name, view.player_score)
 
     lines: list[str] = []
     if style is BoardStyle.ASCII:
         lines.append(top[0] + top_label)
     else:
         lines += [top[1], top[0] + top_label]
-    lines += [row("upper", top_left, top_right, r) for r in range(1, 6)]
+    lines += _rows(side.upper(view.board), _BAR_STRIPS[view.opponent_bar, side.other_letter])
     lines.append(middle)
-    lower = [row("lower", bottom_left, bottom_right, r) for r in range(5, 0, -1)]
+    lower = _rows(side.lower(view.board), _BAR_STRIPS[view.player_bar, side.letter])
+    lower.reverse()  # rows 5 to 1, from the middle line down
     if view.match_length is None:
         # Unlimited matches: the redoubles allowed, after the first row below the middle
         # line, five spaces as in the real FIBS capture (§3.7; fibsboard.c used four).
@@ -165,7 +229,10 @@ def render_ascii(view: BoardView, style: BoardStyle | int = BoardStyle.ASCII) ->
 
 
 def render_board(view: BoardView, style: BoardStyle | int) -> list[str]:
-    """A board in the receiver's ``boardstyle`` (§3.6): the ``board:`` line or an ASCII board."""
-    if BoardStyle(style) is BoardStyle.RAW:
+    """A board in the receiver's ``boardstyle`` (§3.6): the ``board:`` line or an ASCII board.
+
+    :raises ValueError: for a style other than 1, 2 or 3.
+    """
+    if style == BoardStyle.RAW:
         return [format_board(view)]
-    return render_ascii(view, style)
+    return render_ascii(view, style)  # checks the style

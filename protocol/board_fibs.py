@@ -24,12 +24,10 @@ _INT = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
 _NAME = re.compile(r"[^:\s]+\Z")
 
 
-def _flag(value: bool) -> str:
-    return "1" if value else "0"
-
-
-def _unlimited(value: int | None) -> str:
-    return str(UNLIMITED_WIRE) if value is None else str(value)
+_O_SIDE: Final = "1:-1:0:25"
+_X_SIDE: Final = "-1:1:25:0"
+"""Fields 41-44 (colour, direction, home, bar) of O's and of X's view: the two patterns
+of §3.2, i.e. :attr:`BoardView.colour` and its ``direction``, ``home`` and ``bar``."""
 
 
 def format_board(view: BoardView) -> str:
@@ -40,35 +38,28 @@ def format_board(view: BoardView) -> str:
     for name in (view.player, view.opponent):
         if not _NAME.match(name):
             raise ValueError(f"a board: line cannot carry the name {name!r}")
-    fields: list[object] = [
-        PREFIX,
-        view.player,
-        view.opponent,
-        _unlimited(view.match_length),
-        view.player_score,
-        view.opponent_score,
-        *view.board,
-        view.turn.value if view.turn is not None else 0,
-        *view.player_dice,
-        *view.opponent_dice,
-        view.cube,
-        _flag(view.player_may_double),
-        _flag(view.opponent_may_double),
-        _flag(view.was_doubled),
-        view.colour.value,
-        view.direction,
-        view.home,
-        view.bar,
-        view.player_home,
-        view.opponent_home,
-        view.player_bar,
-        view.opponent_bar,
-        view.can_move,
-        view.no_crawford,
-        view.post_crawford,
-        _unlimited(view.redoubles),
-    ]
-    return ":".join(str(f) for f in fields)
+    # One f-string over the 53 fields (this runs for every board sent); fields 6-31 are
+    # the view's precomputed board text. Unlimited values are 9999 (§3.1), flags 0/1.
+    # Colours are compared with ``is``: an Enum's ``value`` and hash are Python code.
+    length, redoubles, turn = view.match_length, view.redoubles, view.turn
+    p_dice, o_dice = view.player_dice, view.opponent_dice
+    return (
+        f"{PREFIX}:{view.player}:{view.opponent}"
+        f":{UNLIMITED_WIRE if length is None else length}"
+        f":{view.player_score}:{view.opponent_score}"
+        f":{view.board_text}"
+        f":{0 if turn is None else 1 if turn is Colour.O else -1}"
+        f":{p_dice[0]}:{p_dice[1]}:{o_dice[0]}:{o_dice[1]}"
+        f":{view.cube}"
+        f":{1 if view.player_may_double else 0}"
+        f":{1 if view.opponent_may_double else 0}"
+        f":{1 if view.was_doubled else 0}"
+        f":{_O_SIDE if view.colour is Colour.O else _X_SIDE}"
+        f":{view.player_home}:{view.opponent_home}"
+        f":{view.player_bar}:{view.opponent_bar}"
+        f":{view.can_move}:{view.no_crawford}:{view.post_crawford}"
+        f":{UNLIMITED_WIRE if redoubles is None else redoubles}"
+    )
 
 
 def board_line(state: BoardState, perspective: Colour, *, you: bool = True) -> str:

@@ -48,7 +48,7 @@ class BoardStyle(enum.IntEnum):
 
 
 def _check_dice(dice: Dice, what: str) -> None:
-    if len(dice) != 2 or any(not 0 <= d <= 6 for d in dice):
+    if len(dice) != 2 or not (0 <= dice[0] <= 6 and 0 <= dice[1] <= 6):
         raise ValueError(f"{what} must be two numbers 0..6, not {dice!r}")
 
 
@@ -57,6 +57,34 @@ def _check_board(board: Sequence[int]) -> None:
         raise ValueError(f"a FIBS board has 26 numbers, not {len(board)}")
     if board[0] > 0 or board[25] < 0:
         raise ValueError("board[0] is X's bar (<= 0) and board[25] O's bar (>= 0), §3.2")
+
+
+def _normalise_board_and_length(value: BoardState | BoardView) -> tuple[int, ...]:
+    """Store ``value``'s board as a tuple and its match length normalised; check the
+    board and return it. Attributes are set only when normalising changes them: each
+    set of a frozen field is a call of ``object.__setattr__``, and a state is made per
+    match action."""
+    board = value.board
+    if type(board) is not tuple:
+        board = tuple(board)
+        object.__setattr__(value, "board", board)
+    length = _normalise_length(value.match_length)
+    if length is not value.match_length:
+        object.__setattr__(value, "match_length", length)
+    _check_board(board)
+    return board
+
+
+_NUMBER_TEXT: Final = {n: str(n) for n in range(-CHECKERS, CHECKERS + 1)}
+
+
+def _board_text(board: tuple[int, ...]) -> str:
+    """Fields 6-31 of a ``board:`` line: the 26 numbers joined by ``:`` (§3.1)."""
+    try:
+        # The texts of -15..15 looked up rather than made: twice as fast.
+        return ":".join(map(_NUMBER_TEXT.__getitem__, board))
+    except KeyError:
+        return ":".join(map(str, board))
 
 
 def _normalise_length(length: int | None) -> int | None:
@@ -113,14 +141,21 @@ class BoardState:
     """Instant redoubles allowed in this (unlimited) match, ``None`` for unlimited; 0 for
     limited matches (§3.4, field 52)."""
 
+    # Derived once per state, for every view of it (a state is shown to both players
+    # and the watchers): not arguments, not compared, not in the repr.
+    board_text: str = field(init=False, repr=False, compare=False)
+    """Fields 6-31 of every view's ``board:`` line: the 26 numbers joined by ``:``."""
+    _off_and_bar: tuple[int, int, int, int] = field(init=False, repr=False, compare=False)
+    """O's and X's checkers borne off, O's and X's checkers on the bar."""
+
     def __post_init__(self) -> None:
-        object.__setattr__(self, "board", tuple(self.board))
-        object.__setattr__(self, "match_length", _normalise_length(self.match_length))
-        _check_board(self.board)
+        board = _normalise_board_and_length(self)
         _check_dice(self.o.dice, "O's dice")
         _check_dice(self.x.dice, "X's dice")
         if self.cube < 1:
             raise ValueError(f"the cube is at least 1, not {self.cube}")
+        object.__setattr__(self, "board_text", _board_text(board))
+        object.__setattr__(self, "_off_and_bar", _off_and_bar(board))
 
     def side(self, colour: Colour) -> SideState:
         """The :class:`SideState` of ``colour``."""
@@ -131,17 +166,14 @@ class BoardState:
         return Position.from_fibs_board(self.board, o_player)
 
 
-def _off(board: Sequence[int], colour: Colour) -> int:
-    """Checkers of ``colour`` borne off: what is missing from fifteen (§3.4)."""
-    # The sign is read once: an enum member's ``value`` is a Python-level property, and
-    # this runs for every board sent.
-    if colour.value > 0:
-        return CHECKERS - sum(v for v in board if v > 0)
-    return CHECKERS + sum(v for v in board if v < 0)
-
-
-def _on_bar(board: Sequence[int], colour: Colour) -> int:
-    return board[25] if colour is Colour.O else -board[0]
+def _off_and_bar(board: Sequence[int]) -> tuple[int, int, int, int]:
+    """O's and X's checkers borne off (what is missing from fifteen, §3.4), O's and X's
+    checkers on the bar (``board[25]`` and ``-board[0]``, §3.2)."""
+    # O's checkers are the positive numbers, X's the negative ones: their sums are
+    # (sum + sum of absolute values) / 2 and (sum - sum of absolute values) / 2, two
+    # loops in C instead of two in Python.
+    total, size = sum(board), sum(map(abs, board))
+    return CHECKERS - (total + size) // 2, CHECKERS + (total - size) // 2, board[25], -board[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,13 +234,14 @@ class BoardView:
     """The perspective player's login name when field 1 is ``You``. Not on the wire (a
     parsed line leaves it ``None``) and ignored by ``==``; the ASCII board's frame label
     needs it (§3.7)."""
+    board_text: str = field(init=False, repr=False, compare=False)
+    """Fields 6-31: :attr:`board` joined by ``:`` (derived, the same for every viewer)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "board", tuple(self.board))
-        object.__setattr__(self, "match_length", _normalise_length(self.match_length))
-        _check_board(self.board)
+        board = _normalise_board_and_length(self)
         _check_dice(self.player_dice, "player's dice")
         _check_dice(self.opponent_dice, "opponent's dice")
+        object.__setattr__(self, "board_text", _board_text(board))
 
     # -- construction ---------------------------------------------------------------
 
@@ -227,34 +260,43 @@ class BoardView:
         set only for the playing receiver who must answer a double (§3.4); "can move" only
         when the perspective player is the one to move with dice.
         """
-        me = state.side(perspective)
-        other = state.side(perspective.other)
+        # ``state`` was checked when it was made (board, dice, match length) and its
+        # borne-off and bar counts computed once for all views: this runs for every
+        # board sent, so the view is filled in directly, without the constructor's checks.
+        if perspective is Colour.O:
+            me, other = state.o, state.x
+            home, other_home, bar, other_bar = state._off_and_bar
+        else:
+            me, other = state.x, state.o
+            other_home, home, other_bar, bar = state._off_and_bar
         must_move = state.turn is perspective and me.dice != NO_DICE
-        return cls(
-            player=YOU if you else me.name,
-            opponent=other.name,
-            match_length=state.match_length,
-            player_score=me.score,
-            opponent_score=other.score,
-            board=state.board,
-            turn=state.turn,
-            player_dice=me.dice,
-            opponent_dice=other.dice,
-            cube=state.cube,
-            player_may_double=me.may_double,
-            opponent_may_double=other.may_double,
-            was_doubled=you and state.doubled is perspective,
-            colour=perspective,
-            player_home=_off(state.board, perspective),
-            opponent_home=_off(state.board, perspective.other),
-            player_bar=_on_bar(state.board, perspective),
-            opponent_bar=_on_bar(state.board, perspective.other),
-            can_move=state.can_move if must_move else 0,
-            no_crawford=state.no_crawford,
-            post_crawford=state.post_crawford,
-            redoubles=state.redoubles,
-            player_login=me.name,
-        )
+        view = object.__new__(cls)
+        set_ = object.__setattr__
+        set_(view, "player", YOU if you else me.name)
+        set_(view, "opponent", other.name)
+        set_(view, "match_length", state.match_length)
+        set_(view, "player_score", me.score)
+        set_(view, "opponent_score", other.score)
+        set_(view, "board", state.board)
+        set_(view, "turn", state.turn)
+        set_(view, "player_dice", me.dice)
+        set_(view, "opponent_dice", other.dice)
+        set_(view, "cube", state.cube)
+        set_(view, "player_may_double", me.may_double)
+        set_(view, "opponent_may_double", other.may_double)
+        set_(view, "was_doubled", you and state.doubled is perspective)
+        set_(view, "colour", perspective)
+        set_(view, "player_home", home)
+        set_(view, "opponent_home", other_home)
+        set_(view, "player_bar", bar)
+        set_(view, "opponent_bar", other_bar)
+        set_(view, "can_move", state.can_move if must_move else 0)
+        set_(view, "no_crawford", state.no_crawford)
+        set_(view, "post_crawford", state.post_crawford)
+        set_(view, "redoubles", state.redoubles)
+        set_(view, "player_login", me.name)
+        set_(view, "board_text", state.board_text)
+        return view
 
     # -- derived fields ---------------------------------------------------------------
 

@@ -18,28 +18,29 @@ from protocol.board_view import NO_DICE, BoardState, BoardView, SideState
 
 def board_state(match: Match, names: Sequence[str]) -> BoardState:
     """The absolute state of ``match``; ``names[p]`` is player ``p``'s login name."""
-
-    def side(player: Player) -> SideState:
-        dice = NO_DICE
-        if match.phase is Phase.MOVE and match.turn == player and match.dice is not None:
-            dice = (match.dice.d1, match.dice.d2)
-        return SideState(
-            name=names[player],
-            score=match.score[player],
-            dice=dice,
-            may_double=match.cube_available(player),
-        )
-
+    # Read once per match state (the boards of all its viewers come from it): the match's
+    # attributes are read once each.
     o = match.o_player
+    x = 1 - o
+    o_dice = x_dice = NO_DICE
+    dice = match.dice
+    if match.phase is Phase.MOVE and dice is not None:
+        # Only the side on turn has dice out.
+        if match.turn == o:
+            o_dice = (dice.d1, dice.d2)
+        elif match.turn == x:
+            x_dice = (dice.d1, dice.d2)
+    score = match.score
+    options = match.options
     to_act = match.to_act
-    length = match.options.length
+    length = options.length
     doubled = None
     if match.phase is Phase.DOUBLED and match.offer is not None:
         doubled = match.colour(1 - match.offer.doubler)
-    one_away = bool(length) and (length - 1) in match.score
+    one_away = bool(length) and (length - 1) in score
     return BoardState(
-        o=side(o),
-        x=side(1 - o),
+        o=SideState(names[o], score[o], o_dice, match.cube_available(o)),
+        x=SideState(names[x], score[x], x_dice, match.cube_available(x)),
         board=match.position.fibs_board(o),
         match_length=length or None,
         turn=None if to_act is None else match.colour(to_act),
@@ -47,9 +48,9 @@ def board_state(match: Match, names: Sequence[str]) -> BoardState:
         doubled=doubled,
         can_move=match.moves_required(),
         # §3.4 recommendation: field 50 is 0 with the Crawford rule, 3 without it at 1-away.
-        no_crawford=3 if length and not match.options.crawford and one_away else 0,
+        no_crawford=3 if length and not options.crawford and one_away else 0,
         post_crawford=1 if match.post_crawford else 0,
-        redoubles=match.options.instant_redoubles if match.options.unlimited else 0,
+        redoubles=options.instant_redoubles if options.unlimited else 0,
     )
 
 

@@ -42,6 +42,8 @@ _MOVE_START = re.compile(r"(?:[0-9]|bar\Z|(?:bar|b|off|o|home|h)-)", re.IGNORECA
 def clean(line: str) -> str:
     """The line as FIBS reads it (§1.1): no CR/LF, tabs as spaces, trimmed, 7-bit."""
     text = line.rstrip("\r\n").replace("\t", " ").strip()
+    if text.isascii():
+        return text  # the usual line: nothing to replace, no loop over its characters
     return "".join(ch if ord(ch) < 128 else "?" for ch in text)
 
 

@@ -204,7 +204,7 @@ def follow_up(step: Step) -> None:
             return
         session = step.player(player)
         if match.phase is Phase.TURN:
-            if Action.DOUBLE in match.allowed(player) and (
+            if match.may_double(player) and (
                 session is None or session.toggles["double"]
             ):
                 step.outbox.add(session, replies.ROLL_OR_DOUBLE)
@@ -496,7 +496,7 @@ def _redouble_allowed(step: Step) -> bool:
     """Whether the player now answering the cube may redouble (the wording, §4.6)."""
     match = step.live.match
     responder = match.to_act
-    return responder is not None and Action.REDOUBLE in match.allowed(responder)
+    return responder is not None and match.may(responder, Action.REDOUBLE)
 
 
 def _render_game_won(step: Step, event: GameWon) -> None:

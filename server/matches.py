@@ -55,6 +55,8 @@ class LiveMatch:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     watchdog: asyncio.TimerHandle | None = None
     """The pending reminder or timeout notice for the player who must act (D55)."""
+    _head_text: tuple[tuple[tuple[str, str], int], str] | None = field(default=None, repr=False)
+    """The stored form's text before the match, with the names and start time it is of."""
 
     def player_of(self, name: str) -> Player:
         """The player index of ``name``.
@@ -84,9 +86,12 @@ class LiveMatch:
         already serialized: this runs after every action, and re-serializing the whole
         match each time cost O(moves²) per game (docs/performance.md §2).
         """
-        head = _COMPACT.encode(self._head())
-        # head ends with its closing brace; the match is the last key, as it always was.
-        return f'{head[:-1]},"match":{self.match.to_json_text()}}}'
+        key = (self.names, self.started_at)
+        if self._head_text is None or self._head_text[0] != key:
+            # Made once per match: only the match part changes from action to action.
+            self._head_text = (key, _COMPACT.encode(self._head())[:-1])
+        # The head without its closing brace; the match is the last key, as it always was.
+        return f'{self._head_text[1]},"match":{self.match.to_json_text()}}}'
 
     def full_snapshot(self) -> str:
         """:meth:`snapshot` serialized whole, without any cached text: the reference the

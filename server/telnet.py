@@ -98,6 +98,12 @@ class LineReader:
             self._discarding = True
 
 
+def _crlf_lines(lines: Iterable[str]) -> str:
+    """``lines`` joined, each ending in CR LF (§1.1); empty for no lines."""
+    items = lines if isinstance(lines, (list, tuple)) else list(lines)
+    return "\r\n".join(items) + "\r\n" if items else ""
+
+
 def encode_text(text: str, encoding: str, errors: str) -> bytes:
     """``text`` as telnetlib3's writer puts it on the wire: encoded, each IAC doubled.
 
@@ -121,7 +127,7 @@ class Payload:
     __slots__ = ("_encoded", "text")
 
     def __init__(self, lines: Iterable[str]) -> None:
-        self.text: Final = "".join(f"{line}\r\n" for line in lines)
+        self.text: Final = _crlf_lines(lines)
         """The lines, each ending in CR LF (§1.1), as :meth:`TelnetOutput.send` joins them."""
         self._encoded: dict[tuple[str, str], bytes] = {}
 
@@ -155,7 +161,7 @@ class TelnetOutput:
 
     def send(self, lines: Iterable[str]) -> None:
         """Write ``lines``, each ending in CR LF (§1.1)."""
-        self._write("".join(f"{line}\r\n" for line in lines))
+        self._write(_crlf_lines(lines))
 
     def send_payload(self, payload: Payload) -> None:
         """Write a broadcast's lines: the bytes :meth:`send` would write for the same
@@ -206,10 +212,16 @@ class TelnetOutput:
 
     async def drain(self, timeout: float) -> None:
         """Wait (bounded) until the connection's own output has been sent."""
-        if self.closing:
+        transport = self._writer.transport
+        if transport is None or transport.is_closing():
+            return
+        if not transport.get_write_buffer_size():
+            # Everything written has reached the socket: the usual case, and a drain()
+            # under a timeout would cost a task per command (docs/performance.md §9).
             return
         try:
-            await asyncio.wait_for(self._writer.drain(), timeout)
+            async with asyncio.timeout(timeout):
+                await self._writer.drain()
         except (TimeoutError, ConnectionError):
             self.abort()  # its output is not leaving: close() would wait for it forever
 

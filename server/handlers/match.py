@@ -434,7 +434,7 @@ async def redouble(ctx: Context, cmd: ParsedCommand) -> None:
     """An instant redouble; ``beaver``/``raccoon``/``otter`` name the 1st/2nd/3rd (§4.6)."""
     live = live_match(ctx)
     offer = live.match.offer
-    allowed = Action.REDOUBLE in live.match.allowed(live.player_of(ctx.session.name))
+    allowed = live.match.may(live.player_of(ctx.session.name), Action.REDOUBLE)
     if cmd.name in replies.REDOUBLE_NAMES and offer is not None and allowed:
         wanted = replies.REDOUBLE_NAMES.index(cmd.name)
         if offer.redoubles != wanted:

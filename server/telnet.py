@@ -212,12 +212,9 @@ class TelnetOutput:
 
     async def drain(self, timeout: float) -> None:
         """Wait (bounded) until the connection's own output has been sent."""
-        transport = self._writer.transport
-        if transport is None or transport.is_closing():
-            return
-        if not transport.get_write_buffer_size():
-            # Everything written has reached the socket: the usual case, and a drain()
-            # under a timeout would cost a task per command (docs/performance.md §9).
+        if self.closing or not self._writer.transport.get_write_buffer_size():
+            # Nothing waits to be sent (the usual case): a drain() under a timeout would
+            # cost a task per command (docs/performance.md §9).
             return
         try:
             async with asyncio.timeout(timeout):

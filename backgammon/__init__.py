@@ -17,7 +17,7 @@ from backgammon.errors import (
     SnapshotError,
 )
 from backgammon.match import Action, Match, MatchOptions, Phase
-from backgammon.moves import Move, Play, legal_plays
+from backgammon.moves import LegalResults, Move, Play, legal_plays, legal_results
 from backgammon.notation import (
     decode_match_id,
     decode_position_id,
@@ -40,6 +40,7 @@ __all__ = [
     "InvalidIdError",
     "InvalidPositionError",
     "InvalidRollError",
+    "LegalResults",
     "Match",
     "MatchOptions",
     "Move",
@@ -59,5 +60,6 @@ __all__ = [
     "encode_position_id",
     "format_moves",
     "legal_plays",
+    "legal_results",
     "parse_moves",
 ]

@@ -51,16 +51,24 @@ class Roll(NamedTuple):
 
     @classmethod
     def of(cls, d1: int, d2: int) -> Roll:
-        """A checked roll.
+        """A checked roll: one shared instance per pair of dice.
+
+        Matches keep every roll in their records for minutes; shared instances made at
+        import are not new objects for the garbage collector to scan
+        (docs/performance.md §10).
 
         :raises InvalidRollError: a die outside 1..6.
         """
         if not (1 <= d1 <= 6 and 1 <= d2 <= 6):
             raise InvalidRollError(f"dice must be 1..6, not {d1} and {d2}")
-        return cls(d1, d2)
+        return _ROLLS[d1][d2]
 
     def __str__(self) -> str:
         return f"{self.d1}{self.d2}"
+
+
+_ROLLS = tuple(tuple(Roll(d1, d2) for d2 in range(7)) for d1 in range(7))
+"""Every roll, made once (index 0 unused): :meth:`Roll.of` hands these out."""
 
 
 class DiceRoller(Protocol):
@@ -146,5 +154,8 @@ class ScriptedDice:
 
 
 def roll(roller: DiceRoller) -> Roll:
-    """Roll two dice with ``roller``."""
-    return Roll(roller.die(), roller.die())
+    """Roll two dice with ``roller``.
+
+    :raises InvalidRollError: the roller gave a die outside 1..6.
+    """
+    return Roll.of(roller.die(), roller.die())

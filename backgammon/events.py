@@ -229,7 +229,7 @@ def _from_json(hint: Any, value: Any) -> Any:
     if hint is Roll:
         return Roll.of(*value)
     if hint is Move:
-        return Move(*value)
+        return Move.of(*value)
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return hint(value)
     if origin is tuple:

@@ -43,7 +43,7 @@ from backgammon.events import (
     event_from_json,
     event_to_json,
 )
-from backgammon.moves import Move, Play, apply_moves, legal_plays
+from backgammon.moves import LegalResults, Move, Play, apply_moves, legal_plays, legal_results
 from backgammon.notation import (
     GameState,
     MatchIdState,
@@ -192,7 +192,8 @@ class Match:
         self.auto_doubles = 0
         self.record: list[Event] = []
         self.history: list[list[Event]] = []
-        self._plays: list[Play] | None = None
+        self._legal: LegalResults | None = None
+        """The legal plays of the dice out, in compact form (computed once a turn)."""
         # Caches of :meth:`to_json_text` (docs/performance.md §2); see _EventTexts.
         self._options_text: tuple[MatchOptions | None, str] = (None, "")
         self._record_texts = _EventTexts()
@@ -222,17 +223,27 @@ class Match:
         return Colour.O if player == self.o_player else Colour.X
 
     def legal_plays(self) -> list[Play]:
-        """The legal plays of the dice rolled (empty when no dice are out)."""
+        """The legal plays of the dice rolled (empty when no dice are out).
+
+        Made at each call: the match keeps only their compact form for the turn
+        (:class:`~backgammon.moves.LegalResults`), which is all it needs itself.
+        """
         if self.phase is not Phase.MOVE or self.dice is None:
             return []
-        if self._plays is None:
-            self._plays = legal_plays(self.position, self.turn, self.dice)
-        return self._plays
+        return legal_plays(self.position, self.turn, self.dice)
 
     def moves_required(self) -> int:
         """How many checkers the player with dice must move (0 when none are out)."""
-        plays = self.legal_plays()
-        return len(plays[0].moves) if plays else 0
+        legal = self._legal_results()
+        return legal.required if legal is not None else 0
+
+    def _legal_results(self) -> LegalResults | None:
+        """The compact legal plays of the dice out (None when no dice are out)."""
+        if self.phase is not Phase.MOVE or self.dice is None:
+            return None
+        if self._legal is None:
+            self._legal = legal_results(self.position, self.turn, self.dice)
+        return self._legal
 
     def allowed(self, player: Player) -> frozenset[Action]:
         """Every action ``player`` may take now."""
@@ -303,7 +314,7 @@ class Match:
         starter: Player = 0 if dice[0] > dice[1] else 1
         events.append(OpeningRoll(dice, starter))
         self.turn = starter
-        self._begin_move(Roll(dice[starter], dice[1 - starter]), events)
+        self._begin_move(Roll.of(dice[starter], dice[1 - starter]), events)
         return self._recorded(events)
 
     def roll(self, player: Player) -> list[Event]:
@@ -358,7 +369,7 @@ class Match:
         """
         self._check(player, Action.MOVE)
         assert self.dice is not None
-        play = validate_play(self.position, player, self.dice, moves, self.legal_plays())
+        play = validate_play(self.position, player, self.dice, moves, self._legal_results())
         result, hits = apply_moves(self.position, player, play.moves)
         self.position = result
         events: list[Event] = [CheckersMoved(player, play.moves, hits)]
@@ -516,7 +527,7 @@ class Match:
         """The player whose turn it is has ``dice`` (announced unless it is the opening)."""
         self.phase = Phase.MOVE
         self.dice = dice
-        self._plays = None
+        self._legal = None
         self.rolls[self.turn] += 1
         required = self.moves_required()
         if announce:
@@ -529,14 +540,14 @@ class Match:
         self.turn = 1 - self.turn
         self.phase = Phase.TURN
         self.dice = None
-        self._plays = None
+        self._legal = None
 
     def _finish_game(
         self, winner: Player, kind: WinKind, end: GameEnd, points: int, events: list[Event]
     ) -> None:
         self.score[winner] += points
         self.dice = None
-        self._plays = None
+        self._legal = None
         self.offer = None
         self.resignation = None
         events.append(GameWon(winner, kind, end, points, self._score()))
@@ -745,7 +756,7 @@ class Match:
             raise SnapshotError("dice are out exactly while a player must move")
         if (self.phase is Phase.DOUBLED) != (self.offer is not None):
             raise SnapshotError("a cube offer is pending exactly in the doubled phase")
-        if self.phase is Phase.MOVE and not self.legal_plays():
+        if self.phase is Phase.MOVE and not self.moves_required():
             raise SnapshotError("the player with dice has no legal move")
 
 

@@ -68,6 +68,18 @@ class Move(NamedTuple):
     src: int
     dst: int
 
+    @classmethod
+    def of(cls, src: int, dst: int) -> Move:
+        """The move from ``src`` to ``dst``: one shared instance per pair of indexes.
+
+        A game keeps every move played in its record for minutes; shared instances made
+        at import are not new objects for the garbage collector to scan
+        (docs/performance.md §10).
+        """
+        if 0 <= src <= 25 and 0 <= dst <= 25:
+            return _MOVE[src][dst]
+        return cls(src, dst)
+
 
 class Play(NamedTuple):
     """A legal way to play a roll: its moves (in an order that can be carried out)
@@ -107,10 +119,37 @@ def legal_plays(position: Position, player: Player, roll: Roll) -> list[Play]:
     return list(map(new, repeat(Play), zip(found.values(), results, strict=True)))
 
 
+class LegalResults(NamedTuple):
+    """The legal plays of a roll in the compact form a match keeps for a turn: how many
+    moves each play has, and the :func:`result_key` of each play's result.
+
+    It holds no object per play. A turn lasts seconds, and every object alive that long
+    is scanned by the garbage collector's young generation: the plays of 500 matches'
+    turns were most of what its pauses scanned (docs/performance.md §10).
+    """
+
+    required: int
+    keys: frozenset[int]
+
+
+def legal_results(position: Position, player: Player, roll: Roll) -> LegalResults:
+    """The :class:`LegalResults` of ``roll`` for ``player``."""
+    found = _generate(position.packed(player), position.packed(1 - player), roll.d1, roll.d2)
+    return LegalResults(len(next(iter(found.values()))) if found else 0, frozenset(found))
+
+
+def result_key(position: Position, player: Player, result: Position) -> int:
+    """The key of the play by ``player`` that turns ``position`` into ``result``: the
+    mover's packed side plus what its hits added to the opponent's (see :data:`_HIT`)."""
+    opponent = 1 - player
+    return result.packed(player) + (
+        (result.packed(opponent) - position.packed(opponent)) << _HIT_SHIFT
+    )
+
+
 def moves_required(position: Position, player: Player, roll: Roll) -> int:
     """How many checkers ``player`` must move with ``roll`` (0 when no move is possible)."""
-    found = _generate(position.packed(player), position.packed(1 - player), roll.d1, roll.d2)
-    return len(next(iter(found.values()))) if found else 0
+    return legal_results(position, player, roll).required
 
 
 def apply_moves(

@@ -70,7 +70,7 @@ def parse_moves(text: str, colour: Colour) -> tuple[Move, ...]:
             )
         src = _parse_point(words[index], colour, index // 2, source=True)
         dst = _parse_point(words[index + 1], colour, index // 2, source=False)
-        moves.append(Move(src, dst))
+        moves.append(Move.of(src, dst))
     return tuple(moves)
 
 

@@ -18,7 +18,7 @@ from itertools import permutations
 from backgammon.board import BAR, OFF, SHIFT, UNIT, Player, Position
 from backgammon.dice import Roll
 from backgammon.errors import IllegalMoveError, IllegalReason
-from backgammon.moves import Move, Play, apply_moves, legal_plays
+from backgammon.moves import LegalResults, Move, Play, apply_moves, legal_results, result_key
 
 _HOME_SHIFT = SHIFT[7]
 
@@ -28,18 +28,19 @@ def validate_play(
     player: Player,
     roll: Roll,
     moves: Sequence[Move],
-    plays: list[Play] | None = None,
+    legal: LegalResults | None = None,
 ) -> Play:
     """Return the legal play that ``moves`` make, or raise why they are not one.
 
-    ``plays`` may pass the already generated :func:`legal_plays` of this roll.
+    ``legal`` may pass the already computed
+    :func:`~backgammon.moves.legal_results` of this roll.
 
     :raises IllegalMoveError: with the :class:`IllegalReason`, the 0-based index of
         the offending move and the point (own numbering) or distance concerned.
     """
-    if plays is None:
-        plays = legal_plays(position, player, roll)
-    required = len(plays[0].moves) if plays else 0
+    if legal is None:
+        legal = legal_results(position, player, roll)
+    required = legal.required
     if len(moves) < required:
         raise IllegalMoveError(
             f"{required} moves are required, {len(moves)} given",
@@ -59,11 +60,8 @@ def validate_play(
         tried.add(order)
         if _executable(position, player, roll, order):
             result, _ = apply_moves(position, player, order)
-            # A scan, not a dict of every play's result: the moves as typed usually
-            # make a legal play at the first try, and a dict costs a hash per play.
-            for play in plays:
-                if play.result == result:
-                    return Play(tuple(order), result)
+            if result_key(position, player, result) in legal.keys:
+                return Play(tuple(order), result)
     raise _diagnose(position, player, roll, moves)
 
 

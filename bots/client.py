@@ -622,4 +622,4 @@ def _checked(play: Play, position: Position, roll: Roll, plays: list[Play]) -> P
     """
     if play in plays:
         return play
-    return validate_play(position, ME, roll, play.moves, plays)
+    return validate_play(position, ME, roll, play.moves)

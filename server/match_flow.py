@@ -42,7 +42,7 @@ from backgammon.events import (
     ResignationRejected,
     TurnPassed,
 )
-from backgammon.match import Action, Phase
+from backgammon.match import Action, Match, Phase
 from backgammon.moves import Play
 from backgammon.notation import format_move
 from backgammon.rating import INITIAL_RATING, RatingChange, rate_match
@@ -212,7 +212,7 @@ def follow_up(step: Step) -> None:
             announce(step, match.roll(player))
             continue
         if match.phase is Phase.MOVE and session is not None:
-            play = _automatic_play(match.legal_plays(), session)
+            play = _automatic_play(match, session)
             if play is None:
                 return
             colour = match.colour(player)
@@ -226,12 +226,17 @@ def follow_up(step: Step) -> None:
         return
 
 
-def _automatic_play(plays: list[Play], session: Session) -> Play | None:
+def _automatic_play(match: Match, session: Session) -> Play | None:
     """The play the server makes for the player: the only one (``automove``) or a
-    bear-off with every die (``greedy``), §4.5."""
-    if session.toggles["automove"] and len(plays) == 1:
+    bear-off with every die (``greedy``), §4.5. The plays are made only for a player
+    with one of those toggles on."""
+    toggles = session.toggles
+    if not (toggles["automove"] or toggles["greedy"]):
+        return None
+    plays = match.legal_plays()
+    if toggles["automove"] and len(plays) == 1:
         return plays[0]
-    if session.toggles["greedy"]:
+    if toggles["greedy"]:
         for play in plays:
             if all(m.dst == 0 for m in play.moves):
                 return play

@@ -228,6 +228,6 @@ def play_from_answer(text: str, position: Position, roll: Roll, plays: Sequence[
     if play is None:
         raise GnubgAnswerError(f"{text!r} is not a legal play of {roll}")
     try:
-        return validate_play(position, ME, roll, play.moves, list(plays))
+        return validate_play(position, ME, roll, play.moves)
     except ValueError as exc:  # pragma: no cover - a legal play always validates
         raise GnubgAnswerError(str(exc)) from exc

@@ -12,7 +12,7 @@ from backgammon.board import BAR, OFF, Position
 from backgammon.dice import Roll, SeededDice
 from backgammon.errors import IllegalMoveError
 from backgammon.match import Action, Match, MatchOptions
-from backgammon.moves import Move, legal_plays
+from backgammon.moves import Move, legal_plays, legal_results, result_key
 from backgammon.notation import (
     MatchIdState,
     decode_match_id,
@@ -59,12 +59,15 @@ def test_every_play_is_accepted_and_its_mutations_refused(pos: Position, roll: R
     plays = legal_plays(pos, 0, roll)
     results = {p.result for p in plays}
     assert len(results) == len(plays)
+    legal = legal_results(pos, 0, roll)
+    assert legal.keys == {result_key(pos, 0, r) for r in results}
+    assert legal.required == (len(plays[0].moves) if plays else 0)
     for play in plays:
         for order in set(permutations(play.moves)):
-            assert validate_play(pos, 0, roll, order, plays).result == play.result
+            assert validate_play(pos, 0, roll, order, legal).result == play.result
         for mutation in _mutations(play.moves):
             try:
-                accepted = validate_play(pos, 0, roll, mutation, plays)
+                accepted = validate_play(pos, 0, roll, mutation, legal)
             except IllegalMoveError:
                 continue
             # A mutation may happen to be another legal play; then it must be one.

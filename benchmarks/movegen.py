@@ -33,7 +33,7 @@ from backgammon.board import Player, Position
 from backgammon.dice import Roll, SeededDice
 from backgammon.events import DiceRolled
 from backgammon.match import Action, Match, MatchOptions
-from backgammon.moves import Move, legal_plays
+from backgammon.moves import Move, legal_plays, legal_results
 from backgammon.validate import validate_play
 
 START_ID = "4HPwATDgc/ABMA"
@@ -158,9 +158,9 @@ def main() -> None:
 
     # From scratch: generating every play of the roll is part of the check.
     worst = worst_of(lambda p, r, m: validate_play(p, 0, r, m))
-    # As the server does it: the plays were generated when the dice were rolled (to say
-    # "Please move N pieces") and are cached by the match, so only the check remains.
-    cached = {id(m): legal_plays(p, 0, r) for p, r, m in submissions}
+    # As the server does it: the legal results were made when the dice were rolled (to
+    # say "Please move N pieces") and are kept by the match, so only the check remains.
+    cached = {id(m): legal_results(p, 0, r) for p, r, m in submissions}
     worst_cached = worst_of(lambda p, r, m: validate_play(p, 0, r, m, cached[id(m)]))
 
     print(

@@ -12,11 +12,13 @@ per batch of the writes waiting together, run on a thread (:class:`db.runner.Sql
 on PostgreSQL the async engine's pool (:class:`db.runner.AlchemyRunner`). See
 docs/database.md.
 
-Cancellation: a write that has started is finished even if the awaiting task is cancelled
-(for example the connection task of a player who just dropped, whose match is being saved);
-the caller still gets its ``CancelledError`` at once, and :meth:`Database.close` waits for
-such writes. Only :meth:`Database.take_messages` is not shielded: a cancelled caller could
-not deliver what it took, so the taking is skipped if it has not started.
+Cancellation: a write that has been submitted is finished even if the awaiting task is
+cancelled (for example the connection task of a player who just dropped, whose match is
+being saved); the caller still gets its ``CancelledError`` at once, and
+:meth:`Database.close` waits for such writes. The runner keeps this promise
+(:mod:`db.runner`): every method here makes exactly one write. Only
+:meth:`Database.take_messages` may be skipped: a cancelled caller could not deliver what
+it took, so the taking is abandoned if it has not started.
 
 Concurrency: many coroutines may call one :class:`Database` at once. On SQLite the
 runner's batches run in turn (SQLite has a single writer anyway), and each write
@@ -27,14 +29,11 @@ transaction, so no update is lost.
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import json
-import logging
 import time
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Concatenate, Final, ParamSpec, Self, TypeVar
+from typing import Any, Final, Self
 
 from sqlalchemy.engine import URL
 
@@ -78,36 +77,6 @@ NO_LIMIT: Final = 2**62
 Clock = Callable[[], float]
 """Returns the current Unix time; injected so tests control every stored timestamp."""
 
-_log = logging.getLogger(__name__)
-
-_P = ParamSpec("_P")
-_T = TypeVar("_T")
-
-
-def _durable(
-    method: Callable[Concatenate[Database, _P], Coroutine[Any, Any, _T]],
-) -> Callable[Concatenate[Database, _P], Coroutine[Any, Any, _T]]:
-    """Run a write method as its own task that a cancelled caller does not abort."""
-
-    @functools.wraps(method)
-    async def shielded(self: Database, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
-        task = asyncio.ensure_future(method(self, *args, **kwargs))
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            task.add_done_callback(_report_orphaned_write)
-            raise
-
-    return shielded
-
-
-def _report_orphaned_write(task: asyncio.Future[Any]) -> None:
-    """Log a write that failed after its caller was cancelled: nobody else will see it."""
-    if not task.cancelled() and (error := task.exception()) is not None:
-        _log.error("a write failed after its caller was cancelled", exc_info=error)
-
 
 class Database:
     """One open database: a runner, the back end's statements and the repository methods.
@@ -122,8 +91,6 @@ class Database:
         self._backend = backend
         self._sql = Statements(backend)
         self._clock = clock
-        self._pending: set[asyncio.Future[Any]] = set()
-        """Shielded writes still running (see :func:`_durable`)."""
         self._closed = False
 
     @classmethod
@@ -170,8 +137,6 @@ class Database:
         """
         if not self._closed:
             self._closed = True
-            while self._pending:
-                await asyncio.wait(set(self._pending))
             await self._runner.close()
 
     async def __aenter__(self) -> Self:
@@ -224,7 +189,6 @@ class Database:
 
     # -- users ----------------------------------------------------------------------------
 
-    @_durable
     async def create_user(
         self,
         name: str,
@@ -290,7 +254,6 @@ class Database:
         statement = self._sql.user_exists
         return bool(await self._runner.read(lambda tx: tx.execute(statement, {"name": name})))
 
-    @_durable
     async def update_login(self, name: str, host: str, *, at: float | None = None) -> None:
         """Record a login from ``host`` (read :meth:`get_user` first for the previous one).
 
@@ -298,7 +261,6 @@ class Database:
         """
         await self._update_user(name, last_login_at=self._now(at), last_login_host=host)
 
-    @_durable
     async def update_logout(self, name: str, *, at: float | None = None) -> None:
         """Record a logout (or dropped connection).
 
@@ -306,7 +268,6 @@ class Database:
         """
         await self._update_user(name, last_logout_at=self._now(at))
 
-    @_durable
     async def save_settings(
         self, name: str, toggles: Mapping[str, bool], settings: UserSettings
     ) -> None:
@@ -319,7 +280,6 @@ class Database:
             name, toggles=_checked_toggles(toggles), **_settings_values(settings)
         )
 
-    @_durable
     async def set_password_hash(self, name: str, password_hash: str) -> None:
         """Replace the stored password hash.
 
@@ -327,7 +287,6 @@ class Database:
         """
         await self._update_user(name, password_hash=password_hash)
 
-    @_durable
     async def set_address(self, name: str, address: str | None) -> None:
         """Store (or with ``None`` clear) the e-mail address.
 
@@ -335,7 +294,6 @@ class Database:
         """
         await self._update_user(name, address=address)
 
-    @_durable
     async def set_bot(self, name: str, is_bot: bool) -> None:
         """Mark or unmark the account as a bot.
 
@@ -343,7 +301,6 @@ class Database:
         """
         await self._update_user(name, is_bot=is_bot)
 
-    @_durable
     async def update_rating(self, name: str, rating: float, experience: int) -> None:
         """Store a new rating and experience.
 
@@ -355,7 +312,6 @@ class Database:
 
     # -- gag and blind lists ----------------------------------------------------------------
 
-    @_durable
     async def add_gag(self, owner: str, target: str) -> bool:
         """Add ``target`` to ``owner``'s gag list; ``False`` if it was already there.
 
@@ -363,7 +319,6 @@ class Database:
         """
         return await self._add_to_list(self._sql.gags, owner, target)
 
-    @_durable
     async def remove_gag(self, owner: str, target: str) -> bool:
         """Remove ``target`` from ``owner``'s gag list; ``False`` if it was not there."""
         return await self._remove_from_list(self._sql.gags, owner, target)
@@ -372,7 +327,6 @@ class Database:
         """``owner``'s gag list in the order it was built (empty for an unknown owner)."""
         return await self._targets(self._sql.gags, owner)
 
-    @_durable
     async def add_blind(self, owner: str, target: str) -> bool:
         """Add ``target`` to ``owner``'s blind list; ``False`` if it was already there.
 
@@ -380,7 +334,6 @@ class Database:
         """
         return await self._add_to_list(self._sql.blinds, owner, target)
 
-    @_durable
     async def remove_blind(self, owner: str, target: str) -> bool:
         """Remove ``target`` from ``owner``'s blind list; ``False`` if it was not there."""
         return await self._remove_from_list(self._sql.blinds, owner, target)
@@ -407,7 +360,6 @@ class Database:
 
     # -- stored messages ------------------------------------------------------------------
 
-    @_durable
     async def store_message(
         self, recipient: str, sender: str, text: str, *, sent_at: float | None = None
     ) -> StoredMessage:
@@ -451,7 +403,6 @@ class Database:
 
     # -- saved matches ----------------------------------------------------------------------
 
-    @_durable
     async def save_match(
         self,
         player_a: str,
@@ -502,7 +453,6 @@ class Database:
         rows = await self._runner.read(lambda tx: tx.execute(statement, params))
         return _saved_match(rows[0]) if rows else None
 
-    @_durable
     async def delete_match(self, player_a: str, player_b: str) -> bool:
         """Delete the saved match of the pair; ``False`` if there was none."""
         if player_a == player_b:
@@ -526,7 +476,6 @@ class Database:
 
     # -- finished matches -------------------------------------------------------------------
 
-    @_durable
     async def record_finished_match(
         self,
         *,

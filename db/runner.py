@@ -18,6 +18,12 @@ results back to the event loop:
   (PostgreSQL through asyncpg) with ``AsyncConnection.run_sync``: each write job is one
   transaction, and jobs run concurrently as the database allows.
 
+Cancellation: a write job, once submitted, runs to its commit even if the task awaiting
+it is cancelled (for example the connection task of a player who just dropped, whose
+match is being saved); the caller gets its ``CancelledError`` at once, ``close`` waits
+for such jobs, and a failure nobody awaits any more is logged. Only a job submitted as
+``abandonable`` is skipped if its caller was cancelled before it started.
+
 Statements are SQLAlchemy Core constructs built once (:mod:`db.statements`). For SQLite
 they are compiled once to SQL text with named parameters and cached; the ``sqlite3``
 module caches the prepared statements in turn.
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sqlite3
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -53,6 +60,8 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+
+_log = logging.getLogger(__name__)
 
 Row = tuple[Any, ...]
 """A result row: the values of the selected or returned columns, in order."""
@@ -83,6 +92,8 @@ class Runner(Protocol):
     async def write(self, job: Job[_T], *, abandonable: bool = False) -> _T:
         """Run a job in a write transaction; return once it is committed.
 
+        The job runs to its commit even if the caller is cancelled meanwhile.
+
         :param abandonable: the job may be skipped if its caller was cancelled before it
             started (for a job whose result is useless, or harmful, without its caller).
         """
@@ -91,6 +102,11 @@ class Runner(Protocol):
     async def close(self) -> None:
         """Finish the jobs already submitted, then release the connections."""
         ...
+
+
+def _report_orphaned_write(error: BaseException) -> None:
+    """Log a write that failed after its caller was cancelled: nobody else will see it."""
+    _log.error("a write failed after its caller was cancelled", exc_info=error)
 
 
 # -- SQLite ---------------------------------------------------------------------------------
@@ -157,9 +173,11 @@ class _Request:
 def _settle(requests: Sequence[_Request]) -> None:
     """Hand each caller its job's result or error."""
     for request in requests:
-        if request.future.done():  # the caller was cancelled and nobody waits
-            continue
         value, error = request.outcome
+        if request.future.done():  # the caller was cancelled and nobody waits
+            if error is not None and request.write:
+                _report_orphaned_write(error)
+            continue
         if error is None:
             request.future.set_result(value)
         else:
@@ -402,18 +420,43 @@ class _AlchemyTransaction:
 
 
 class AlchemyRunner:
-    """Jobs on the pooled connections of an async engine, one transaction each."""
+    """Jobs on the pooled connections of an async engine, one transaction each.
+
+    A write that must outlive a cancelled caller runs as a task of its own, shielded
+    from the caller's cancellation.
+    """
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
+        self._pending: set[asyncio.Task[Any]] = set()
+        """Write tasks still running."""
 
     async def read(self, job: Job[_T]) -> _T:
         async with self._engine.connect() as connection:
             return await connection.run_sync(lambda sync: job(_AlchemyTransaction(sync)))
 
     async def write(self, job: Job[_T], *, abandonable: bool = False) -> _T:
+        if abandonable:
+            return await self._write(job)
+        task = asyncio.ensure_future(self._write(job))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            task.add_done_callback(_report_orphaned_task)
+            raise
+
+    async def _write(self, job: Job[_T]) -> _T:
         async with self._engine.begin() as connection:
             return await connection.run_sync(lambda sync: job(_AlchemyTransaction(sync)))
 
     async def close(self) -> None:
+        while self._pending:
+            await asyncio.wait(set(self._pending))
         await self._engine.dispose()
+
+
+def _report_orphaned_task(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled() and (error := task.exception()) is not None:
+        _report_orphaned_write(error)

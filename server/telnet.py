@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import datetime
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Final
 
 import telnetlib3
 from telnetlib3.server_base import BaseServer
-from telnetlib3.telopt import ECHO, WILL, WONT
+from telnetlib3.telopt import ECHO, WILL, WONT, theNULL
 
 from server.config import Settings
 
@@ -38,6 +39,11 @@ IAC: Final = b"\xff"
 TOO_LONG: Final = "\x00<too long>\x00"
 """What :meth:`LineReader.readline` returns for a line over the cap (its text is dropped)."""
 
+_PLAIN_BYTES: Final = b"\r\n" + bytes(range(0x20, 0x7F))
+"""Input bytes that are only data to telnetlib3: printable ASCII, CR and LF (no IAC, no
+control character that its simulated special-character table names)."""
+_PLAIN_INPUT: Final = re.compile(b"[" + re.escape(_PLAIN_BYTES) + b"]*")
+
 Shell = Callable[["LineReader", "TelnetOutput"], Awaitable[None]]
 
 
@@ -46,10 +52,53 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
 
     FIBS itself sends no negotiation on connect (§1.1); the password prompt's
     ``IAC WILL ECHO`` / ``IAC WONT ECHO`` are the only option bytes we send.
+
+    Input that is plain text (almost every command) goes straight to the reader, as
+    telnetlib3 would pass it, without its per-chunk work: the special-character set
+    rebuilt and each byte looked up in it, in Python (~5 % of the event loop with 1,000
+    players, docs/performance.md §10). Any other byte, and any state in which telnetlib3
+    would treat text differently, takes telnetlib3's own path.
     """
+
+    _plain_is_data = False
+    """Plain input is data for telnetlib3 now (:meth:`_plain_input_is_data`)."""
 
     def begin_negotiation(self) -> None:
         BaseServer.begin_negotiation(self)
+
+    def data_received(self, data: bytes) -> None:
+        reader = self.reader
+        if self._plain_is_data and reader is not None and _PLAIN_INPUT.fullmatch(data):
+            # What BaseServer.data_received does with bytes that hold no command.
+            self._last_received = datetime.datetime.now()
+            self._rx_bytes += len(data)
+            self._trace_recv(data)
+            reader.feed_data(data)
+            return
+        super().data_received(data)
+        self._plain_is_data = self._plain_input_is_data()
+
+    def _plain_input_is_data(self) -> bool:
+        """True when telnetlib3 would hand plain input to the reader unchanged and do
+        nothing else with it: the first chunk (its TLS check) is past, no idle timer
+        runs, no command is half received, no input decompression, and no printable
+        character, CR or LF is a special character. Only a telnet command can change
+        any of that, and commands always take telnetlib3's path."""
+        writer = self.writer
+        if (
+            writer is None
+            or not self._tls_checked
+            or self.get_extra_info("timeout")
+            or writer.is_oob
+            or writer.mccp3_active
+            or self._mccp3_decompressor is not None
+        ):
+            return False
+        if not writer.slc_simulated:
+            return True
+        return not any(
+            d.val[0] in _PLAIN_BYTES for d in writer.slctab.values() if d.val != theNULL
+        )
 
 
 class LineReader:

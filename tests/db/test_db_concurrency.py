@@ -167,7 +167,7 @@ async def test_a_failed_write_without_caller_is_logged(
     caller.cancel()
     with pytest.raises(asyncio.CancelledError):
         await caller
-    with caplog.at_level(logging.ERROR, logger="db.repository"):
+    with caplog.at_level(logging.ERROR, logger="db.runner"):
         await database.close()
         await asyncio.sleep(0)  # done callbacks run on the next loop iteration
     assert [r.message for r in caplog.records] == ["a write failed after its caller was cancelled"]

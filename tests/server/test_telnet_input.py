@@ -1,0 +1,122 @@
+"""The plain-input shortcut of :class:`server.telnet.QuietTelnetServer`: the reader gets
+exactly what telnetlib3's own path gives it, whatever the bytes and however they are
+split into chunks, and the shortcut is taken for plain text (docs/performance.md §10)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import pytest
+from telnetlib3.server_base import BaseServer
+
+from server.telnet import QuietTelnetServer
+
+STREAM = (
+    b"login\r\nalice\r\ntell bob hi there\r\n"
+    b"a\x03b\x7fc\r\n"  # special characters of telnetlib3's simulated table
+    b"x\xff\xffy\r\n"  # an escaped IAC in the data
+    b"\xff\xfb\x01after a command\r\n"  # IAC WILL ECHO between lines
+    b"\xff\xfa\x18\x00VT100\xff\xf0typed after a subnegotiation\r\n"
+    b"caf\xc3\xa9 \xe2\x82\xac\r\n"  # UTF-8
+    b"move 24-18 13-11\rroll\n\r\nboard\r\x00"
+    b"kibitz ~!@#$%^&*()_+{}|:<>?`-=[]\\;',./\r\n"
+)
+
+
+class _Transport(asyncio.Transport):
+    """Records what the protocol writes; enough of a transport for telnetlib3."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written = bytearray()
+        self.closed = False
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"peername": ("127.0.0.1", 40000), "sockname": ("127.0.0.1", 4321)}.get(
+            name, default
+        )
+
+    def write(self, data: Any) -> None:
+        self.written += data
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+    def abort(self) -> None:
+        self.closed = True
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+class _TelnetlibPath(QuietTelnetServer):
+    """The server protocol with the shortcut off: every chunk takes telnetlib3's path."""
+
+    def _plain_input_is_data(self) -> bool:
+        return False
+
+
+async def _feed(protocol_class: type[QuietTelnetServer], chunks: list[bytes]) -> tuple[Any, ...]:
+    """What the reader holds, the byte count and the replies after ``chunks``."""
+    protocol = protocol_class(
+        encoding="utf8",
+        force_binary=True,
+        encoding_errors="replace",
+        timeout=0,
+        connect_maxwait=0.01,
+        line_mode=True,
+    )
+    transport = _Transport()
+    protocol.connection_made(transport)
+    await protocol._waiter_connected  # negotiation over, as before any command
+    for chunk in chunks:
+        protocol.data_received(chunk)
+    reader = protocol.reader
+    assert reader is not None
+    protocol.eof_received()
+    text = await asyncio.wait_for(reader.read(1 << 20), 1)
+    result = (text, protocol.rx_bytes, bytes(transport.written))
+    protocol.connection_lost(None)
+    return result
+
+
+def _split(data: bytes, rng: random.Random) -> list[bytes]:
+    cuts = sorted(rng.sample(range(1, len(data)), rng.randint(1, 40)))
+    return [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+
+
+@pytest.mark.parametrize("seed", range(30))
+async def test_the_reader_gets_what_telnetlib3_gives_it(seed: int) -> None:
+    chunks = _split(STREAM, random.Random(seed))
+    assert await _feed(QuietTelnetServer, chunks) == await _feed(_TelnetlibPath, chunks)
+
+
+async def test_plain_lines_skip_telnetlib3s_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One chunk per line, as clients send: the plain lines skip telnetlib3's path
+    (except the first chunk: its TLS check), every other line takes it."""
+    chunks = [line + b"\n" for line in STREAM.split(b"\n")[:-1]]
+    expected = await _feed(_TelnetlibPath, chunks)
+    slow: list[bytes] = []
+    original = BaseServer.data_received
+
+    def counting(self: BaseServer, data: bytes) -> None:
+        slow.append(data)
+        original(self, data)
+
+    monkeypatch.setattr(BaseServer, "data_received", counting)
+    assert await _feed(QuietTelnetServer, chunks) == expected
+    plain = [c for c in chunks if all(32 <= b < 127 or b in b"\r\n" for b in c)]
+    assert slow[0] == chunks[0]
+    assert all(c in slow for c in chunks if c not in plain)
+    assert [c for c in plain[1:] if c not in slow] == plain[1:]

@@ -79,6 +79,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python benchmarks/load.py` from anywhere
     sys.path.insert(0, str(ROOT))
 
+import pauses  # noqa: E402  (benchmarks/pauses.py, beside this script)
+
 from backgammon.board import Position  # noqa: E402
 from backgammon.dice import Roll  # noqa: E402
 from backgammon.moves import legal_plays  # noqa: E402
@@ -1396,6 +1398,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         if bench.profiler is not None and bench.profiler.poll() is None:
             bench.profiler.kill()
     summary["server"]["stop_seconds"] = round(summary_stop, 2)
+    if args.server_pauses:
+        summary["pauses"] = _window_pauses(args.server_pauses, bench.marks)
     if args.keep:
         summary["workdir"] = str(workdir)
     else:
@@ -1405,8 +1409,13 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 
 _EXPERIMENT = """\
 import sys
-interval, use_uvloop, profile = float(sys.argv[1]), sys.argv[2] == "1", sys.argv[3]
-del sys.argv[1:4]
+interval, use_uvloop = float(sys.argv[1]), sys.argv[2] == "1"
+profile, pauses = sys.argv[3], sys.argv[4]
+del sys.argv[1:5]
+if pauses:
+    sys.path.insert(0, "benchmarks")
+    import pauses as recorder
+    recorder.install(pauses)
 if interval > 0:
     sys.setswitchinterval(interval)
 if use_uvloop:
@@ -1423,17 +1432,42 @@ if profile:
     sys.exit(code)
 sys.exit(main(sys.argv[1:]))
 """
-"""Runs the unchanged server with a different GIL switch interval, on uvloop, or under
-cProfile (experiments)."""
+"""Runs the unchanged server with a different GIL switch interval, on uvloop, under
+cProfile (experiments), or with benchmarks/pauses.py recording what stops its loop."""
 
 
 def launcher(args: argparse.Namespace) -> list[str]:
     """``python -m server``, or the experiment wrapper when a server knob is set."""
-    if not (args.server_switch_interval or args.server_uvloop or args.server_cprofile):
+    if not (
+        args.server_switch_interval
+        or args.server_uvloop
+        or args.server_cprofile
+        or args.server_pauses
+    ):
         return [sys.executable, "-m", "server"]
     flag = "1" if args.server_uvloop else "0"
     interval = str(args.server_switch_interval or 0)
-    return [sys.executable, "-c", _EXPERIMENT, interval, flag, args.server_cprofile or ""]
+    return [
+        sys.executable,
+        "-c",
+        _EXPERIMENT,
+        interval,
+        flag,
+        args.server_cprofile or "",
+        str(Path(args.server_pauses).resolve()) if args.server_pauses else "",
+    ]
+
+
+def _window_pauses(path: str, marks: dict[str, ProcSample]) -> dict[str, Any]:
+    """The pauses the server recorded (``--server-pauses``) in the measured window."""
+    for begin, end in (
+        ("measure_start", "measure_end"),
+        ("burst_start", "burst_end"),
+        ("soak_start", "soak_end"),
+    ):
+        if begin in marks and end in marks:
+            return pauses.summarize(path, marks[begin].at, marks[end].at)
+    return pauses.summarize(path, 0.0, float("inf"))
 
 
 def _start_py_spy(args: argparse.Namespace, pid: int) -> subprocess.Popen[bytes]:
@@ -1559,6 +1593,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--server-cprofile",
         metavar="FILE",
         help="run the server under cProfile and write its stats to FILE at exit (slower)",
+    )
+    p.add_argument(
+        "--server-pauses",
+        metavar="FILE",
+        help="record the server's garbage collections, long loop callbacks and slow commits "
+        "(benchmarks/pauses.py) in FILE; the summary's 'pauses' has those of the window",
     )
     p.add_argument("--py-spy", metavar="FILE", help="record the server with py-spy (raw stacks)")
     p.add_argument(

@@ -83,22 +83,27 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
         nothing else with it: the first chunk (its TLS check) is past, no idle timer
         runs, no command is half received, no input decompression, and no printable
         character, CR or LF is a special character. Only a telnet command can change
-        any of that, and commands always take telnetlib3's path."""
+        any of that, and commands always take telnetlib3's path. False, for good, with
+        a telnetlib3 whose internals differ from those of 5.x that this reads."""
         writer = self.writer
-        if (
-            writer is None
-            or not self._tls_checked
-            or self.get_extra_info("timeout")
-            or writer.is_oob
-            or writer.mccp3_active
-            or self._mccp3_decompressor is not None
-        ):
+        try:
+            if (
+                writer is None
+                or not self._tls_checked
+                or self.get_extra_info("timeout")
+                or writer.is_oob
+                or writer.mccp3_active
+                or self._mccp3_decompressor is not None
+                or not callable(self._trace_recv)
+            ):
+                return False
+            if not writer.slc_simulated:
+                return True
+            return not any(
+                d.val[0] in _PLAIN_BYTES for d in writer.slctab.values() if d.val != theNULL
+            )
+        except AttributeError:
             return False
-        if not writer.slc_simulated:
-            return True
-        return not any(
-            d.val[0] in _PLAIN_BYTES for d in writer.slctab.values() if d.val != theNULL
-        )
 
 
 class LineReader:

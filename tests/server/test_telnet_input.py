@@ -120,3 +120,19 @@ async def test_plain_lines_skip_telnetlib3s_path(monkeypatch: pytest.MonkeyPatch
     assert slow[0] == chunks[0]
     assert all(c in slow for c in chunks if c not in plain)
     assert [c for c in plain[1:] if c not in slow] == plain[1:]
+
+
+async def test_a_telnetlib3_without_those_internals_keeps_its_own_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    protocol = QuietTelnetServer(encoding="utf8", timeout=0, connect_maxwait=0.01)
+    protocol.connection_made(_Transport())
+    await protocol._waiter_connected
+    protocol.data_received(b"first\r\n")
+    assert protocol._plain_input_is_data()
+    # As if a later telnetlib3 had renamed it.
+    owner = next(c for c in type(protocol).__mro__ if "_mccp3_decompressor" in vars(c))
+    monkeypatch.delattr(owner, "_mccp3_decompressor")
+    vars(protocol).pop("_mccp3_decompressor", None)
+    assert not protocol._plain_input_is_data()
+    protocol.connection_lost(None)

@@ -135,7 +135,7 @@ class LegalResults(NamedTuple):
 def legal_results(position: Position, player: Player, roll: Roll) -> LegalResults:
     """The :class:`LegalResults` of ``roll`` for ``player``."""
     found = _generate(position.packed(player), position.packed(1 - player), roll.d1, roll.d2)
-    return LegalResults(len(next(iter(found.values()))) if found else 0, frozenset(found))
+    return LegalResults(_required(found), frozenset(found))
 
 
 def result_key(position: Position, player: Player, result: Position) -> int:
@@ -149,7 +149,14 @@ def result_key(position: Position, player: Player, result: Position) -> int:
 
 def moves_required(position: Position, player: Player, roll: Roll) -> int:
     """How many checkers ``player`` must move with ``roll`` (0 when no move is possible)."""
-    return legal_results(position, player, roll).required
+    return _required(
+        _generate(position.packed(player), position.packed(1 - player), roll.d1, roll.d2)
+    )
+
+
+def _required(found: dict[int, _Path]) -> int:
+    """The number of moves of every play found (all have the same), 0 for none."""
+    return len(next(iter(found.values()))) if found else 0
 
 
 def apply_moves(

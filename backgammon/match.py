@@ -612,20 +612,29 @@ class Match:
         data["history"] = [[event_to_json(e) for e in game] for game in self.history]
         return data
 
-    def to_json_text(self) -> str:
+    def to_json_text(self, *, events: bool = True) -> str:
         """:meth:`to_json` as compact JSON text, built incrementally.
 
         The text is exactly ``json.dumps(self.to_json(), separators=(",", ":"))``, but
         only the state (a few hundred bytes) and the events recorded since the last call
         are serialized: the text of every earlier event and of every finished game is
-        kept. The server stores this after every action, and serializing every event of
-        the match each time cost O(moves²) per game (docs/performance.md §2).
+        kept. Serializing every event of the match each time cost O(moves²) per game
+        (docs/performance.md §2).
+
+        :param events: False leaves ``record`` and ``history`` empty: the state alone, for
+            a store that keeps the events apart (the server's saved matches, which append
+            each action's events as rows).
         """
         if self._options_text[0] is not self.options:
             # Options are frozen, but a new object may be assigned: key on the object.
             self._options_text = (self.options, _COMPACT.encode(asdict(self.options)))
         options = self._options_text[1]
         state = _COMPACT.encode(self._state_json())
+        if not events:
+            return (
+                f'{{"version":{SNAPSHOT_VERSION},"options":{options},{state[1:-1]},'
+                '"record":[],"history":[]}'
+            )
         # The history first: a game that ended since the last call can then reuse the
         # texts made while it was the record, before the record's cache moves on.
         history = self._history_text()

@@ -23,7 +23,8 @@ to it: ``16 <name> <text>`` for a tell, the first non-CLIP line after a game com
 mover's next board must show the position the move produces, and every move must be
 announced to the opponent: otherwise it counts as a lost move.
 
-The server's CPU time and memory come from ``/proc/<pid>/stat`` and ``/proc/<pid>/status``.
+The server's CPU time and memory come from ``/proc/<pid>/stat`` and ``/proc/<pid>/status``,
+the bytes it sent to the disk from ``/proc/<pid>/io``.
 Every error line (``** ...`` refusals, internal errors), login failure, dropped
 connection, unanswered command and ERROR line in the server's log is counted.
 
@@ -219,6 +220,8 @@ class ProcSample:
     hwm: int
     """VmHWM (peak RSS), bytes."""
     threads: int
+    written: int = 0
+    """write_bytes of /proc/<pid>/io: bytes the process sent to the disk (0: unreadable)."""
 
 
 def read_proc(pid: int) -> ProcSample:
@@ -235,8 +238,19 @@ def read_proc(pid: int) -> ProcSample:
             if key in ("VmRSS", "VmHWM", "Threads"):
                 number = int(value.split()[0])
                 status[key] = number * 1024 if key != "Threads" else number
+    written = 0
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/io", encoding="ascii") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key == "write_bytes":
+                written = int(value)
     return ProcSample(
-        time.monotonic(), cpu, status.get("VmRSS", 0), status.get("VmHWM", 0), status["Threads"]
+        time.monotonic(),
+        cpu,
+        status.get("VmRSS", 0),
+        status.get("VmHWM", 0),
+        status["Threads"],
+        written,
     )
 
 
@@ -1146,6 +1160,10 @@ def summarize(bench: Bench, groups: dict[str, list[str]], extra: dict[str, Any])
             "commands_per_second": round(counts["commands_answered"] / seconds, 1),
             "server_cpu_seconds": round(end.cpu - start.cpu, 2),
             "server_cpu_percent": round(100 * (end.cpu - start.cpu) / seconds, 1),
+            "server_disk_write_mb": round((end.written - start.written) / 2**20, 2),
+            "disk_write_bytes_per_action": round(
+                (end.written - start.written) / max(counts["actions_answered"], 1)
+            ),
         }
     out["totals"] = dict(sorted(meter.counts.items()))
     if meter.notes:

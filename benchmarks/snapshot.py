@@ -1,12 +1,19 @@
-"""The cost of the stored match snapshot after each action (docs/performance.md §2).
+"""The cost of storing a match after each action (docs/performance.md §2 and §11).
 
 Plays seeded random matches (``--length`` points, random legal plays, the cube offered
-now and then and mostly taken) and after every action times
-:meth:`server.matches.LiveMatch.snapshot`, the text the server stores before it
-announces the action. For comparison it also times the full serialization that the
-server used before the snapshot became incremental: ``json.dumps`` of the whole
-``Match.to_json()`` with every event of every game. Both must give the same text; the
-benchmark checks it on every action. Prints one JSON object.
+now and then and mostly taken) and after every action times three ways of making what
+the server stores before it announces the action:
+
+* ``save``: :meth:`server.matches.LiveMatch.next_save`, as the server saves now: the
+  state without the events, and the events since the last save as rows to append;
+* ``snapshot``: :meth:`server.matches.LiveMatch.snapshot`, the whole match as one text,
+  built incrementally (the stored form of sessions 2 to 4; still the match records' form);
+* ``full_serialization``: ``json.dumps`` of the whole ``Match.to_json()``, as before the
+  snapshot became incremental. It must give the same text as ``snapshot``; the
+  benchmark checks it on every action.
+
+``save_bytes`` and ``snapshot_bytes`` are the characters each way stores per action.
+Prints one JSON object.
 
 Run: ``python benchmarks/snapshot.py [--length 25] [--matches 3] [--seed 1]``.
 Times are wall-clock (``time.perf_counter_ns``) of single calls on an otherwise idle
@@ -74,6 +81,22 @@ def play(
     return times, texts
 
 
+def play_saves(seed: int, length: int) -> tuple[list[int], list[int]]:
+    """Play one seeded match, saving after every action as the server does; the
+    nanoseconds of each :meth:`LiveMatch.next_save` and the characters it stores."""
+    rng = random.Random(seed)
+    live = LiveMatch(("alice", "bob"), Match(MatchOptions(length=length), SeededDice(seed)))
+    times: list[int] = []
+    sizes: list[int] = []
+    while act(live.match, rng):
+        started = time.perf_counter_ns()
+        save = live.next_save()
+        live.saved(save)
+        times.append(time.perf_counter_ns() - started)
+        sizes.append(len(save.state) + sum(len(row.events) for row in save.events))
+    return times, sizes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--length", type=int, default=25, help="match length in points")
@@ -83,6 +106,8 @@ def main() -> None:
     incremental: list[int] = []
     full: list[int] = []
     sizes: list[int] = []
+    saves: list[int] = []
+    save_sizes: list[int] = []
     for n in range(args.matches):
         seed = args.seed + n
         # The same seeded match twice, each way alone, so neither disturbs the other's
@@ -91,6 +116,11 @@ def main() -> None:
         times_full, expected = play(seed, args.length, LiveMatch.full_snapshot)
         if texts != expected:
             raise SystemExit(f"snapshot differs from the full serialization (seed {seed})")
+        times_save, sizes_save = play_saves(seed, args.length)
+        if len(times_save) != len(times):
+            raise SystemExit(f"the saves played another match (seed {seed})")
+        saves += times_save
+        save_sizes += sizes_save
         incremental += times
         full += times_full
         sizes += [size for size, _ in texts]
@@ -111,7 +141,12 @@ def main() -> None:
                 "length": args.length,
                 "matches": args.matches,
                 "actions": len(sizes),
+                "save_bytes": {
+                    "mean": round(statistics.fmean(save_sizes)),
+                    "max": max(save_sizes),
+                },
                 "snapshot_bytes": {"mean": round(statistics.fmean(sizes)), "max": max(sizes)},
+                "save": summary(saves),
                 "snapshot": summary(incremental),
                 "full_serialization": summary(full),
             },

@@ -23,6 +23,7 @@ from sqlalchemy import (
     CheckConstraint,
     Float,
     ForeignKey,
+    ForeignKeyConstraint,
     Index,
     Integer,
     MetaData,
@@ -39,6 +40,7 @@ __all__ = [
     "GagRow",
     "MatchRecordRow",
     "MessageRow",
+    "SavedEventsRow",
     "SavedMatchRow",
     "UserRow",
 ]
@@ -159,8 +161,37 @@ class SavedMatchRow(Base):
     score1: Mapped[int] = mapped_column(Integer)
     score2: Mapped[int] = mapped_column(Integer)
     snapshot: Mapped[str] = mapped_column(Text)
-    """The rules core's JSON snapshot of the whole match state, stored verbatim."""
+    """The server's JSON text of the match, stored verbatim: the whole match, or (as the
+    server saves it now) the state without the events, kept in :class:`SavedEventsRow`."""
     updated_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class SavedEventsRow(Base):
+    """Events of a saved match, appended as it is played (docs/database.md).
+
+    Each save of a running match adds the events of its action, so a save writes a few
+    hundred bytes however long the match is. A row holds the events one save added to
+    one game of the match: ``events`` is the JSON array text of the rules core's events,
+    ``first_event`` the index in that game of the first of them. The rows go with their
+    saved match.
+    """
+
+    __tablename__ = "saved_match_events"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["player1", "player2"],
+            ["saved_matches.player1", "saved_matches.player2"],
+            ondelete=_CASCADE,
+        ),
+        CheckConstraint("game >= 0 AND first_event >= 0", name="position"),
+    )
+
+    player1: Mapped[str] = mapped_column(String, primary_key=True)
+    player2: Mapped[str] = mapped_column(String, primary_key=True)
+    game: Mapped[int] = mapped_column(Integer, primary_key=True)
+    """The game's index in the match, from 0."""
+    first_event: Mapped[int] = mapped_column(Integer, primary_key=True)
+    events: Mapped[str] = mapped_column(Text)
 
 
 class MatchRecordRow(Base):

@@ -18,6 +18,7 @@ __all__ = [
     "MatchRecord",
     "RatingEntry",
     "RatingUpdate",
+    "SavedEvents",
     "SavedMatch",
     "StoredMessage",
     "User",
@@ -110,6 +111,18 @@ class StoredMessage:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class SavedEvents:
+    """Events a save added to one game of a saved match (a ``saved_match_events`` row)."""
+
+    game: int
+    """The game's index in the match, from 0."""
+    first_event: int
+    """The index in that game of the first of these events."""
+    events: str
+    """The events as JSON array text, returned exactly as it was saved."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class SavedMatch:
     """The saved match of one pair of players, ``player1 < player2`` by code point."""
 
@@ -119,8 +132,11 @@ class SavedMatch:
     score1: int
     score2: int
     snapshot: str
-    """The rules core's JSON text, returned exactly as it was saved."""
+    """The server's JSON text, returned exactly as it was saved."""
     updated_at: int
+    events: tuple[SavedEvents, ...] = ()
+    """The event rows saved with it, ordered by game and first event. Only
+    :meth:`db.repository.Database.load_match` reads them: listings leave them out."""
 
     def opponent_of(self, name: str) -> str:
         """The other player of the pair.

@@ -29,6 +29,7 @@ transaction, so no update is lost.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -51,6 +52,7 @@ from db.records import (
     MatchRecord,
     RatingEntry,
     RatingUpdate,
+    SavedEvents,
     SavedMatch,
     StoredMessage,
     User,
@@ -412,15 +414,23 @@ class Database:
         match_length: int | None,
         score_a: int,
         score_b: int,
+        events: Sequence[SavedEvents] = (),
+        append: bool = False,
         at: float | None = None,
     ) -> SavedMatch:
-        """Store (insert or replace) the saved match of a pair of players.
+        """Store the saved match of a pair of players, in one transaction.
 
-        The players may come in either order; each score goes with its player.
+        The players may come in either order; each score goes with its player. The pair's
+        row is replaced by these values; its event rows are replaced by ``events``, or,
+        with ``append``, ``events`` are added to those stored (a running match saves
+        only the events of its last action: docs/database.md).
 
-        :param snapshot: the rules core's JSON text, stored verbatim.
+        :param snapshot: the server's JSON text, stored verbatim.
         :param match_length: points to win, or ``None`` for an unlimited match.
+        :param events: event rows, stored verbatim.
+        :returns: the pair's row as stored, without events (:meth:`load_match` reads them).
         :raises UnknownUserError: either player does not exist.
+        :raises ConstraintViolation: an appended event row is already stored.
         :raises ValueError: both names are the same, or a length that is not positive.
         """
         _check_length(match_length)
@@ -436,22 +446,46 @@ class Database:
             updated_at=self._now(at),
         )
         params = {key: getattr(saved, key) for key in SAVED_COLUMNS}
-        statement = self._sql.save_match
+        pair = {"player1": player1, "player2": player2}
+        rows = [{**pair, **_saved_events_values(chunk)} for chunk in events]
+        sql = self._sql
+
+        def job(tx: Transaction) -> None:
+            # The pair's row first: on PostgreSQL it holds the pair's saves in order.
+            tx.execute(sql.save_match, params)
+            if not append:
+                tx.execute(sql.delete_saved_events, pair)
+            for row in rows:
+                tx.execute(sql.insert_saved_events, row)
+
         try:
-            await self._runner.write(lambda tx: tx.execute(statement, params))
+            await self._runner.write(job)
         except ConstraintViolation as exc:
-            raise UnknownUserError(await self._first_unknown(player_a, player_b)) from exc
+            unknown = await self._first_unknown(player_a, player_b)
+            if unknown is None:
+                raise
+            raise UnknownUserError(unknown) from exc
         return saved
 
     async def load_match(self, player_a: str, player_b: str) -> SavedMatch | None:
-        """The saved match of the pair (names in either order), or ``None``."""
+        """The saved match of the pair (names in either order) with its event rows, or
+        ``None``."""
         if player_a == player_b:
             return None
         player1, player2 = _pair(player_a, player_b)
         params = {"player1": player1, "player2": player2}
-        statement = self._sql.load_match
-        rows = await self._runner.read(lambda tx: tx.execute(statement, params))
-        return _saved_match(rows[0]) if rows else None
+        sql = self._sql
+
+        def job(tx: Transaction) -> SavedMatch | None:
+            rows = tx.execute(sql.load_match, params)
+            if not rows:
+                return None
+            events = tx.execute(sql.saved_events, params)
+            return dataclasses.replace(
+                _saved_match(rows[0]), events=tuple(SavedEvents(*row) for row in events)
+            )
+
+        return await self._runner.read(job)
 
     async def delete_match(self, player_a: str, player_b: str) -> bool:
         """Delete the saved match of the pair; ``False`` if there was none."""
@@ -695,6 +729,10 @@ def _user(row: Row, gagged: Iterable[str], blinded: Iterable[str]) -> User:
 
 def _saved_match(row: Row) -> SavedMatch:
     return SavedMatch(**dict(zip(SAVED_COLUMNS, row, strict=True)))
+
+
+def _saved_events_values(chunk: SavedEvents) -> dict[str, Any]:
+    return {"game": chunk.game, "first_event": chunk.first_event, "events": chunk.events}
 
 
 def _match_record(row: Row) -> MatchRecord:

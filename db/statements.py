@@ -31,12 +31,21 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import InstrumentedAttribute
 
-from db.models import BlindRow, GagRow, MatchRecordRow, MessageRow, SavedMatchRow, UserRow
+from db.models import (
+    BlindRow,
+    GagRow,
+    MatchRecordRow,
+    MessageRow,
+    SavedEventsRow,
+    SavedMatchRow,
+    UserRow,
+)
 
 __all__ = [
     "MESSAGE_COLUMNS",
     "RECORD_COLUMNS",
     "SAVED_COLUMNS",
+    "SAVED_EVENTS_COLUMNS",
     "USER_COLUMNS",
     "ListStatements",
     "Statements",
@@ -50,6 +59,7 @@ def _keys(table: Any) -> tuple[str, ...]:
 
 USER_COLUMNS: Final = _keys(UserRow)
 SAVED_COLUMNS: Final = _keys(SavedMatchRow)
+SAVED_EVENTS_COLUMNS: Final = _keys(SavedEventsRow)
 RECORD_COLUMNS: Final = _keys(MatchRecordRow)
 MESSAGE_COLUMNS: Final = _keys(MessageRow)
 
@@ -136,6 +146,19 @@ class Statements:
         self.load_match: Final = select(*_columns(SavedMatchRow, SAVED_COLUMNS)).where(pair)
         self.delete_match: Final = (
             delete(SavedMatchRow).where(pair).returning(SavedMatchRow.player1)
+        )
+        events_pair = and_(
+            SavedEventsRow.player1 == _param(SavedEventsRow.player1),
+            SavedEventsRow.player2 == _param(SavedEventsRow.player2),
+        )
+        self.insert_saved_events: Final = insert(SavedEventsRow).values(
+            _values(SavedEventsRow, SAVED_EVENTS_COLUMNS)
+        )
+        self.delete_saved_events: Final = delete(SavedEventsRow).where(events_pair)
+        self.saved_events: Final = (
+            select(SavedEventsRow.game, SavedEventsRow.first_event, SavedEventsRow.events)
+            .where(events_pair)
+            .order_by(SavedEventsRow.game, SavedEventsRow.first_event)
         )
         plays_in = or_(
             SavedMatchRow.player1 == _param(UserRow.name),

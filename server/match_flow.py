@@ -253,14 +253,24 @@ async def persist(step: Step) -> None:
     db = step.app.db
     if match.phase is not Phase.MATCH_OVER:
         a, b = live.names
-        await db.save_match(
-            a,
-            b,
-            live.snapshot(),
-            match_length=live.length,
-            score_a=match.score[0],
-            score_b=match.score[1],
-        )
+        save = live.next_save()
+        try:
+            await db.save_match(
+                a,
+                b,
+                save.state,
+                match_length=live.length,
+                score_a=match.score[0],
+                score_b=match.score[1],
+                events=save.events,
+                append=save.append,
+            )
+        except BaseException:
+            # Failed, or cancelled with the write going on (it runs to its commit): the
+            # stored events are unknown, so the next save rewrites them all.
+            live.save_unknown()
+            raise
+        live.saved(save)
         return
     winner = 0 if match.score[0] >= match.options.length else 1
     updates = []

@@ -2,8 +2,11 @@
 
 A :class:`LiveMatch` wraps the rules core's :class:`~backgammon.match.Match` with the
 two players' names, the watchers and a lock that serialises the players' actions.
-Its snapshot (the core's JSON plus the names) is written to the database after every
-action, before anything is announced: a crash never loses a move a client saw.
+It is written to the database after every action, before anything is announced: a crash
+never loses a move a client saw. A save stores the state (the core's JSON without the
+events, plus the names) and appends the events since the last save as rows
+(:meth:`LiveMatch.next_save`), so it costs the same however long the match is;
+:meth:`LiveMatch.from_saved` puts the two back together (docs/database.md).
 """
 
 from __future__ import annotations
@@ -17,12 +20,17 @@ from typing import Any
 from backgammon.board import Player
 from backgammon.dice import DiceRoller
 from backgammon.errors import SnapshotError
+from backgammon.events import Event, event_to_json
 from backgammon.match import Match, MatchOptions
-from db.records import SavedMatch
+from db.records import SavedEvents, SavedMatch
 from server.config import RulesDefaults
 from server.session import Session
 
 SNAPSHOT_VERSION = 1
+"""The whole match in one text (:meth:`LiveMatch.snapshot`): match records, exports, and
+saved matches stored before their events became rows."""
+SAVED_STATE_VERSION = 2
+"""A saved match's state without its events, which are rows (:meth:`LiveMatch.next_save`)."""
 
 _COMPACT = json.JSONEncoder(separators=(",", ":"))
 """The stored snapshot's JSON form (compact), as ``json.dumps(separators=(",", ":"))``."""
@@ -42,6 +50,24 @@ class Invitation:
     """The rule words as given, for the ``** Match rules:`` line."""
 
 
+_Mark = tuple[list[Event], int, Event | None]
+"""A game's event list as saved: the list, how many of its events, the last of them."""
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSave:
+    """What one save of a running match writes (:meth:`LiveMatch.next_save`)."""
+
+    state: str
+    """The saved state: :data:`SAVED_STATE_VERSION` text, the match without its events."""
+    events: tuple[SavedEvents, ...]
+    """The events not saved yet, one row per game they belong to."""
+    append: bool
+    """True: add ``events`` to the stored ones; False: they replace them all."""
+    marks: tuple[_Mark, ...]
+    """Every game's events as saved once this save is committed."""
+
+
 @dataclass(eq=False)
 class LiveMatch:
     """A match being played by two logged-in users."""
@@ -56,7 +82,11 @@ class LiveMatch:
     watchdog: asyncio.TimerHandle | None = None
     """The pending reminder or timeout notice for the player who must act (D55)."""
     _head_text: tuple[tuple[tuple[str, str], int], str] | None = field(default=None, repr=False)
-    """The stored form's text before the match, with the names and start time it is of."""
+    """The stored forms' text between the version and the match, with the names and start
+    time it is of."""
+    _saved: tuple[_Mark, ...] | None = field(default=None, repr=False)
+    """Every game's events as the database has them; None: unknown, the next save
+    replaces them all."""
 
     def player_of(self, name: str) -> Player:
         """The player index of ``name``.
@@ -78,44 +108,78 @@ class LiveMatch:
         return self.match.options.length or None
 
     def snapshot(self) -> str:
-        """The stored form: names, start time and the core's snapshot, as JSON text.
+        """The whole match: names, start time and the core's snapshot, as JSON text.
 
         The text is exactly ``json.dumps({"version": ..., "players": ..., "started_at":
         ..., "match": self.match.to_json()}, separators=(",", ":"))``, but the match part
         comes from :meth:`Match.to_json_text`, which keeps the text of every event
-        already serialized: this runs after every action, and re-serializing the whole
-        match each time cost O(moves²) per game (docs/performance.md §2).
+        already serialized (docs/performance.md §2).
         """
-        key = (self.names, self.started_at)
-        if self._head_text is None or self._head_text[0] != key:
-            # Made once per match: only the match part changes from action to action.
-            self._head_text = (key, _COMPACT.encode(self._head())[:-1])
-        # The head without its closing brace; the match is the last key, as it always was.
-        return f'{self._head_text[1]},"match":{self.match.to_json_text()}}}'
+        # The match is the last key, as it always was.
+        return (
+            f'{{"version":{SNAPSHOT_VERSION},{self._head()},"match":{self.match.to_json_text()}}}'
+        )
 
     def full_snapshot(self) -> str:
         """:meth:`snapshot` serialized whole, without any cached text: the reference the
         incremental form must equal (its tests, benchmarks/snapshot.py)."""
-        return _COMPACT.encode({**self._head(), "match": self.match.to_json()})
+        head = {"version": SNAPSHOT_VERSION, "players": list(self.names)}
+        return _COMPACT.encode(
+            {**head, "started_at": self.started_at, "match": self.match.to_json()}
+        )
 
-    def _head(self) -> dict[str, Any]:
-        """The stored form's keys before the match, in their order."""
-        return {
-            "version": SNAPSHOT_VERSION,
-            "players": list(self.names),
-            "started_at": self.started_at,
-        }
+    def next_save(self) -> MatchSave:
+        """What the next save writes: the state, and the events the database lacks.
+
+        Events are only ever appended to a game, and a finished game's list is the one
+        that was the current game's; so the events to write are those past each game's
+        mark. Anything else (a first save, a failed one, a list replaced or shortened)
+        makes a save that replaces every event row.
+        """
+        match = self.match
+        games = [*match.history, match.record]
+        saved = self._saved
+        append = saved is not None and _unchanged(saved, games)
+        rows: list[SavedEvents] = []
+        for index, game in enumerate(games):
+            done = saved[index][1] if append and saved and index < len(saved) else 0
+            if len(game) > done:
+                texts = ",".join(_COMPACT.encode(event_to_json(e)) for e in game[done:])
+                rows.append(SavedEvents(index, done, f"[{texts}]"))
+        count = sum(len(game) for game in games)
+        state = (
+            f'{{"version":{SAVED_STATE_VERSION},{self._head()},"games":{len(games) - 1},'
+            f'"events":{count},"match":{match.to_json_text(events=False)}}}'
+        )
+        marks = tuple((game, len(game), game[-1] if game else None) for game in games)
+        return MatchSave(state, tuple(rows), append, marks)
+
+    def saved(self, save: MatchSave) -> None:
+        """``save`` is committed: the next one appends to it."""
+        self._saved = save.marks
+
+    def save_unknown(self) -> None:
+        """A save failed or its outcome is unknown: the next one replaces every event."""
+        self._saved = None
+
+    def _head(self) -> str:
+        """The stored forms' keys between the version and the match, as JSON text."""
+        key = (self.names, self.started_at)
+        if self._head_text is None or self._head_text[0] != key:
+            # Made once per match: only the match part changes from action to action.
+            head = {"players": list(self.names), "started_at": self.started_at}
+            self._head_text = (key, _COMPACT.encode(head)[1:-1])
+        return self._head_text[1]
 
     @classmethod
     def from_saved(cls, saved: SavedMatch, roller: DiceRoller) -> LiveMatch:
-        """Restore a stored match.
+        """Restore a stored match: a saved state with its event rows, or (stored before
+        events were rows) a whole snapshot.
 
-        :raises SnapshotError: the stored text is not a match this server can resume.
+        :raises SnapshotError: the stored data is not a match this server can resume.
         """
+        data = whole_snapshot(saved)
         try:
-            data: dict[str, Any] = json.loads(saved.snapshot)
-            if data.get("version") != SNAPSHOT_VERSION:
-                raise SnapshotError(f"unknown saved match version {data.get('version')!r}")
             players = data["players"]
             if sorted(players) != sorted((saved.player1, saved.player2)):
                 raise SnapshotError("the saved match's players do not match its pair")
@@ -124,6 +188,59 @@ class LiveMatch:
         except (ValueError, KeyError, TypeError) as exc:
             raise SnapshotError(f"not a saved match: {exc}") from exc
         return cls((players[0], players[1]), match, started_at=started)
+
+
+def whole_snapshot(saved: SavedMatch) -> dict[str, Any]:
+    """A stored match as the data of :meth:`LiveMatch.snapshot` (version 1), whichever
+    form it was stored in: a saved state with its event rows, or a whole snapshot.
+
+    :raises SnapshotError: the stored data is not a saved match of this server.
+    """
+    try:
+        data: dict[str, Any] = json.loads(saved.snapshot)
+        version = data.get("version")
+        if version == SAVED_STATE_VERSION:
+            _put_events(data, saved.events)
+        elif version != SNAPSHOT_VERSION:
+            raise SnapshotError(f"unknown saved match version {version!r}")
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise SnapshotError(f"not a saved match: {exc}") from exc
+    return data
+
+
+def _unchanged(saved: tuple[_Mark, ...], games: list[list[Event]]) -> bool:
+    """Whether each game saved is still the same list, holding at least the events saved.
+
+    A game saved with no events may be another list now (a game starts with a new one).
+    """
+    if len(saved) > len(games):
+        return False
+    for (events, count, last), game in zip(saved, games, strict=False):
+        if count and (game is not events or len(game) < count or game[count - 1] is not last):
+            return False
+    return True
+
+
+def _put_events(data: dict[str, Any], rows: tuple[SavedEvents, ...]) -> None:
+    """Put a saved state's event rows into its match, as its record and history.
+
+    :raises SnapshotError: rows missing, overlapping or out of the match's games.
+    """
+    finished = data.pop("games")
+    if not isinstance(finished, int) or finished < 0:
+        raise SnapshotError(f"not a number of games: {finished!r}")
+    games: list[list[Any]] = [[] for _ in range(finished + 1)]
+    for row in rows:
+        if not 0 <= row.game <= finished or row.first_event != len(games[row.game]):
+            raise SnapshotError(
+                f"the saved match's events do not fit at {row.game}/{row.first_event}"
+            )
+        games[row.game].extend(json.loads(row.events))
+    if sum(len(game) for game in games) != data.pop("events"):
+        raise SnapshotError("the saved match's events are incomplete")
+    data["version"] = SNAPSHOT_VERSION
+    data["match"]["history"] = games[:finished]
+    data["match"]["record"] = games[finished]
 
 
 def match_options(

@@ -2,30 +2,46 @@
 
 from __future__ import annotations
 
+import random
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Connection, inspect, text
 
 import db.__main__ as db_cli
+from backgammon.dice import SeededDice
+from backgammon.match import Match, MatchOptions
 from db.engine import (
     create_engine,
     current_revision,
     head_revision,
     migrate,
     normalize_url,
+    run_alembic,
 )
 from db.errors import MigrationError
 from db.models import Base
 from db.repository import Database
+from server.matches import LiveMatch
+from tests.server.test_snapshot_incremental import random_action
 
 if TYPE_CHECKING:
     from tests.conftest import DbTarget
 
-TABLES = {"users", "gags", "blinds", "messages", "saved_matches", "match_records"}
+TABLES = {
+    "users",
+    "gags",
+    "blinds",
+    "messages",
+    "saved_matches",
+    "saved_match_events",
+    "match_records",
+}
 
 
 async def test_migrate_from_empty_creates_every_table(db_target: DbTarget) -> None:
@@ -184,3 +200,58 @@ async def test_an_unknown_newer_revision_stops_the_start(db_target: DbTarget) ->
         await engine.dispose()
     with pytest.raises(MigrationError, match="9999"):
         await Database.open(db_target.url, schema=db_target.schema)
+
+
+async def test_downgrade_to_0001_puts_the_event_rows_back_into_the_text(
+    db_target: DbTarget,
+) -> None:
+    """Revision 0002's downgrade loses no saved match: the rows go back into the text."""
+    rng = random.Random(4)
+    live = LiveMatch(("bob", "alice"), Match(MatchOptions(length=3), SeededDice(4)))
+    database = await db_target.open()
+    try:
+        for name in ("alice", "bob", "carol"):
+            await database.create_user(name, "h")
+        for _ in range(120):
+            random_action(live.match, rng, 0.05, Counter())
+            plan = live.next_save()
+            await database.save_match(
+                *live.names,
+                plan.state,
+                match_length=3,
+                score_a=0,
+                score_b=0,
+                events=plan.events,
+                append=plan.append,
+            )
+            live.saved(plan)
+        # A match stored whole (before 0002) stays as it is.
+        await database.save_match(
+            "carol", "alice", live.snapshot(), match_length=3, score_a=0, score_b=0
+        )
+    finally:
+        await database.close()
+    assert live.match.game > 1
+
+    engine = create_engine(db_target.url, schema=db_target.schema)
+    try:
+        await run_alembic(engine, lambda config: command.downgrade(config, "0001"))
+        assert await current_revision(engine) == "0001"
+        async with engine.connect() as connection:
+            names = await connection.run_sync(lambda c: set(inspect(c).get_table_names()))
+            result = await connection.execute(text("SELECT snapshot FROM saved_matches"))
+            texts = [row[0] for row in result]
+    finally:
+        await engine.dispose()
+    assert "saved_match_events" not in names
+    # Both pairs (alice-bob, alice-carol) hold the whole text now.
+    assert texts == [live.snapshot()] * 2
+
+    # Upgraded again, the server resumes it from the whole text.
+    database = await db_target.open()
+    try:
+        saved = await database.load_match("alice", "bob")
+        assert saved is not None and saved.events == ()
+        assert LiveMatch.from_saved(saved, SeededDice(1)).snapshot() == live.snapshot()
+    finally:
+        await database.close()

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from db.errors import UnknownUserError
-from db.records import SavedMatch
+from db.errors import ConstraintViolation, UnknownUserError
+from db.records import SavedEvents, SavedMatch
 from db.repository import Database
 
 if TYPE_CHECKING:
@@ -102,3 +102,82 @@ async def test_saving_with_an_unknown_player_fails(users: Database) -> None:
 async def test_match_length_must_be_positive_or_unlimited(users: Database, length: int) -> None:
     with pytest.raises(ValueError, match="match length"):
         await users.save_match("alice", "bob", "{}", match_length=length, score_a=0, score_b=0)
+
+
+# -- event rows (a running match appends the events of each action) ------------------------
+
+
+def chunk(game: int, first: int, *events: str) -> SavedEvents:
+    return SavedEvents(game, first, "[" + ",".join(events) + "]")
+
+
+async def test_event_rows_are_replaced_appended_and_read_in_order(users: Database) -> None:
+    first = (chunk(0, 0, '"a"', '"b"'), chunk(1, 0, '"c"'))
+    saved = await users.save_match(
+        "bob", "alice", "s1", match_length=3, score_a=0, score_b=1, events=first
+    )
+    assert saved.events == ()  # the row as stored; load_match reads the events
+    loaded = await users.load_match("alice", "bob")
+    assert loaded is not None and loaded.snapshot == "s1" and loaded.events == first
+
+    # Appended rows land in (game, first event) order whatever order they come in.
+    later = (chunk(2, 0, '"e"'), chunk(1, 1, '"d"'))
+    await users.save_match(
+        "alice", "bob", "s2", match_length=3, score_a=1, score_b=0, events=later, append=True
+    )
+    loaded = await users.load_match("bob", "alice")
+    assert loaded is not None and loaded.snapshot == "s2"
+    assert loaded.events == (*first, later[1], later[0])
+
+    # A save that does not append replaces every row, even with none.
+    await users.save_match("alice", "bob", "s3", match_length=3, score_a=1, score_b=0)
+    loaded = await users.load_match("alice", "bob")
+    assert loaded is not None and loaded.snapshot == "s3" and loaded.events == ()
+
+
+async def test_event_rows_go_with_their_saved_match(users: Database) -> None:
+    rows = (chunk(0, 0, '{"k":1}'),)
+    await users.save_match("alice", "bob", "s", match_length=1, score_a=0, score_b=0, events=rows)
+    await users.save_match("alice", "dave", "t", match_length=1, score_a=0, score_b=0, events=rows)
+    listed = await users.list_saved_matches("alice")
+    assert [match.events for match in listed] == [(), ()]  # listings leave them out
+
+    assert await users.delete_match("bob", "alice")
+    await users.save_match("alice", "bob", "new", match_length=1, score_a=0, score_b=0)
+    again = await users.load_match("alice", "bob")
+    assert again is not None and again.events == ()
+
+    # A finished match takes its saved match, and the rows, with it.
+    await users.record_finished_match(
+        player1="alice",
+        player2="dave",
+        match_length=1,
+        score1=1,
+        score2=0,
+        winner="alice",
+        started_at=0,
+        rules="{}",
+        moves="{}",
+    )
+    assert await users.load_match("alice", "dave") is None
+    await users.save_match("dave", "alice", "u", match_length=1, score_a=0, score_b=0)
+    fresh = await users.load_match("alice", "dave")
+    assert fresh is not None and fresh.events == ()
+
+
+async def test_appending_a_stored_row_fails_and_changes_nothing(users: Database) -> None:
+    rows = (chunk(0, 0, '"a"'),)
+    await users.save_match("alice", "bob", "s1", match_length=1, score_a=0, score_b=0, events=rows)
+    with pytest.raises(ConstraintViolation):
+        await users.save_match(
+            "alice", "bob", "s2", match_length=1, score_a=0, score_b=0, events=rows, append=True
+        )
+    loaded = await users.load_match("alice", "bob")
+    assert loaded is not None and loaded.snapshot == "s1" and loaded.events == rows
+
+
+async def test_event_texts_are_stored_verbatim(users: Database) -> None:
+    odd = chunk(0, 0, '{ "b": "Grüße 😀" }', "[1.0,  2e3]")
+    await users.save_match("alice", "bob", "s", match_length=1, score_a=0, score_b=0, events=(odd,))
+    loaded = await users.load_match("alice", "bob")
+    assert loaded is not None and loaded.events == (odd,)

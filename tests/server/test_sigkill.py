@@ -39,6 +39,7 @@ from db.repository import Database
 from protocol import replies
 from protocol.board_fibs import parse_board
 from server.export import transcript_from_snapshot
+from server.matches import whole_snapshot
 from server.passwords import hash_password_sync
 from server.session import DEFAULT_TOGGLES
 
@@ -197,7 +198,7 @@ async def read_saved(url: str) -> Stored:
     finally:
         await db.close()
     assert saved is not None, "the match is not in the database"
-    transcript = transcript_from_snapshot(saved.snapshot)
+    transcript = transcript_from_snapshot(whole_snapshot(saved))
     moves: list[list[str]] = [[], []]
     keys: list[Key] = []
     after_move: list[int] = []

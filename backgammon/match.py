@@ -194,11 +194,9 @@ class Match:
         self.history: list[list[Event]] = []
         self._legal: LegalResults | None = None
         """The legal plays of the dice out, in compact form (computed once a turn)."""
-        # Caches of :meth:`to_json_text` (docs/performance.md §2); see _EventTexts.
         self._options_text: tuple[MatchOptions | None, str] = (None, "")
-        self._record_texts = _EventTexts()
-        self._history_texts: list[tuple[list[Event], int, Event | None, str]] = []
-        self._history_joined = ""
+        """The options as compact JSON, with the options object it is of (for
+        :meth:`to_json_text` of the state alone, made after every action)."""
 
     # -- what is going on ------------------------------------------------------------
 
@@ -613,68 +611,24 @@ class Match:
         return data
 
     def to_json_text(self, *, events: bool = True) -> str:
-        """:meth:`to_json` as compact JSON text, built incrementally.
+        """:meth:`to_json` as compact JSON text, exactly
+        ``json.dumps(self.to_json(), separators=(",", ":"))``.
 
-        The text is exactly ``json.dumps(self.to_json(), separators=(",", ":"))``, but
-        only the state (a few hundred bytes) and the events recorded since the last call
-        are serialized: the text of every earlier event and of every finished game is
-        kept. Serializing every event of the match each time cost O(moves²) per game
-        (docs/performance.md §2).
-
-        :param events: False leaves ``record`` and ``history`` empty: the state alone, for
-            a store that keeps the events apart (the server's saved matches, which append
-            each action's events as rows).
+        :param events: False leaves ``record`` and ``history`` empty: the state alone, a
+            few hundred bytes, for a store that keeps the events apart (the server saves
+            a running match after every action, its events as rows: docs/database.md).
         """
+        if events:
+            return _COMPACT.encode(self.to_json())
         if self._options_text[0] is not self.options:
             # Options are frozen, but a new object may be assigned: key on the object.
             self._options_text = (self.options, _COMPACT.encode(asdict(self.options)))
-        options = self._options_text[1]
         state = _COMPACT.encode(self._state_json())
-        if not events:
-            return (
-                f'{{"version":{SNAPSHOT_VERSION},"options":{options},{state[1:-1]},'
-                '"record":[],"history":[]}'
-            )
-        # The history first: a game that ended since the last call can then reuse the
-        # texts made while it was the record, before the record's cache moves on.
-        history = self._history_text()
-        record = ",".join(self._record_texts.sync(self.record))
         # The pieces in to_json's key order; state[1:-1] is the state without its braces.
         return (
-            f'{{"version":{SNAPSHOT_VERSION},"options":{options},{state[1:-1]},'
-            f'"record":[{record}],"history":[{history}]}}'
+            f'{{"version":{SNAPSHOT_VERSION},"options":{self._options_text[1]},{state[1:-1]},'
+            '"record":[],"history":[]}'
         )
-
-    def _history_text(self) -> str:
-        """The finished games as the compact JSON of ``to_json()["history"]`` without its
-        brackets, from cached text.
-
-        Each finished game's text is kept with the game's list, its length and its last
-        event when the text was made. The cache is trusted only as far as all three
-        still match, so a history that was replaced (a restored match) or changed is
-        serialized again. Checking costs one comparison per game, not per event.
-        """
-        history = self.history
-        cache = self._history_texts
-        valid = 0
-        for game, (events, count, last, _) in zip(history, cache, strict=False):
-            if game is not events or len(game) != count or (count and game[-1] is not last):
-                break
-            valid += 1
-        if valid == len(cache) == len(history):
-            return self._history_joined
-        del cache[valid:]
-        for game in history[valid:]:
-            # The game that just ended was the record: reuse its texts.
-            texts = (
-                self._record_texts.sync(game)
-                if self._record_texts.events is game
-                else [_COMPACT.encode(event_to_json(e)) for e in game]
-            )
-            last = game[-1] if game else None
-            cache.append((game, len(game), last, "[" + ",".join(texts) + "]"))
-        self._history_joined = ",".join(entry[3] for entry in cache)
-        return self._history_joined
 
     def _state_json(self) -> dict[str, Any]:
         """What :meth:`to_json` holds between the options and the record, in its order."""
@@ -767,44 +721,6 @@ class Match:
             raise SnapshotError("a cube offer is pending exactly in the doubled phase")
         if self.phase is Phase.MOVE and not self.moves_required():
             raise SnapshotError("the player with dice has no legal move")
-
-
-class _EventTexts:
-    """The compact JSON text of each event of one event list, made once per event.
-
-    Events are frozen values and a game's list only grows (:meth:`Match._recorded`
-    appends; a new game or a restored match makes a new list), so the text of its first
-    ``len(texts)`` events stays right as long as it is the same list object, no shorter,
-    and still holds the same last event. Anything else (another list, a truncated or
-    rewritten one) throws the texts away and starts over: the cache can be slower than
-    necessary but never stale in those cases.
-    """
-
-    __slots__ = ("events", "last", "texts")
-
-    def __init__(self) -> None:
-        self.events: list[Event] | None = None
-        """The list whose texts these are (held, so its identity cannot be reused)."""
-        self.last: Event | None = None
-        """The last event that has a text, to notice a list rewritten in place."""
-        self.texts: list[str] = []
-
-    def sync(self, events: list[Event]) -> list[str]:
-        """The text of every event of ``events``, serializing only the new ones."""
-        texts = self.texts
-        done = len(texts)
-        if (
-            events is not self.events
-            or len(events) < done
-            or (done and events[done - 1] is not self.last)
-        ):
-            self.events = events
-            texts = self.texts = []
-            done = 0
-        if len(events) > done:
-            texts.extend(_COMPACT.encode(event_to_json(e)) for e in events[done:])
-            self.last = events[-1]
-        return texts
 
 
 def _player(value: object) -> Player:

@@ -1,19 +1,19 @@
 """The cost of storing a match after each action (docs/performance.md §2 and §11).
 
 Plays seeded random matches (``--length`` points, random legal plays, the cube offered
-now and then and mostly taken) and after every action times three ways of making what
-the server stores before it announces the action:
+now and then and mostly taken) and after every action times two ways of making what the
+server would store before it announces the action:
 
-* ``save``: :meth:`server.matches.LiveMatch.next_save`, as the server saves now: the
-  state without the events, and the events since the last save as rows to append;
-* ``snapshot``: :meth:`server.matches.LiveMatch.snapshot`, the whole match as one text,
-  built incrementally (the stored form of sessions 2 to 4; still the match records' form);
-* ``full_serialization``: ``json.dumps`` of the whole ``Match.to_json()``, as before the
-  snapshot became incremental. It must give the same text as ``snapshot``; the
-  benchmark checks it on every action.
+* ``save``: :meth:`server.matches.LiveMatch.next_save`, as the server saves a running
+  match: the state without the events, and the events since the last save as rows to
+  append (docs/database.md);
+* ``whole``: :meth:`server.matches.LiveMatch.snapshot`, the whole match as one text, as
+  the server stored it after every action before (serialized whole before §2, from
+  cached event texts from §2 to §11) and as it still stores a finished match's record.
 
-``save_bytes`` and ``snapshot_bytes`` are the characters each way stores per action.
-Prints one JSON object.
+``save_bytes`` and ``whole_bytes`` are the characters each way stores per action. The
+saves are checked: put back together (:func:`server.matches.whole_snapshot`) at the
+end of each match, they must give the whole text. Prints one JSON object.
 
 Run: ``python benchmarks/snapshot.py [--length 25] [--matches 3] [--seed 1]``.
 Times are wall-clock (``time.perf_counter_ns``) of single calls on an otherwise idle
@@ -23,17 +23,16 @@ loop; other processes on the machine disturb them, so compare figures of one run
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 import statistics
 import time
-from collections.abc import Callable
 
 from backgammon.dice import SeededDice
 from backgammon.events import WinKind
 from backgammon.match import Action, Match, MatchOptions
-from server.matches import LiveMatch
+from db.records import SavedEvents, SavedMatch
+from server.matches import LiveMatch, whole_snapshot
 
 
 def act(match: Match, rng: random.Random) -> bool:
@@ -62,39 +61,36 @@ def act(match: Match, rng: random.Random) -> bool:
     return True
 
 
-def play(
-    seed: int, length: int, way: Callable[[LiveMatch], str]
-) -> tuple[list[int], list[tuple[int, bytes]]]:
-    """Play one seeded match; after every action, time ``way`` of making the stored
-    text. Returns the nanoseconds of each call and each text's length and digest (the
-    texts themselves would take tens of megabytes)."""
+def play(seed: int, length: int, save: bool) -> tuple[list[int], list[int], LiveMatch]:
+    """Play one seeded match, storing it after every action one way (``save``: as the
+    server saves a running match; otherwise the whole text). Returns the nanoseconds and
+    the characters of each store, and the match at its end."""
     rng = random.Random(seed)
     live = LiveMatch(("alice", "bob"), Match(MatchOptions(length=length), SeededDice(seed)))
-    live.started_at = 1_700_000_000  # the same in both runs of a match: the texts compare
-    times: list[int] = []
-    texts: list[tuple[int, bytes]] = []
-    while act(live.match, rng):
-        started = time.perf_counter_ns()
-        text = way(live)
-        times.append(time.perf_counter_ns() - started)
-        texts.append((len(text), hashlib.sha256(text.encode()).digest()))
-    return times, texts
-
-
-def play_saves(seed: int, length: int) -> tuple[list[int], list[int]]:
-    """Play one seeded match, saving after every action as the server does; the
-    nanoseconds of each :meth:`LiveMatch.next_save` and the characters it stores."""
-    rng = random.Random(seed)
-    live = LiveMatch(("alice", "bob"), Match(MatchOptions(length=length), SeededDice(seed)))
+    live.started_at = 1_700_000_000
     times: list[int] = []
     sizes: list[int] = []
+    rows: list[SavedEvents] = []
+    state = ""
     while act(live.match, rng):
         started = time.perf_counter_ns()
-        save = live.next_save()
-        live.saved(save)
-        times.append(time.perf_counter_ns() - started)
-        sizes.append(len(save.state) + sum(len(row.events) for row in save.events))
-    return times, sizes
+        if save:
+            plan = live.next_save()
+            live.saved(plan)
+            times.append(time.perf_counter_ns() - started)
+            state = plan.state
+            rows = rows + list(plan.events) if plan.append else list(plan.events)
+            sizes.append(len(state) + sum(len(row.events) for row in plan.events))
+        else:
+            text = live.snapshot()
+            times.append(time.perf_counter_ns() - started)
+            sizes.append(len(text))
+    if save:
+        rows.sort(key=lambda row: (row.game, row.first_event))
+        saved = SavedMatch("alice", "bob", length, 0, 0, state, 0, tuple(rows))
+        if whole_snapshot(saved) != json.loads(live.snapshot()):
+            raise SystemExit(f"the saves do not give the whole match back (seed {seed})")
+    return times, sizes, live
 
 
 def main() -> None:
@@ -103,27 +99,22 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=3, help="how many matches to play")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    incremental: list[int] = []
-    full: list[int] = []
-    sizes: list[int] = []
     saves: list[int] = []
     save_sizes: list[int] = []
+    wholes: list[int] = []
+    whole_sizes: list[int] = []
     for n in range(args.matches):
         seed = args.seed + n
         # The same seeded match twice, each way alone, so neither disturbs the other's
-        # timing (the full way's garbage would set off collections in the other's calls).
-        times, texts = play(seed, args.length, LiveMatch.snapshot)
-        times_full, expected = play(seed, args.length, LiveMatch.full_snapshot)
-        if texts != expected:
-            raise SystemExit(f"snapshot differs from the full serialization (seed {seed})")
-        times_save, sizes_save = play_saves(seed, args.length)
-        if len(times_save) != len(times):
-            raise SystemExit(f"the saves played another match (seed {seed})")
-        saves += times_save
-        save_sizes += sizes_save
-        incremental += times
-        full += times_full
-        sizes += [size for size, _ in texts]
+        # timing (the whole texts' garbage would set off collections in the saves).
+        times, sizes, saved = play(seed, args.length, save=True)
+        times_whole, sizes_whole, whole = play(seed, args.length, save=False)
+        if saved.snapshot() != whole.snapshot():
+            raise SystemExit(f"the two ways played different matches (seed {seed})")
+        saves += times
+        save_sizes += sizes
+        wholes += times_whole
+        whole_sizes += sizes_whole
 
     def summary(values: list[int]) -> dict[str, float]:
         ordered = sorted(values)
@@ -135,20 +126,19 @@ def main() -> None:
             "total_ms": round(sum(values) / 1e6, 1),
         }
 
+    def size_summary(values: list[int]) -> dict[str, int]:
+        return {"mean": round(statistics.fmean(values)), "max": max(values)}
+
     print(
         json.dumps(
             {
                 "length": args.length,
                 "matches": args.matches,
-                "actions": len(sizes),
-                "save_bytes": {
-                    "mean": round(statistics.fmean(save_sizes)),
-                    "max": max(save_sizes),
-                },
-                "snapshot_bytes": {"mean": round(statistics.fmean(sizes)), "max": max(sizes)},
+                "actions": len(saves),
+                "save_bytes": size_summary(save_sizes),
+                "whole_bytes": size_summary(whole_sizes),
                 "save": summary(saves),
-                "snapshot": summary(incremental),
-                "full_serialization": summary(full),
+                "whole": summary(wholes),
             },
             indent=2,
         )

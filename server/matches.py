@@ -82,7 +82,7 @@ class LiveMatch:
     watchdog: asyncio.TimerHandle | None = None
     """The pending reminder or timeout notice for the player who must act (D55)."""
     _head_text: tuple[tuple[tuple[str, str], int], str] | None = field(default=None, repr=False)
-    """The stored forms' text between the version and the match, with the names and start
+    """The saved state's text between the version and the games, with the names and start
     time it is of."""
     _saved: tuple[_Mark, ...] | None = field(default=None, repr=False)
     """Every game's events as the database has them; None: unknown, the next save
@@ -108,24 +108,16 @@ class LiveMatch:
         return self.match.options.length or None
 
     def snapshot(self) -> str:
-        """The whole match: names, start time and the core's snapshot, as JSON text.
-
-        The text is exactly ``json.dumps({"version": ..., "players": ..., "started_at":
-        ..., "match": self.match.to_json()}, separators=(",", ":"))``, but the match part
-        comes from :meth:`Match.to_json_text`, which keeps the text of every event
-        already serialized (docs/performance.md §2).
-        """
-        # The match is the last key, as it always was.
-        return (
-            f'{{"version":{SNAPSHOT_VERSION},{self._head()},"match":{self.match.to_json_text()}}}'
-        )
-
-    def full_snapshot(self) -> str:
-        """:meth:`snapshot` serialized whole, without any cached text: the reference the
-        incremental form must equal (its tests, benchmarks/snapshot.py)."""
-        head = {"version": SNAPSHOT_VERSION, "players": list(self.names)}
+        """The whole match: names, start time and the core's snapshot, as compact JSON
+        text (version 1). Made once per match, for its record at the end; a running
+        match is saved with :meth:`next_save`."""
         return _COMPACT.encode(
-            {**head, "started_at": self.started_at, "match": self.match.to_json()}
+            {
+                "version": SNAPSHOT_VERSION,
+                "players": list(self.names),
+                "started_at": self.started_at,
+                "match": self.match.to_json(),
+            }
         )
 
     def next_save(self) -> MatchSave:
@@ -163,7 +155,7 @@ class LiveMatch:
         self._saved = None
 
     def _head(self) -> str:
-        """The stored forms' keys between the version and the match, as JSON text."""
+        """The saved state's keys between the version and the games, as JSON text."""
         key = (self.names, self.started_at)
         if self._head_text is None or self._head_text[0] != key:
             # Made once per match: only the match part changes from action to action.

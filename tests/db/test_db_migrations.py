@@ -28,7 +28,7 @@ from db.errors import MigrationError
 from db.models import Base
 from db.repository import Database
 from server.matches import LiveMatch
-from tests.server.test_snapshot_incremental import random_action
+from tests.server.random_match import random_action
 
 if TYPE_CHECKING:
     from tests.conftest import DbTarget

@@ -24,7 +24,7 @@ from db.records import SavedEvents, SavedMatch
 from db.repository import Database
 from server.matches import LiveMatch, MatchSave, whole_snapshot
 from tests.conftest import DbTarget
-from tests.server.test_snapshot_incremental import OPTIONS, random_action
+from tests.server.random_match import OPTIONS, random_action
 
 
 class FakeStore:
@@ -75,7 +75,7 @@ def save(
         store.apply(plan)
         live.saved(plan)
     if outcome >= 0.03:
-        assert whole_snapshot(store.saved_match()) == json.loads(live.full_snapshot())
+        assert whole_snapshot(store.saved_match()) == json.loads(live.snapshot())
     return outcome >= 0.06
 
 
@@ -94,7 +94,7 @@ def play_and_save(options: MatchOptions, seed: int, seen: Counter[str]) -> None:
             known = False
             # Resumed from the store, with new dice; its first save replaces every row.
             live = LiveMatch.from_saved(store.saved_match(), SeededDice(rng.randrange(1000)))
-            assert live.full_snapshot() == json.dumps(
+            assert live.snapshot() == json.dumps(
                 whole_snapshot(store.saved_match()), separators=(",", ":")
             )
             seen["resumed"] += 1
@@ -107,8 +107,13 @@ def test_the_stored_match_is_the_whole_match_after_every_save(options: MatchOpti
         play_and_save(options, seed, seen)
     assert seen["append"] > 5 * seen["replace"]
     assert seen["failed"] and seen["unknown"] and seen["resumed"] > 3
+    # The random play went through every kind of event the rows must carry.
     if options.length != 1:
         assert seen["start_game"] > 12
+    for action in ("double", "take", "drop", "resign", "accept_resignation"):
+        assert seen[action], action
+    if options.length == 0:
+        assert seen["redouble"] and seen["reject_resignation"]
 
 
 def test_a_save_writes_only_the_last_actions_events() -> None:
@@ -215,6 +220,18 @@ async def test_saves_through_the_database_read_back_whole(database: Database) ->
         if saves % 10 == 0:
             saved = await database.load_match("alice", "bob")
             assert saved is not None
-            assert whole_snapshot(saved) == json.loads(live.full_snapshot())
+            assert whole_snapshot(saved) == json.loads(live.snapshot())
             live = LiveMatch.from_saved(saved, SeededDice(saves))
     assert saves >= 100
+
+
+def test_the_snapshot_loads_back_as_the_same_match() -> None:
+    live = LiveMatch(("alice", "bob"), Match(MatchOptions(length=5), SeededDice(3)))
+    rng = random.Random(3)
+    for _ in range(200):
+        if not random_action(live.match, rng, 0.05, Counter()):
+            break
+    data = json.loads(live.snapshot())
+    assert list(data) == ["version", "players", "started_at", "match"]
+    restored = Match.from_json(data["match"], SeededDice(3))
+    assert restored.to_json() == live.match.to_json()

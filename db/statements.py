@@ -45,7 +45,6 @@ __all__ = [
     "MESSAGE_COLUMNS",
     "RECORD_COLUMNS",
     "SAVED_COLUMNS",
-    "SAVED_EVENTS_COLUMNS",
     "USER_COLUMNS",
     "ListStatements",
     "Statements",
@@ -59,7 +58,7 @@ def _keys(table: Any) -> tuple[str, ...]:
 
 USER_COLUMNS: Final = _keys(UserRow)
 SAVED_COLUMNS: Final = _keys(SavedMatchRow)
-SAVED_EVENTS_COLUMNS: Final = _keys(SavedEventsRow)
+_SAVED_EVENTS_COLUMNS: Final = _keys(SavedEventsRow)
 RECORD_COLUMNS: Final = _keys(MatchRecordRow)
 MESSAGE_COLUMNS: Final = _keys(MessageRow)
 
@@ -152,7 +151,7 @@ class Statements:
             SavedEventsRow.player2 == _param(SavedEventsRow.player2),
         )
         self.insert_saved_events: Final = insert(SavedEventsRow).values(
-            _values(SavedEventsRow, SAVED_EVENTS_COLUMNS)
+            _values(SavedEventsRow, _SAVED_EVENTS_COLUMNS)
         )
         self.delete_saved_events: Final = delete(SavedEventsRow).where(events_pair)
         self.saved_events: Final = (

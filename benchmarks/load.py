@@ -1,7 +1,8 @@
 """Load benchmark: thousands of CLIP clients against a real server process, one JSON summary.
 
-Starts ``python -m server`` as a subprocess on a fresh temporary SQLite database and a
-free port on 127.0.0.1, creates the accounts directly in that database (a cheap scrypt
+Starts ``python -m server`` as a subprocess on a fresh temporary SQLite database (or,
+with ``--postgres``, a PostgreSQL database made for the run on this machine and dropped
+after) and a free port on 127.0.0.1, creates the accounts directly in that database (a cheap scrypt
 cost for the bulk accounts, fibs.conf's production cost for the ``login-burst`` ones),
 then drives the server over real sockets with many concurrent CLIP clients in this one
 process:
@@ -58,6 +59,7 @@ import asyncio
 import collections
 import configparser
 import contextlib
+import dataclasses
 import enum
 import json
 import math
@@ -65,6 +67,7 @@ import os
 import platform
 import random
 import resource
+import secrets
 import shutil
 import signal
 import subprocess
@@ -75,6 +78,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import asyncpg  # type: ignore[import-untyped]
+from sqlalchemy.engine import make_url
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python benchmarks/load.py` from anywhere
@@ -222,6 +228,8 @@ class ProcSample:
     threads: int
     written: int = 0
     """write_bytes of /proc/<pid>/io: bytes the process sent to the disk (0: unreadable)."""
+    database_cpu: float = 0.0
+    """With ``--postgres``: CPU seconds of the machine's ``postgres`` processes."""
 
 
 def read_proc(pid: int) -> ProcSample:
@@ -293,9 +301,16 @@ class ServerProcess:
     """``python -m server`` on a fresh database in a temporary directory."""
 
     def __init__(
-        self, workdir: Path, log_level: str, launcher: list[str], server_args: list[str]
+        self,
+        workdir: Path,
+        log_level: str,
+        launcher: list[str],
+        server_args: list[str],
+        database_url: str | None = None,
     ) -> None:
         self.workdir = workdir
+        self.database_url = database_url
+        """A PostgreSQL database made for the run (``--postgres``); None: SQLite in workdir."""
         self.db_path = workdir / "fibs.db"
         self.config = workdir / "fibs.conf"
         self.log_path = workdir / "server.log"
@@ -307,7 +322,7 @@ class ServerProcess:
 
     @property
     def url(self) -> str:
-        return f"sqlite+aiosqlite:///{self.db_path}"
+        return self.database_url or f"sqlite+aiosqlite:///{self.db_path}"
 
     @property
     def pid(self) -> int:
@@ -900,6 +915,8 @@ class Bench:
 
     def sample(self) -> ProcSample:
         s = read_proc(self.server.pid)
+        if self.args.postgres:
+            s = dataclasses.replace(s, database_cpu=postgres_cpu())
         self.samples.append(s)
         return s
 
@@ -1165,6 +1182,8 @@ def summarize(bench: Bench, groups: dict[str, list[str]], extra: dict[str, Any])
                 (end.written - start.written) / max(counts["actions_answered"], 1)
             ),
         }
+        if bench.args.postgres:
+            out["window"]["postgres_cpu_seconds"] = round(end.database_cpu - start.database_cpu, 2)
     out["totals"] = dict(sorted(meter.counts.items()))
     if meter.notes:
         out["notes"] = meter.notes
@@ -1375,7 +1394,31 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit(f"load.py: {total} clients requested; at most {MAX_CONNECTIONS}")
     fds = fd_report(total + 200)
     workdir = Path(tempfile.mkdtemp(prefix="fibs-load-", dir=args.tmpdir))
-    server = ServerProcess(workdir, args.server_log_level, launcher(args), [])
+    database = await PostgresDatabase.create(args.postgres) if args.postgres else None
+    try:
+        return await _run(args, groups, fds, workdir, database)
+    finally:
+        if database is not None:
+            await database.drop()
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+async def _run(
+    args: argparse.Namespace,
+    groups: dict[str, list[str]],
+    fds: dict[str, Any],
+    workdir: Path,
+    database: PostgresDatabase | None,
+) -> dict[str, Any]:
+    """One run against a server on ``database`` (None: SQLite in ``workdir``)."""
+    server = ServerProcess(
+        workdir,
+        args.server_log_level,
+        launcher(args),
+        [],
+        database.url if database is not None else None,
+    )
     prod = production_cost()
     extra: dict[str, Any] = {"fd_limit": fds, "production_scrypt": vars(prod).copy()}
     server.write_config(prod)
@@ -1420,9 +1463,61 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         summary["pauses"] = _window_pauses(args.server_pauses, bench.marks)
     if args.keep:
         summary["workdir"] = str(workdir)
-    else:
-        shutil.rmtree(workdir, ignore_errors=True)
+    summary["database"] = "postgresql" if database is not None else "sqlite"
     return summary
+
+
+class PostgresDatabase:
+    """A database made on a PostgreSQL server for one run (``--postgres``), dropped after.
+
+    Its processes (``postgres`` backends, WAL writer, checkpointer) share the machine with
+    the server and the clients: their CPU time is in the summary (``postgres_cpu_seconds``).
+    """
+
+    def __init__(self, admin: str, name: str) -> None:
+        self.admin = admin
+        self.name = name
+        self.url = make_url(admin).set(database=name).render_as_string(hide_password=False)
+
+    @staticmethod
+    def _dsn(url: str) -> str:
+        """asyncpg's form of a SQLAlchemy URL."""
+        return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+    @classmethod
+    async def create(cls, admin: str) -> PostgresDatabase:
+        """:raises SystemExit: a server elsewhere than this machine (the benchmark's
+        traffic stays on 127.0.0.1)."""
+        if make_url(admin).host not in (None, "", HOST, "localhost"):
+            raise SystemExit(f"load.py: --postgres must be on {HOST}, not {admin!r}")
+        database = cls(admin, f"fibs_load_{os.getpid()}_{secrets.token_hex(3)}")
+        connection = await asyncpg.connect(cls._dsn(admin))
+        try:
+            await connection.execute(f'CREATE DATABASE "{database.name}"')
+        finally:
+            await connection.close()
+        return database
+
+    async def drop(self) -> None:
+        connection = await asyncpg.connect(self._dsn(self.admin))
+        try:
+            await connection.execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+        finally:
+            await connection.close()
+
+
+def postgres_cpu() -> float:
+    """CPU seconds of every ``postgres`` process of the machine (utime + stime)."""
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        with contextlib.suppress(OSError), open(f"/proc/{entry}/stat", encoding="ascii") as f:
+            stat = f.read()
+            if stat[stat.index("(") + 1 : stat.rindex(")")] == "postgres":
+                fields = stat[stat.rindex(")") + 2 :].split()
+                total += (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return total
 
 
 _EXPERIMENT = """\
@@ -1598,6 +1693,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--sample-interval", type=float, default=1.0, help="/proc sampling, s")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--tmpdir", help="where the temporary database goes (default: $TMPDIR)")
+    p.add_argument(
+        "--postgres",
+        metavar="URL",
+        help="run the server on a database made for the run on this PostgreSQL server "
+        "(URL of a database to connect to, e.g. postgresql+asyncpg://postgres@127.0.0.1/test); "
+        "dropped after",
+    )
     p.add_argument("--server-log-level", default="INFO", help="the server's --log-level")
     p.add_argument(
         "--server-switch-interval",

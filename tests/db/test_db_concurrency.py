@@ -7,7 +7,9 @@ import logging
 from typing import TYPE_CHECKING
 
 import pytest
+from sqlalchemy import event, text
 
+from db.engine import POSTGRESQL_POOL_SIZE, create_engine
 from db.records import UserSettings
 from db.repository import Database
 
@@ -171,3 +173,29 @@ async def test_a_failed_write_without_caller_is_logged(
         await database.close()
         await asyncio.sleep(0)  # done callbacks run on the next loop iteration
     assert [r.message for r in caplog.records] == ["a write failed after its caller was cancelled"]
+
+
+async def test_postgresql_keeps_its_connections_under_load(db_target: DbTarget) -> None:
+    """Bursts of more jobs than connections reuse the pool's connections: none is closed
+    and opened again (docs/performance.md §11)."""
+    if db_target.backend != "postgresql":
+        pytest.skip("PostgreSQL's connection pool")
+    engine = create_engine(db_target.url, schema=db_target.schema)
+    opened = 0
+
+    def count(*_: object) -> None:
+        nonlocal opened
+        opened += 1
+
+    event.listen(engine.sync_engine, "connect", count)
+
+    async def job() -> None:
+        async with engine.connect() as connection:
+            await connection.execute(text("SELECT pg_sleep(0.01)"))
+
+    try:
+        for _ in range(3):
+            await asyncio.gather(*(job() for _ in range(3 * POSTGRESQL_POOL_SIZE)))
+    finally:
+        await engine.dispose()
+    assert opened == POSTGRESQL_POOL_SIZE

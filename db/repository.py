@@ -451,7 +451,7 @@ class Database:
         sql = self._sql
 
         def job(tx: Transaction) -> None:
-            # The pair's row first: on PostgreSQL it holds the pair's saves in order.
+            # The pair's row first: the event rows refer to it.
             tx.execute(sql.save_match, params)
             if not append:
                 tx.execute(sql.delete_saved_events, pair)

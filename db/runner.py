@@ -14,14 +14,16 @@ results back to the event loop:
   all durable; jobs that arrive during that commit form the next batch. Every caller is
   answered only after its commit, so "persist, then announce" still holds. Reads run
   first in each batch, each in its own (deferred) transaction.
-* :class:`AlchemyRunner` runs a job on a pooled SQLAlchemy connection of an async engine
-  (PostgreSQL through asyncpg) with ``AsyncConnection.run_sync``: each write job is one
-  transaction, and jobs run concurrently as the database allows.
+* :class:`AlchemyRunner` runs jobs on the pooled SQLAlchemy connections of an async
+  engine (PostgreSQL through asyncpg) with ``AsyncConnection.run_sync``: each read on a
+  connection of its own, concurrently; the writes group-committed as on SQLite, one
+  batch at a time on one connection, by a writer task.
 
 Cancellation: a write job, once submitted, runs to its commit even if the task awaiting
 it is cancelled (for example the connection task of a player who just dropped, whose
-match is being saved); the caller gets its ``CancelledError`` at once, ``close`` waits
-for such jobs, and a failure nobody awaits any more is logged. Only a job submitted as
+match is being saved): the runner, not the caller, runs it. The caller gets its
+``CancelledError`` at once, ``close`` waits for such jobs, and a failure nobody awaits
+any more is logged. Only a job submitted as
 ``abandonable`` is skipped if its caller was cancelled before it started.
 
 Statements are SQLAlchemy Core constructs built once (:mod:`db.statements`). For SQLite
@@ -393,7 +395,7 @@ class SqliteRunner:
         asyncio.get_running_loop().run_in_executor(self._thread, work).add_done_callback(done)
 
 
-def _run_write(transaction: _SqliteTransaction, request: _Request) -> bool:
+def _run_write(transaction: Transaction, request: _Request) -> bool:
     """Run a write job in the open transaction and keep its outcome; False if it failed."""
     try:
         request.outcome = (request.job(transaction), None)
@@ -434,43 +436,84 @@ class _AlchemyTransaction:
 
 
 class AlchemyRunner:
-    """Jobs on the pooled connections of an async engine, one transaction each.
+    """Jobs on the pooled connections of an async engine; writes are group-committed.
 
-    A write that must outlive a cancelled caller runs as a task of its own, shielded
-    from the caller's cancellation.
+    Reads run at once, each on a pooled connection of its own. Writes queue: one writer
+    task runs everything queued in one transaction on one connection (a savepoint for the
+    batch; if a job fails, the batch is undone and run again with a savepoint per job,
+    so the failing job is rolled back alone) and one ``COMMIT``, then answers the
+    callers; writes that arrive meanwhile form the next batch. Before, every write was a
+    transaction of its own (a ping, ``BEGIN``, its statements, ``COMMIT``: each a round
+    trip), which cost the server twice SQLite's CPU per match action
+    (docs/performance.md §11).
     """
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
-        self._pending: set[asyncio.Task[Any]] = set()
-        """Write tasks still running."""
+        self._queue: deque[_Request] = deque()
+        self._writer: asyncio.Task[None] | None = None
+        """The task running batches while writes are queued."""
+        self._closing = False
+        self.commits = 0
+        """Write transactions committed so far (each holds one or more write jobs)."""
 
     async def read(self, job: Job[_T]) -> _T:
+        if self._closing:
+            raise DatabaseError("the database is closed")
         async with self._engine.connect() as connection:
             return await connection.run_sync(lambda sync: job(_AlchemyTransaction(sync)))
 
     async def write(self, job: Job[_T], *, abandonable: bool = False) -> _T:
-        if abandonable:
-            return await self._write(job)
-        task = asyncio.ensure_future(self._write(job))
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            task.add_done_callback(_report_orphaned_task)
-            raise
-
-    async def _write(self, job: Job[_T]) -> _T:
-        async with self._engine.begin() as connection:
-            return await connection.run_sync(lambda sync: job(_AlchemyTransaction(sync)))
+        if self._closing:
+            raise DatabaseError("the database is closed")
+        future: asyncio.Future[_T] = asyncio.get_running_loop().create_future()
+        self._queue.append(_Request(job, future, True, abandonable))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.ensure_future(self._write_batches())
+        return await future
 
     async def close(self) -> None:
-        while self._pending:
-            await asyncio.wait(set(self._pending))
+        """Run every write already queued, then release the connections."""
+        self._closing = True
+        while self._writer is not None and not self._writer.done():
+            await asyncio.wait({self._writer})
         await self._engine.dispose()
 
+    async def _write_batches(self) -> None:
+        while self._queue:
+            writes = [r for r in self._queue if not (r.abandonable and r.future.cancelled())]
+            self._queue.clear()
+            if writes:
+                await self._write_batch(writes)
 
-def _report_orphaned_task(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled() and (error := task.exception()) is not None:
-        _report_orphaned_write(error)
+    async def _write_batch(self, writes: list[_Request]) -> None:
+        """One transaction for ``writes``; each caller is answered after its commit."""
+        try:
+            async with self._engine.begin() as connection:
+                await connection.run_sync(lambda sync: _run_batch(sync, writes))
+        except BaseException as exc:  # the transaction itself broke, or the loop stops
+            error = DatabaseError(f"the write was not committed: {exc}")
+            for request in writes:
+                request.outcome = (None, error)
+            _settle(writes)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        self.commits += 1
+        _settle(writes)
+
+
+def _run_batch(connection: Connection, writes: list[_Request]) -> None:
+    """Run the write jobs in the open transaction, each failing one rolled back alone."""
+    transaction = _AlchemyTransaction(connection)
+    batch = connection.begin_nested()
+    if all(_run_write(transaction, request) for request in writes):
+        batch.commit()
+        return
+    batch.rollback()
+    for request in writes:
+        job = connection.begin_nested()
+        if _run_write(transaction, request):
+            job.commit()
+        else:
+            job.rollback()

@@ -1,4 +1,8 @@
-"""The SQLite runner: one thread, whole jobs, group commit with a savepoint per job."""
+"""The runners: whole jobs, group commit, a failing job rolled back alone.
+
+SQLite: one connection, the statements on the loop, the commits on one thread.
+PostgreSQL: the same batches on a pooled connection, run by a writer task.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +11,18 @@ import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from sqlalchemy import bindparam, insert, select, text
 
-from db.engine import migrate_sqlite
+from db.engine import create_engine, migrate_engine, migrate_sqlite
 from db.errors import ConstraintViolation, DatabaseError
 from db.models import MessageRow, UserRow
-from db.runner import SqliteRunner, Transaction
+from db.runner import AlchemyRunner, SqliteRunner, Transaction
+
+if TYPE_CHECKING:
+    from tests.conftest import DbTarget
 
 _ADD_USER = insert(UserRow).values(
     name=bindparam("name"),
@@ -183,3 +191,91 @@ async def test_the_connection_is_durable_wal_with_foreign_keys(runner: SqliteRun
     # synchronous 2 is FULL. The busy timeout is 0 on the loop: a locked database is
     # waited for on the thread (test_a_write_waits_for_another_process_holding_the_lock).
     assert await runner.read(pragmas) == ["wal", 2, 1, 0]
+
+
+# -- the PostgreSQL runner (AlchemyRunner): the same group commit on a pooled connection ----
+
+
+@pytest.fixture
+async def pg_runner(db_target: DbTarget) -> AsyncIterator[AlchemyRunner]:
+    if db_target.backend != "postgresql":
+        pytest.skip("the PostgreSQL runner")
+    engine = create_engine(db_target.url, schema=db_target.schema)
+    await migrate_engine(engine)
+    runner = AlchemyRunner(engine)
+    try:
+        yield runner
+    finally:
+        await runner.close()
+
+
+async def test_postgresql_writes_waiting_together_share_one_commit(
+    pg_runner: AlchemyRunner,
+) -> None:
+    names = [f"u{i:02}" for i in range(20)]
+    assert await asyncio.gather(*(pg_runner.write(_add(name)) for name in names)) == names
+    assert pg_runner.commits == 1
+    # Writes made while a batch runs form the next one.
+    first = asyncio.ensure_future(pg_runner.write(_add("first")))
+    await asyncio.sleep(0)
+    later = [pg_runner.write(_add(f"v{i:02}")) for i in range(10)]
+    await first
+    assert await asyncio.gather(*later) == [f"v{i:02}" for i in range(10)]
+    assert pg_runner.commits == 3
+    names = await pg_runner.read(lambda tx: [name for (name,) in tx.execute(_NAMES)])
+    assert len(names) == 31
+
+
+async def test_postgresql_a_failing_job_is_rolled_back_alone(pg_runner: AlchemyRunner) -> None:
+    def half_then_fail(tx: Transaction) -> None:
+        tx.execute(_ADD_USER, {"name": "half"})
+        tx.execute(_ADD_MESSAGE, {"recipient": "nobody"})  # foreign key
+
+    def plain_error(tx: Transaction) -> None:
+        tx.execute(_ADD_USER, {"name": "also-half"})
+        raise ValueError("refused")
+
+    jobs: list[Callable[[Transaction], object]] = [
+        _add("a"),
+        half_then_fail,
+        _add("b"),
+        plain_error,
+        _add("c"),
+    ]
+    results = await asyncio.gather(*(pg_runner.write(job) for job in jobs), return_exceptions=True)
+    assert pg_runner.commits == 1
+    assert results[0::2] == ["a", "b", "c"]
+    assert isinstance(results[1], ConstraintViolation)
+    assert isinstance(results[3], ValueError)
+    names = await pg_runner.read(lambda tx: [name for (name,) in tx.execute(_NAMES)])
+    assert names == ["a", "b", "c"]
+
+
+async def test_postgresql_a_cancelled_callers_write_still_commits(
+    pg_runner: AlchemyRunner,
+) -> None:
+    kept = asyncio.ensure_future(pg_runner.write(_add("kept")))
+    abandoned = asyncio.ensure_future(pg_runner.write(_add("skipped"), abandonable=True))
+    await asyncio.sleep(0)  # both queued; the writer has not started
+    kept.cancel()
+    abandoned.cancel()
+    await pg_runner.write(_add("after"))
+    for write in (kept, abandoned):
+        with pytest.raises(asyncio.CancelledError):
+            await write
+    names = await pg_runner.read(lambda tx: [name for (name,) in tx.execute(_NAMES)])
+    assert names == ["after", "kept"]
+
+
+async def test_postgresql_close_finishes_queued_jobs_then_refuses(db_target: DbTarget) -> None:
+    if db_target.backend != "postgresql":
+        pytest.skip("the PostgreSQL runner")
+    engine = create_engine(db_target.url, schema=db_target.schema)
+    await migrate_engine(engine)
+    runner = AlchemyRunner(engine)
+    writes = [asyncio.ensure_future(runner.write(_add(f"u{i}"))) for i in range(5)]
+    await asyncio.sleep(0)
+    await runner.close()
+    assert [await write for write in writes] == [f"u{i}" for i in range(5)]
+    with pytest.raises(DatabaseError, match="closed"):
+        await runner.write(_add("late"))

@@ -232,13 +232,17 @@ class ProcSample:
     """With ``--postgres``: CPU seconds of the machine's ``postgres`` processes."""
 
 
+def stat_cpu(stat: str) -> float:
+    """utime + stime, in seconds, of a /proc/<pid>/stat (or task stat) line."""
+    fields = stat[stat.rindex(")") + 2 :].split()
+    # fields[0] is field 3 (state); utime and stime are fields 14 and 15.
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
 def read_proc(pid: int) -> ProcSample:
     """CPU seconds and memory of ``pid`` from /proc/<pid>/stat and /proc/<pid>/status."""
     with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-        stat = f.read()
-    fields = stat[stat.rindex(")") + 2 :].split()
-    # fields[0] is field 3 (state); utime and stime are fields 14 and 15.
-    cpu = (int(fields[11]) + int(fields[12])) / CLK_TCK
+        cpu = stat_cpu(f.read())
     status: dict[str, int] = {}
     with open(f"/proc/{pid}/status", encoding="ascii") as f:
         for line in f:
@@ -267,9 +271,7 @@ def thread_cpu(pid: int) -> dict[str, float]:
     main = other = 0.0
     for tid in os.listdir(f"/proc/{pid}/task"):
         with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{tid}/stat") as f:
-            stat = f.read()
-            fields = stat[stat.rindex(")") + 2 :].split()
-            cpu = (int(fields[11]) + int(fields[12])) / CLK_TCK
+            cpu = stat_cpu(f.read())
             if int(tid) == pid:
                 main += cpu
             else:
@@ -1394,8 +1396,10 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit(f"load.py: {total} clients requested; at most {MAX_CONNECTIONS}")
     fds = fd_report(total + 200)
     workdir = Path(tempfile.mkdtemp(prefix="fibs-load-", dir=args.tmpdir))
-    database = await PostgresDatabase.create(args.postgres) if args.postgres else None
+    database: PostgresDatabase | None = None
     try:
+        if args.postgres:
+            database = await PostgresDatabase.create(args.postgres)
         return await _run(args, groups, fds, workdir, database)
     finally:
         if database is not None:
@@ -1515,8 +1519,7 @@ def postgres_cpu() -> float:
         with contextlib.suppress(OSError), open(f"/proc/{entry}/stat", encoding="ascii") as f:
             stat = f.read()
             if stat[stat.index("(") + 1 : stat.rindex(")")] == "postgres":
-                fields = stat[stat.rindex(")") + 2 :].split()
-                total += (int(fields[11]) + int(fields[12])) / CLK_TCK
+                total += stat_cpu(stat)
     return total
 
 

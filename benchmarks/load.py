@@ -109,7 +109,12 @@ CLIENT_NAME = "loadbench"
 MAX_CONNECTIONS = 12_000
 """Upper bound on the client connections one run may open."""
 LOGIN_TIMEOUT = 60.0
-"""Seconds one login may take before it counts as failed."""
+"""Seconds one login may take before it counts as failed (``--login-timeout``)."""
+PROMPT_TIMEOUT = 60.0
+"""Seconds a connect-burst connection may take to get the ``login: `` prompt
+(``--prompt-timeout``): longer than the kernel's SYN retries (1, 3, 7, 15 s...)."""
+CONNECT_TARGET = 2.0
+"""Issue 19: every connection of a 1,000-connect burst gets ``login: `` within 2 s."""
 ANSWER_TIMEOUT = 10.0
 """Seconds a command may wait for its answer before it counts as unanswered (lost)."""
 SERVER_START_TIMEOUT = 60.0
@@ -129,6 +134,7 @@ SCENARIO_DEFAULTS: dict[str, dict[str, Any]] = {
         "time_limit": 3600.0,
     },
     "soak": {"clients": 5000, "minutes": 10.0, "time_limit": 2400.0},
+    "connect-burst": {"connects": 1000, "time_limit": 300.0},
 }
 
 # Lines that start with "** " but are not refusals (the replies of a normal match flow).
@@ -144,6 +150,17 @@ _BENIGN = (
 )
 _REPORTS = (b" point match.", b" unlimited match.")
 """Endings of the ``report`` lines about other matches' starts (§4.3)."""
+
+
+SLOW_DOWN = b"** You are sending commands too fast"
+"""The start of the server's refusal of a command beyond its rate (protocol/replies.py
+SLOW_DOWN); a server that makes such commands wait never sends it."""
+
+
+def is_slow_down(line: bytes) -> bool:
+    """The server dropped a command for the rate limit: the client must not count on an
+    answer to it (a bot that does not resend stalls its game)."""
+    return line.startswith(SLOW_DOWN)
 
 
 def _is_report(line: bytes) -> bool:
@@ -189,6 +206,9 @@ class Meter:
         default_factory=lambda: collections.defaultdict(collections.Counter)
     )
     errors: collections.Counter[str] = field(default_factory=collections.Counter)
+    phase_errors: dict[str, collections.Counter[str]] = field(
+        default_factory=lambda: collections.defaultdict(collections.Counter)
+    )
     error_samples: list[dict[str, str]] = field(default_factory=list)
     notes: dict[str, list[str]] = field(default_factory=dict)
     lag: dict[str, list[float]] = field(default_factory=lambda: collections.defaultdict(list))
@@ -208,10 +228,52 @@ class Meter:
 
     def error(self, kind: str, who: str, text: str = "") -> None:
         self.errors[kind] += 1
+        self.phase_errors[self.phase][kind] += 1
         if len(self.error_samples) < 100:
             self.error_samples.append(
                 {"kind": kind, "client": who, "text": text[:200], "phase": self.phase}
             )
+
+
+class StallTracker:
+    """Games that made no progress for ``threshold`` seconds while they should have.
+
+    ``check`` gets, per game, when it last moved on; a game silent for ``threshold`` s is
+    a stall, counted once until it moves on again (then a new silence is a new stall).
+    """
+
+    def __init__(self, threshold: float) -> None:
+        self.threshold = threshold
+        self.stalled: set[str] = set()
+        """The games stalled now."""
+        self.episodes = 0
+        """Every stall so far."""
+
+    def check(self, now: float, last_progress: dict[str, float]) -> list[str]:
+        """The games that stalled since the last check, in ``last_progress``'s order."""
+        new: list[str] = []
+        for game, at in last_progress.items():
+            if now - at >= self.threshold:
+                if game not in self.stalled:
+                    self.stalled.add(game)
+                    self.episodes += 1
+                    new.append(game)
+            else:
+                self.stalled.discard(game)
+        return new
+
+
+def stall_cause(too_fast: int, refused: int, unanswered: bool) -> str:
+    """Why a game stalled, from what its players saw since it last moved on: a command
+    dropped by the rate limit, another refusal, a command with no answer yet, or none of
+    these (both sides wait for a line that never came)."""
+    if too_fast:
+        return "too_fast"
+    if refused:
+        return "refused"
+    if unanswered:
+        return "unanswered"
+    return "no_line"
 
 
 @dataclass(frozen=True)
@@ -283,6 +345,134 @@ def mb(n: float) -> float:
     return round(n / 1_048_576, 1)
 
 
+# -- the configuration ----------------------------------------------------------------------
+
+SHIPPED_CONFIG = ROOT / "fibs.conf"
+"""The repository's fibs.conf: the run's server gets these settings unless asked otherwise."""
+RUN_SPECIFIC = {("server", "host"), ("server", "port"), ("server", "database")}
+"""Settings every run sets for itself (its own address and database): not relaxations."""
+RELAXED: dict[tuple[str, str], str] = {
+    ("limits", "commands_per_second"): "100000",
+    ("limits", "command_burst"): "100000",
+    ("limits", "max_logins"): "50000",
+    ("limits", "idle_timeout"): "0",
+    ("limits", "login_delay"): "0",
+    ("limits", "match_reminder"): "0",
+    ("limits", "match_timeout"): "0",
+    ("limits", "write_buffer_limit"): "16777216",
+}
+"""``--relaxed``: the limits the issue 7 figures of docs/performance.md were measured
+with (no per-connection rate limit, no timeouts, room for every client)."""
+
+
+def read_config(path: Path) -> configparser.ConfigParser:
+    """An INI file as the server reads it (no interpolation; keys in lower case)."""
+    config = configparser.ConfigParser(interpolation=None)
+    with path.open(encoding="utf-8") as f:
+        config.read_file(f)
+    return config
+
+
+def parse_setting(text: str) -> tuple[str, str, str]:
+    """``SECTION.KEY=VALUE`` (``--set``) as (section, key, value).
+
+    :raises ValueError: not of that form.
+    """
+    name, sep, value = text.partition("=")
+    section, dot, key = name.strip().partition(".")
+    if not sep or not dot or not section or not key or not value.strip():
+        raise ValueError(f"{text!r} is not SECTION.KEY=VALUE (e.g. limits.command_burst=80)")
+    return section.strip().lower(), key.strip().lower(), value.strip()
+
+
+def run_config(
+    shipped: configparser.ConfigParser,
+    overrides: dict[tuple[str, str], str],
+    server: dict[str, str],
+) -> configparser.ConfigParser:
+    """The shipped configuration with ``overrides`` (the settings asked for) and the
+    run's own ``[server]`` values (address, database) applied; ``shipped`` is unchanged."""
+    config = configparser.ConfigParser(interpolation=None)
+    config.read_dict({name: dict(shipped[name]) for name in shipped.sections()})
+    for (section, key), value in [
+        *overrides.items(),
+        *((("server", k), v) for k, v in server.items()),
+    ]:
+        if not config.has_section(section):
+            config.add_section(section)
+        config[section][key] = value
+    return config
+
+
+def config_differences(
+    shipped: configparser.ConfigParser, run: configparser.ConfigParser
+) -> dict[str, dict[str, str | None]]:
+    """``section.key`` -> {"fibs_conf": shipped value, "run": the run's} for every setting
+    in force that differs from the shipped file, the run's own address and database
+    excepted (None: not in that file, so the server's default)."""
+    out: dict[str, dict[str, str | None]] = {}
+    names = {(s, k) for c in (shipped, run) for s in c.sections() for k in c[s]}
+    for section, key in sorted(names - RUN_SPECIFIC):
+        before = shipped.get(section, key, fallback=None)
+        after = run.get(section, key, fallback=None)
+        if before != after:
+            out[f"{section}.{key}"] = {"fibs_conf": before, "run": after}
+    return out
+
+
+def requested_overrides(args: argparse.Namespace) -> dict[tuple[str, str], str]:
+    """The settings the command line asks to change: ``--relaxed``, then each ``--set``."""
+    overrides: dict[tuple[str, str], str] = dict(RELAXED) if args.relaxed else {}
+    for text in args.set or ():
+        section, key, value = parse_setting(text)
+        if (section, key) in RUN_SPECIFIC:
+            raise ValueError(f"--set {text}: the run sets {section}.{key} itself (see --port)")
+        overrides[(section, key)] = value
+    return overrides
+
+
+def settings_report(
+    shipped: configparser.ConfigParser,
+    run: configparser.ConfigParser,
+    args: argparse.Namespace,
+    production: ScryptCost,
+) -> dict[str, Any]:
+    """The summary's ``settings``: what of the run differs from the shipped fibs.conf.
+
+    ``relaxed`` is one line per difference (empty: the run is the shipped configuration,
+    its accounts stored at the production cost)."""
+    differences = config_differences(shipped, run)
+    relaxed = [
+        f"{name} = {d['run']} (fibs.conf: {'unset' if d['fibs_conf'] is None else d['fibs_conf']})"
+        for name, d in differences.items()
+    ]
+    if args.cheap_hashes:
+        relaxed.append(
+            f"bulk accounts' password hashes: scrypt n={CHEAP_COST.n} r={CHEAP_COST.r} "
+            f"p={CHEAP_COST.p} (fibs.conf: n={production.n} r={production.r} p={production.p})"
+        )
+    return {
+        "fibs_conf": str(SHIPPED_CONFIG),
+        "shipped": not relaxed,
+        "relaxed": relaxed,
+        "differs_from_fibs_conf": differences,
+        "cheap_hashes": bool(args.cheap_hashes),
+    }
+
+
+def production_cost(config: configparser.ConfigParser) -> ScryptCost:
+    """A configuration's [passwords] cost (the server's defaults where a key is missing)."""
+    default = ScryptCost()
+    if not config.has_section("passwords"):
+        return default
+    section = config["passwords"]
+    return ScryptCost(
+        n=section.getint("scrypt_n", default.n),
+        r=section.getint("scrypt_r", default.r),
+        p=section.getint("scrypt_p", default.p),
+    )
+
+
 # -- the server under test ------------------------------------------------------------------
 
 
@@ -309,6 +499,7 @@ class ServerProcess:
         launcher: list[str],
         server_args: list[str],
         database_url: str | None = None,
+        port: int = 0,
     ) -> None:
         self.workdir = workdir
         self.database_url = database_url
@@ -320,6 +511,8 @@ class ServerProcess:
         self.launcher = launcher
         self.server_args = server_args
         self.proc: subprocess.Popen[bytes] | None = None
+        self.port_wanted = port
+        """The port asked for (``--port``); 0: any free one."""
         self.port = 0
 
     @property
@@ -331,23 +524,12 @@ class ServerProcess:
         assert self.proc is not None
         return self.proc.pid
 
-    def write_config(self, production: ScryptCost) -> None:
-        """fibs.conf for the run: no per-connection rate limit, no timeouts, room for all."""
-        self.config.write_text(
-            "# written by benchmarks/load.py\n"
-            "[server]\n"
-            f"host = {HOST}\nport = 0\ndatabase = {self.url}\n"
-            "[limits]\n"
-            "idle_timeout = 0\n"
-            "commands_per_second = 100000\ncommand_burst = 100000\n"
-            "max_logins = 50000\n"
-            "login_delay = 0\n"
-            "match_reminder = 0\nmatch_timeout = 0\n"
-            "write_buffer_limit = 16777216\n"
-            "[passwords]\n"
-            f"scrypt_n = {production.n}\nscrypt_r = {production.r}\nscrypt_p = {production.p}\n",
-            encoding="utf-8",
-        )
+    def write_config(self, config: configparser.ConfigParser) -> None:
+        """The run's fibs.conf: the shipped one with the run's address, database and
+        the settings asked for on the command line (:func:`run_config`)."""
+        with self.config.open("w", encoding="utf-8") as f:
+            f.write("# written by benchmarks/load.py from fibs.conf\n")
+            config.write(f)
 
     async def create_accounts(self, accounts: list[Account], production: ScryptCost) -> float:
         """Create the schema and every account directly in the database; seconds taken."""
@@ -386,7 +568,7 @@ class ServerProcess:
                     "--host",
                     HOST,
                     "--port",
-                    "0",
+                    str(self.port_wanted),
                     "--database",
                     self.url,
                     "--log-level",
@@ -651,6 +833,8 @@ class Chatter(Role):
         elif line.startswith(b"7 "):
             bench.login_broadcast_seen(line)
         elif line.startswith(b"** "):
+            if is_slow_down(line):
+                bench.meter.count("too_fast_replies")
             bench.meter.error("tell_refused", self.client.name, line.decode(errors="replace"))
 
     def unanswered(self, now: float) -> int:
@@ -699,6 +883,14 @@ class Player(Role):
         self.last_board: bytes | None = None
         self.move_on_board = False
         self.ready = False
+        self.last_progress = 0.0
+        """When this side last saw its game move on (a new board, a game's end); 0: the
+        pair has not started."""
+        self.too_fast = 0
+        """Slow-down replies (``** You are sending commands too fast``) since then."""
+        self.refused = 0
+        """Other refusals (``** ...``) since then."""
+        self.last_line = b""
 
     def on_login(self) -> None:
         client = self.client
@@ -706,8 +898,17 @@ class Player(Role):
             client.send("toggle double")  # reset to on at every login (§4.15)
         client.bench.player_ready(self)
 
+    def progress(self) -> None:
+        """The game moved on: a stall (:class:`StallTracker`) is judged from here."""
+        self.last_progress = time.monotonic()
+        self.too_fast = self.refused = 0
+
     def start(self) -> None:
         """Both sides are logged in: the inviter invites."""
+        self.progress()
+        partner = self.client.bench.players.get(self.partner)
+        if partner is not None:
+            partner.progress()
         if self.inviter:
             # a moment for both logins' own commands (toggle double) to be read first
             asyncio.get_running_loop().call_later(
@@ -772,6 +973,7 @@ class Player(Role):
         if not line or line[:1].isdigit() or _is_report(line):
             return  # CLIP who updates, other matches' reports: not for us
         bench = self.client.bench
+        self.last_line = line
         pending = self.pending
         if pending is not None:
             self.pending = None
@@ -782,12 +984,19 @@ class Player(Role):
             if pending.kind == "move":
                 self._check_move(pending, line)
         if line.startswith(b"board:"):
+            if line != self.last_board:
+                self.progress()
             self.last_board = line
             if self.move_on_board:
                 self.move_on_board = False
                 self.set_due("move", "")
             return
         if line.startswith(b"** "):
+            if is_slow_down(line):
+                self.too_fast += 1
+                bench.meter.count("too_fast_replies")
+            elif not line.startswith(_BENIGN):
+                self.refused += 1
             if not line.startswith(_BENIGN):
                 text = line.decode(errors="replace")
                 kind = pending.kind if pending is not None else "unsolicited"
@@ -809,12 +1018,14 @@ class Player(Role):
         elif line.startswith((b"You win the game", b"You accept and win")) or (
             b" gives up. You win" in line
         ):
+            self.progress()
             bench.meter.count("games_finished")
         elif b" point match " in line and (
             line.startswith(b"You win the ") or b" wins the " in line
         ):
             if line.startswith(b"You win the "):
                 bench.meter.count("matches_finished")
+            self.progress()
             self.last_board = None
             if self.inviter:
                 self.set_due("invite", f"invite {self.partner} {self.length}")
@@ -873,6 +1084,13 @@ class Bench:
         self.burst_done: dict[str, float] = {}
         self.broadcast_delays: list[float] = []
         self.players: dict[str, Player] = {}
+        self.pairs: list[tuple[Player, Player]] = []
+        """(inviter, invitee) of each game played."""
+        self.stalls = StallTracker(args.stall_seconds)
+        self.stall_samples: list[dict[str, Any]] = []
+        self.stall_causes: collections.Counter[str] = collections.Counter()
+        self.stall_phases: collections.Counter[str] = collections.Counter()
+        self.stall_watch: asyncio.Task[None] | None = None
         self.samples: list[ProcSample] = []
         self.marks: dict[str, ProcSample] = {}
         self.sampler: asyncio.Task[None] | None = None
@@ -880,6 +1098,8 @@ class Bench:
         self.timeline: list[dict[str, Any]] = []
         self.profiler: subprocess.Popen[bytes] | None = None
         """py-spy, started with the measured window (``--py-spy``)."""
+        self.probes: list[PromptProbe] = []
+        """The connections of a connect burst."""
 
     # hooks from the clients ------------------------------------------------------------
 
@@ -913,6 +1133,52 @@ class Bench:
         if partner is not None and partner.ready:
             (player if player.inviter else partner).start()
 
+    # stalled games -------------------------------------------------------------------
+
+    def check_stalls(self) -> None:
+        """Count the games that stopped moving on (:class:`StallTracker`), with a cause."""
+        now = time.monotonic()
+        live = {
+            a.client.name: max(a.last_progress, b.last_progress)
+            for a, b in self.pairs
+            if a.last_progress and a.client.open and b.client.open
+        }
+        by_name = {a.client.name: (a, b) for a, b in self.pairs}
+        for game in self.stalls.check(now, live):
+            a, b = by_name[game]
+            unanswered = any(
+                p.pending is not None and now - p.pending.sent > self.stalls.threshold
+                for p in (a, b)
+            )
+            cause = stall_cause(a.too_fast + b.too_fast, a.refused + b.refused, unanswered)
+            self.stall_causes[cause] += 1
+            self.stall_phases[self.meter.phase] += 1
+            if len(self.stall_samples) < 20:
+                self.stall_samples.append(
+                    {
+                        "game": f"{a.client.name} v {b.client.name}",
+                        "phase": self.meter.phase,
+                        "cause": cause,
+                        "silent_s": round(now - live[game], 1),
+                        "last_lines": {
+                            p.client.name: p.last_line.decode(errors="replace")[:160]
+                            for p in (a, b)
+                        },
+                        "pending": {
+                            p.client.name: p.pending.kind if p.pending is not None else None
+                            for p in (a, b)
+                        },
+                    }
+                )
+
+    async def watch_stalls(self) -> None:
+        """Check for stalled games a few times per ``--stall-seconds``."""
+        interval = min(1.0, self.stalls.threshold / 4)
+        while self.acting:
+            await asyncio.sleep(interval)
+            if self.acting:
+                self.check_stalls()
+
     # server samples ----------------------------------------------------------------
 
     def sample(self) -> ProcSample:
@@ -925,7 +1191,7 @@ class Bench:
     def mark(self, name: str) -> ProcSample:
         s = self.sample()
         self.marks[name] = s
-        starts = ("measure_start", "before_burst_start", "soak_start")
+        starts = ("measure_start", "before_burst_start", "soak_start", "connect_burst_start")
         if name in starts and self.args.py_spy and self.profiler is None:
             self.profiler = _start_py_spy(self.args, self.server.pid)
         return s
@@ -977,7 +1243,9 @@ class Bench:
                 client = await self.connect(name, role)
                 out.append(client)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(client.login_done), LOGIN_TIMEOUT)
+                    await asyncio.wait_for(
+                        asyncio.shield(client.login_done), self.args.login_timeout
+                    )
                 if not client.login_done.done():
                     self.meter.error("login_timeout", name)
                     client.close()
@@ -1068,7 +1336,9 @@ async def run_scenario(bench: Bench, groups: dict[str, list[str]]) -> None:
                 )
                 bench.players[me] = player
                 specs.append((me, player))
+            bench.pairs.append((bench.players[a], bench.players[b]))
         await bench.login_all(specs, "login_play", conc)
+        bench.stall_watch = asyncio.create_task(bench.watch_stalls())
 
     # 4. warm-up, then the measured window
     if play or groups["chat"]:
@@ -1077,6 +1347,8 @@ async def run_scenario(bench: Bench, groups: dict[str, list[str]]) -> None:
 
     if args.scenario == "soak":
         await soak(bench)
+    elif args.scenario == "connect-burst":
+        bench.probes = await connect_burst(bench, args.connects)
     elif groups["burst"]:
         await login_burst(bench, groups["burst"])
     else:
@@ -1084,6 +1356,8 @@ async def run_scenario(bench: Bench, groups: dict[str, list[str]]) -> None:
         bench.mark("measure_start")
         await asyncio.sleep(args.duration)
         bench.mark("measure_end")
+    if bench.pairs:
+        bench.check_stalls()  # the games silent at the end of the window count too
     bench.meter.phase = "end"
     bench.acting = False
     await asyncio.sleep(3.0)
@@ -1115,6 +1389,100 @@ async def login_burst(bench: Bench, burst: list[str]) -> None:
     bench.meter.phase = "after_burst"
     await asyncio.sleep(args.duration)
     bench.mark("after_burst_end")
+
+
+class PromptProbe(asyncio.Protocol):
+    """One bare TCP connection of a connect burst: times the ``login: `` prompt, sends
+    nothing and answers no telnet option (a raw client, as the bots are)."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.connected = 0.0
+        self.prompted = 0.0
+        self.failure = ""
+        self.tail = b""
+        self.transport: asyncio.BaseTransport | None = None
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+        self.connected = time.monotonic()
+
+    def data_received(self, data: bytes) -> None:
+        if self.prompted:
+            return
+        self.tail = (self.tail + data)[-16:]
+        if self.tail.endswith(b"login: "):
+            self.prompted = time.monotonic()
+            if not self.done.done():
+                self.done.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+        if not self.done.done():
+            self.done.set_result(None)
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+
+async def connect_burst(bench: Bench, count: int) -> list[PromptProbe]:
+    """``count`` TCP connects at once; each waits for its ``login: `` prompt (at most
+    ``--prompt-timeout`` from its connect). All are held until the last is done, then
+    closed without logging in."""
+    args = bench.args
+    loop = asyncio.get_running_loop()
+    probes: list[PromptProbe] = []
+
+    async def one() -> None:
+        probe = PromptProbe()
+        probes.append(probe)
+        try:
+            await asyncio.wait_for(
+                loop.create_connection(lambda: probe, HOST, bench.server.port),
+                args.prompt_timeout,
+            )
+        except TimeoutError:
+            probe.failure = "connect_timeout"
+            return
+        except OSError as exc:
+            probe.failure = "connect_failed"
+            bench.meter.error("connect_failed", "probe", repr(exc))
+            return
+        left = probe.started + args.prompt_timeout - time.monotonic()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(probe.done), max(left, 0.0))
+        if not probe.prompted:
+            probe.failure = "prompt_timeout" if not probe.done.done() else "closed_before_prompt"
+
+    bench.meter.phase = "connect_burst"
+    bench.mark("connect_burst_start")
+    await asyncio.gather(*(one() for _ in range(count)))
+    bench.mark("connect_burst_end")
+    for probe in probes:
+        probe.close()
+    bench.meter.phase = "after_connect_burst"
+    await asyncio.sleep(0.5)
+    return probes
+
+
+def connect_burst_summary(probes: list[PromptProbe], target: float) -> dict[str, Any]:
+    """How many of a connect burst got the prompt, and how long connecting and the
+    prompt took (from the moment each connect was started)."""
+    connects = [p.connected - p.started for p in probes if p.connected]
+    prompts = [p.prompted - p.started for p in probes if p.prompted]
+    failures = collections.Counter(p.failure for p in probes if p.failure)
+    within = sum(1 for t in prompts if t <= target)
+    return {
+        "requested": len(probes),
+        "connected": len(connects),
+        "prompted": len(prompts),
+        "failed": dict(failures),
+        "connect": latency_summary(connects),
+        "time_to_prompt": latency_summary(prompts),
+        f"prompted_within_{target:g}s": within,
+    }
 
 
 async def soak(bench: Bench) -> None:
@@ -1206,6 +1574,18 @@ def summarize(bench: Bench, groups: dict[str, list[str]], extra: dict[str, Any])
         ),
     }
 
+    if bench.pairs:
+        out["stalls"] = {
+            "threshold_seconds": bench.stalls.threshold,
+            "games": len(bench.pairs),
+            "games_stalled": bench.stalls.episodes,
+            "stalled_at_end": len(bench.stalls.stalled),
+            "by_cause": dict(bench.stall_causes),
+            "by_phase": dict(bench.stall_phases),
+            "too_fast_replies": meter.counts["too_fast_replies"],
+            "samples": bench.stall_samples,
+        }
+
     # server
     last = bench.samples[-1]
     base = marks["baseline"]
@@ -1245,7 +1625,25 @@ def summarize(bench: Bench, groups: dict[str, list[str]], extra: dict[str, Any])
             else None,
             "cpu_percent": round(100 * (s1.cpu - s0.cpu) / max(s1.at - s0.at, 1e-9), 2),
         }
-    if "burst_start" in marks:
+    if bench.probes:
+        out["connect_burst"] = connect_burst_summary(bench.probes, CONNECT_TARGET)
+    if "burst_start" in marks and "burst_end" in marks:
+        requested = len(groups["burst"])
+        during = out["round_trips"].get("burst", {})
+        out["login_burst"] = {
+            "requested": requested,
+            "completed": len(bench.burst_done),
+            "failed": requested - len(bench.burst_done),
+            "failures_by_kind": {
+                k: v
+                for k, v in meter.phase_errors.get("burst", {}).items()
+                if k.startswith(("login", "connect"))
+            },
+            "login_timeout_seconds": args.login_timeout,
+            "time_to_login": out["logins"].get("burst", latency_summary([])),
+            "seconds": round(marks["burst_end"].at - marks["burst_start"].at, 2),
+            "others_tell_during_burst": during.get("tell"),
+        }
         b0, b1 = marks["burst_start"], marks["burst_end"]
         server["burst_cpu_seconds"] = round(b1.cpu - b0.cpu, 2)
         out["login_broadcast"] = {
@@ -1298,6 +1696,7 @@ def _window(bench: Bench) -> tuple[str, ProcSample, ProcSample] | None:
         ("measure", "measure_start", "measure_end"),
         ("before_burst", "before_burst_start", "burst_start"),
         ("soak", "soak_start", "soak_end"),
+        ("connect_burst", "connect_burst_start", "connect_burst_end"),
     ):
         if a in marks and b in marks:
             return phase, marks[a], marks[b]
@@ -1337,6 +1736,15 @@ def targets(out: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
             },
             "met": p99 < 50 and clean and out["matches"]["lost_moves"] == 0,
         }
+    if "stalls" in out:
+        result["no_stalled_games"] = {
+            "value": {
+                "stalled": out["stalls"]["games_stalled"],
+                "games": out["stalls"]["games"],
+                "too_fast_replies": out["stalls"]["too_fast_replies"],
+            },
+            "met": out["stalls"]["games_stalled"] == 0,
+        }
     if args.scenario == "max-rate" and "window" in out:
         rate = out["window"]["actions_per_second"]
         result["max_actions_per_second_3000"] = {"value": rate, "met": rate >= 3000 and clean}
@@ -1347,6 +1755,28 @@ def targets(out: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
         result["burst_others_p99_below_100ms"] = {
             "value": {"p99_ms_during_burst": during, "p99_ms_after_burst": after},
             "met": bool(during) and p99 < 100 and clean,
+        }
+    burst = out.get("connect_burst")
+    if burst is not None:
+        result["connect_burst_all_prompted_within_2s"] = {
+            "value": {
+                "requested": burst["requested"],
+                "prompted": burst["prompted"],
+                "max_ms": burst["time_to_prompt"]["max_ms"],
+                "p99_ms": burst["time_to_prompt"]["p99_ms"],
+            },
+            "met": burst["prompted"] == burst["requested"]
+            and burst["time_to_prompt"]["max_ms"] <= CONNECT_TARGET * 1e3,
+        }
+    logins = out.get("login_burst")
+    if logins is not None:
+        result["burst_logins_all_complete"] = {
+            "value": {
+                "requested": logins["requested"],
+                "completed": logins["completed"],
+                "max_ms": logins["time_to_login"]["max_ms"],
+            },
+            "met": logins["completed"] == logins["requested"],
         }
     if "soak" in server:
         growth = server["soak"]["rss_growth_mb_per_minute"]
@@ -1360,21 +1790,6 @@ def targets(out: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
 
 
 # -- entry point ---------------------------------------------------------------------------
-
-
-def production_cost() -> ScryptCost:
-    """fibs.conf's [passwords] cost (the server's defaults where a key is missing)."""
-    parser = configparser.ConfigParser(interpolation=None)
-    parser.read(ROOT / "fibs.conf", encoding="utf-8")
-    default = ScryptCost()
-    section = parser["passwords"] if parser.has_section("passwords") else None
-    if section is None:
-        return default
-    return ScryptCost(
-        n=section.getint("scrypt_n", default.n),
-        r=section.getint("scrypt_r", default.r),
-        p=section.getint("scrypt_p", default.p),
-    )
 
 
 def fd_report(needed: int) -> dict[str, Any]:
@@ -1391,7 +1806,7 @@ def fd_report(needed: int) -> dict[str, Any]:
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     groups = plan_accounts(args)
-    total = sum(len(v) for v in groups.values())
+    total = sum(len(v) for v in groups.values()) + args.connects
     if total > MAX_CONNECTIONS:
         raise SystemExit(f"load.py: {total} clients requested; at most {MAX_CONNECTIONS}")
     fds = fd_report(total + 200)
@@ -1422,17 +1837,30 @@ async def _run(
         launcher(args),
         [],
         database.url if database is not None else None,
+        args.port,
     )
-    prod = production_cost()
+    shipped = read_config(SHIPPED_CONFIG)
+    config = run_config(
+        shipped,
+        requested_overrides(args),
+        {"host": HOST, "port": str(args.port), "database": server.url},
+    )
+    prod = production_cost(config)
     extra: dict[str, Any] = {"fd_limit": fds, "production_scrypt": vars(prod).copy()}
-    server.write_config(prod)
+    server.write_config(config)
     accounts = [
-        Account(n, toggles=BOT_TOGGLES if k == "play" else PERSON_TOGGLES)
+        Account(
+            n,
+            production=not args.cheap_hashes,
+            toggles=BOT_TOGGLES if k == "play" else PERSON_TOGGLES,
+        )
         for k, v in groups.items()
         if k != "burst"
         for n in v
     ]
+    # the burst's accounts are what the scenario measures: always the production cost
     accounts += [Account(n, production=True) for n in groups["burst"]]
+    extra["settings"] = settings_report(shipped, config, args, prod)
     extra["account_creation_seconds"] = round(await server.create_accounts(accounts, prod), 1)
     await server.start()
     bench = Bench(args, server)
@@ -1455,7 +1883,7 @@ async def _run(
             extra["profile"] = _finish_py_spy(bench.profiler, args)
         summary = summarize(bench, groups, extra)
     finally:
-        for task in (bench.sampler, bench.lag_probe):
+        for task in (bench.sampler, bench.lag_probe, bench.stall_watch):
             if task is not None:
                 task.cancel()
         await bench.close_all()
@@ -1580,6 +2008,7 @@ def _window_pauses(path: str, marks: dict[str, ProcSample]) -> dict[str, Any]:
         ("measure_start", "measure_end"),
         ("burst_start", "burst_end"),
         ("soak_start", "soak_end"),
+        ("connect_burst_start", "connect_burst_end"),
     ):
         if begin in marks and end in marks:
             return pauses.summarize(path, marks[begin].at, marks[end].at)
@@ -1685,7 +2114,32 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--double", action="store_true", help="keep toggle double on (roll is a command too)"
     )
+    p.add_argument(
+        "--full-speed",
+        action="store_true",
+        help="matches: players act as soon as they can (--rate 0, no pacing)",
+    )
+    p.add_argument(
+        "--stall-seconds",
+        type=float,
+        default=10.0,
+        help="a game with no new board (nor end) for this long is stalled: counted, and "
+        "the run exits with status 3",
+    )
     p.add_argument("--logins", type=int, help="login-burst: logins fired at once")
+    p.add_argument(
+        "--login-timeout",
+        type=float,
+        default=LOGIN_TIMEOUT,
+        help="seconds a login may take before it counts as failed",
+    )
+    p.add_argument("--connects", type=int, help="connect-burst: TCP connects fired at once")
+    p.add_argument(
+        "--prompt-timeout",
+        type=float,
+        default=PROMPT_TIMEOUT,
+        help="connect-burst: seconds a connect may take to get the login: prompt",
+    )
     p.add_argument("--background", type=int, help="login-burst: users logged in before")
     p.add_argument("--duration", type=float, help="seconds of the measured window")
     p.add_argument("--warmup", type=float, default=5.0, help="seconds before measuring")
@@ -1695,6 +2149,32 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--time-limit", type=float, help="hard bound on the whole run, seconds")
     p.add_argument("--sample-interval", type=float, default=1.0, help="/proc sampling, s")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        help="the server's port on 127.0.0.1 (0: any free port)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="SECTION.KEY=VALUE",
+        help="run the server with this fibs.conf setting changed (repeatable), e.g. "
+        "limits.commands_per_second=100000; listed in the summary's settings.relaxed",
+    )
+    p.add_argument(
+        "--relaxed",
+        action="store_true",
+        help="the limits of the issue 7 figures: "
+        + ", ".join(f"{s}.{k}={v}" for (s, k), v in RELAXED.items())
+        + " (--set wins over these)",
+    )
+    p.add_argument(
+        "--cheap-hashes",
+        action="store_true",
+        help=f"store the accounts other than a login burst's with scrypt n={CHEAP_COST.n} "
+        f"r={CHEAP_COST.r} p={CHEAP_COST.p}: their logins skip the production hashing",
+    )
     p.add_argument("--tmpdir", help="where the temporary database goes (default: $TMPDIR)")
     p.add_argument(
         "--postgres",
@@ -1735,7 +2215,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--json-out", help="also write the summary to this file")
     args = p.parse_args(argv)
     defaults = SCENARIO_DEFAULTS[args.scenario]
-    for key in ("clients", "chatters", "pairs", "logins", "background"):
+    for key in ("clients", "chatters", "pairs", "logins", "background", "connects"):
         if getattr(args, key) is None:
             setattr(args, key, defaults.get(key, 0))
     for key, fallback in (("rate", 1.0), ("duration", 30.0), ("minutes", 0.0)):
@@ -1744,11 +2224,37 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.time_limit is None:
         args.time_limit = defaults["time_limit"]
         args.time_limit += args.minutes * 60
-    if args.scenario == "max-rate":
+    if args.scenario == "max-rate" or args.full_speed:
         args.rate = 0.0
+    try:
+        requested_overrides(args)
+    except ValueError as exc:
+        p.error(str(exc))
+    if not 0 <= args.port <= 65535:
+        p.error("--port must be 0..65535")
+    if args.stall_seconds <= 0 or args.login_timeout <= 0 or args.prompt_timeout <= 0:
+        p.error("--stall-seconds, --login-timeout and --prompt-timeout must be above 0")
     if args.background and args.clients and args.scenario == "login-burst":
         args.clients = 0
     return args
+
+
+STALLED_EXIT = 3
+"""The exit status of a run in which a game stalled (the summary says which and why)."""
+
+
+def verdict(summary: dict[str, Any]) -> tuple[int, list[str]]:
+    """The exit status and the lines for stderr: the relaxed settings, the stalls."""
+    lines = [f"load.py: relaxed: {r}" for r in summary.get("settings", {}).get("relaxed", [])]
+    stalls = summary.get("stalls")
+    if stalls and stalls["games_stalled"]:
+        causes = ", ".join(f"{k} {v}" for k, v in sorted(stalls["by_cause"].items()))
+        lines.append(
+            f"load.py: STALLED: {stalls['games_stalled']} stalls in {stalls['games']} games "
+            f"({causes}; {stalls['too_fast_replies']} slow-down replies)"
+        )
+        return STALLED_EXIT, lines
+    return 0, lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1758,7 +2264,10 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.json_out:
         Path(args.json_out).write_text(text + "\n", encoding="utf-8")
-    return 0
+    status, lines = verdict(summary)
+    for line in lines:
+        print(line, file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":

@@ -249,11 +249,17 @@ class StallTracker:
         self.episodes = 0
         """Every stall so far."""
 
-    def check(self, now: float, last_progress: dict[str, float]) -> list[str]:
-        """The games that stalled since the last check, in ``last_progress``'s order."""
+    def check(
+        self, now: float, last_progress: dict[str, float], stuck: Iterable[str] = ()
+    ) -> list[str]:
+        """The games that stalled since the last check, in ``last_progress``'s order.
+
+        ``stuck``: games known to wait for good however short their silence so far (at
+        the end of a run: a command of theirs was dropped and is never sent again)."""
+        stuck = set(stuck)
         new: list[str] = []
         for game, at in last_progress.items():
-            if now - at >= self.threshold:
+            if now - at >= self.threshold or game in stuck:
                 if game not in self.stalled:
                     self.stalled.add(game)
                     self.episodes += 1
@@ -1135,8 +1141,12 @@ class Bench:
 
     # stalled games -------------------------------------------------------------------
 
-    def check_stalls(self) -> None:
-        """Count the games that stopped moving on (:class:`StallTracker`), with a cause."""
+    def check_stalls(self, final: bool = False) -> None:
+        """Count the games that stopped moving on (:class:`StallTracker`), with a cause.
+
+        ``final`` (the end of the window): a game silent since a command of its was
+        dropped for the rate counts at once, as the players never send it again (nor
+        do the bots: issue 19), however short the silence so far."""
         now = time.monotonic()
         live = {
             a.client.name: max(a.last_progress, b.last_progress)
@@ -1144,7 +1154,8 @@ class Bench:
             if a.last_progress and a.client.open and b.client.open
         }
         by_name = {a.client.name: (a, b) for a, b in self.pairs}
-        for game in self.stalls.check(now, live):
+        stuck = [g for g in live if final and any(p.too_fast for p in by_name[g])]
+        for game in self.stalls.check(now, live, stuck):
             a, b = by_name[game]
             unanswered = any(
                 p.pending is not None and now - p.pending.sent > self.stalls.threshold
@@ -1357,7 +1368,7 @@ async def run_scenario(bench: Bench, groups: dict[str, list[str]]) -> None:
         await asyncio.sleep(args.duration)
         bench.mark("measure_end")
     if bench.pairs:
-        bench.check_stalls()  # the games silent at the end of the window count too
+        bench.check_stalls(final=True)  # the games stuck at the end of the window count too
     bench.meter.phase = "end"
     bench.acting = False
     await asyncio.sleep(3.0)

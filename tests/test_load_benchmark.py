@@ -1,0 +1,122 @@
+"""The pure helpers of benchmarks/load.py: the run's configuration against the shipped
+fibs.conf (issue 19: shipped limits by default, every change listed), and the counting of
+stalled games. The scenarios themselves run against a real server only by hand
+(docs/performance.md, Reproducing): they take seconds to minutes."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def _load() -> ModuleType:
+    """benchmarks/load.py as a module (it imports benchmarks/pauses.py beside it)."""
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location("fibs_load_benchmark", BENCHMARKS / "load.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+load = _load()
+
+
+def test_default_run_is_the_shipped_configuration() -> None:
+    args = load.parse_args(["--scenario", "matches"])
+    shipped = load.read_config(load.SHIPPED_CONFIG)
+    run = load.run_config(
+        shipped,
+        load.requested_overrides(args),
+        {"host": "127.0.0.1", "port": "0", "database": "sqlite+aiosqlite:///x.db"},
+    )
+    assert load.config_differences(shipped, run) == {}
+    report = load.settings_report(shipped, run, args, load.production_cost(run))
+    assert report["shipped"] is True and report["relaxed"] == []
+    # the run's own address and database are set, not listed
+    assert run["server"]["port"] == "0" and shipped["server"]["port"] != "0"
+
+
+def test_every_requested_change_is_listed() -> None:
+    args = load.parse_args(
+        ["--relaxed", "--set", "limits.command_burst=80", "--set", "rules.jacoby=yes"]
+    )
+    shipped = load.read_config(load.SHIPPED_CONFIG)
+    before = {s: dict(shipped[s]) for s in shipped.sections()}
+    run = load.run_config(shipped, load.requested_overrides(args), {})
+    differences = load.config_differences(shipped, run)
+    assert differences["limits.command_burst"] == {
+        "fibs_conf": shipped["limits"]["command_burst"],
+        "run": "80",
+    }  # --set wins over --relaxed
+    assert differences["limits.commands_per_second"]["run"] == "100000"
+    assert differences["rules.jacoby"] == {"fibs_conf": "no", "run": "yes"}
+    assert {s: dict(shipped[s]) for s in shipped.sections()} == before
+    report = load.settings_report(shipped, run, args, load.production_cost(run))
+    assert report["shipped"] is False
+    assert "limits.command_burst = 80 (fibs.conf: 40)" in report["relaxed"]
+
+
+def test_cheap_hashes_are_a_listed_relaxation() -> None:
+    args = load.parse_args(["--cheap-hashes"])
+    shipped = load.read_config(load.SHIPPED_CONFIG)
+    run = load.run_config(shipped, load.requested_overrides(args), {})
+    report = load.settings_report(shipped, run, args, load.production_cost(run))
+    assert report["shipped"] is False
+    assert any(line.startswith("bulk accounts' password hashes") for line in report["relaxed"])
+
+
+@pytest.mark.parametrize(
+    "text", ["limits.command_burst", "command_burst=3", "limits.=3", "limits.x=", ".x=1"]
+)
+def test_bad_setting_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match=r"SECTION\.KEY=VALUE"):
+        load.parse_setting(text)
+
+
+def test_run_specific_setting_cannot_be_set() -> None:
+    with pytest.raises(SystemExit):
+        load.parse_args(["--set", "server.port=4321"])
+
+
+def test_full_speed_means_no_pacing() -> None:
+    assert load.parse_args(["--scenario", "matches", "--full-speed"]).rate == 0.0
+    assert load.parse_args(["--scenario", "matches"]).rate == 1.0
+
+
+def test_stall_counted_once_until_the_game_moves_on() -> None:
+    tracker = load.StallTracker(10.0)
+    assert tracker.check(100.0, {"a": 95.0, "b": 80.0}) == ["b"]
+    assert tracker.check(101.0, {"a": 95.0, "b": 80.0}) == []  # still the same stall
+    assert tracker.check(106.0, {"a": 95.0, "b": 105.0}) == ["a"]  # b moved on
+    assert tracker.stalled == {"a"}
+    assert tracker.check(120.0, {"a": 95.0, "b": 105.0}) == ["b"]  # b stalls again
+    assert tracker.episodes == 3
+
+
+def test_stuck_game_counts_at_once() -> None:
+    tracker = load.StallTracker(10.0)
+    assert tracker.check(100.0, {"a": 99.0, "b": 99.0}, stuck=["b"]) == ["b"]
+    assert tracker.episodes == 1
+
+
+def test_stall_cause_and_exit_status() -> None:
+    assert load.stall_cause(1, 1, True) == "too_fast"
+    assert load.stall_cause(0, 2, True) == "refused"
+    assert load.stall_cause(0, 0, True) == "unanswered"
+    assert load.stall_cause(0, 0, False) == "no_line"
+    assert load.is_slow_down(b"** You are sending commands too fast. Please slow down.")
+    assert not load.is_slow_down(b"** You did already roll the dice.")
+    stalled = {"games_stalled": 2, "games": 50, "by_cause": {"too_fast": 2}, "too_fast_replies": 2}
+    status, lines = load.verdict({"stalls": stalled, "settings": {"relaxed": []}})
+    assert status == load.STALLED_EXIT != 0 and "STALLED" in lines[-1]
+    status, lines = load.verdict({"stalls": {**stalled, "games_stalled": 0}})
+    assert (status, lines) == (0, [])

@@ -2,10 +2,19 @@
 
 Starts ``python -m server`` as a subprocess on a fresh temporary SQLite database (or,
 with ``--postgres``, a PostgreSQL database made for the run on this machine and dropped
-after) and a free port on 127.0.0.1, creates the accounts directly in that database (a cheap scrypt
-cost for the bulk accounts, fibs.conf's production cost for the ``login-burst`` ones),
-then drives the server over real sockets with many concurrent CLIP clients in this one
-process:
+after) and a free port on 127.0.0.1 (``--port`` chooses one), creates the accounts
+directly in that database (at fibs.conf's production scrypt cost; ``--cheap-hashes``
+stores all but a login burst's cheaply), then drives the server over real sockets with
+many concurrent CLIP clients in this one process.
+
+The server runs with the repository's ``fibs.conf`` as shipped: its rate limit, login
+delay, timeouts and hash cost. A change is asked for (``--set SECTION.KEY=VALUE``,
+``--relaxed`` for the limits of the issue 7 figures, ``--cheap-hashes``), and every
+setting of the run that differs from fibs.conf is in the summary (``settings.relaxed``)
+and on stderr.
+
+* **idle** clients log in and hold their connection (they still receive every login,
+  logout and who-update broadcast, as on FIBS);
 
 * **idle** clients log in and hold their connection (they still receive every login,
   logout and who-update broadcast, as on FIBS);
@@ -13,11 +22,17 @@ process:
 * **pairs** play whole 1-point matches (by default) with uniformly random legal moves
   (``backgammon.legal_plays``, ``bots.decide.move_command``), re-inviting after each
   match;
-* a **burst** of logins fires at once while the others keep working.
+* a **burst** of logins fires at once while the others keep working;
+* a **connect burst** opens bare TCP connections at once and times their ``login: ``.
+
+A game that shows no new board (nor its end) for ``--stall-seconds`` is *stalled*: the
+summary's ``stalls`` counts them with a cause (``too_fast``: a command of the game was
+answered ``** You are sending commands too fast`` and dropped, and the players, like
+the bots, never resend it), and the run exits with status 3.
 
 Clients act open loop: each acting client has its own clock of ticks (``--rate`` a
 second, random phase) and sends what is due at its next tick, never "as soon as the
-reply came" (except in ``max-rate``, which measures throughput with no pause). The round
+reply came" (except in ``max-rate`` and with ``--full-speed``: no pause). The round
 trip of a command is the time from writing it to the first line of the server's answer
 to it: ``16 <name> <text>`` for a tell, the first non-CLIP line after a game command
 (a ``board:`` line after ``move``, ``You roll`` after ``roll``...). After a move, the
@@ -40,6 +55,8 @@ Scenarios (``--scenario``), each with a hard time bound (``--time-limit``):
                 ``--chatters`` telling, then ``--logins`` logins at once at the
                 production hash cost, while the chatters go on.
 ``soak``        ``--clients`` idle connections held for ``--minutes``; RSS sampled.
+``connect-burst`` ``--connects`` TCP connects at once: how many get ``login: `` and when
+                (issue 19: all within 2 s).
 
 Examples::
 
@@ -48,6 +65,9 @@ Examples::
     python benchmarks/load.py --scenario max-rate --pairs 200 --duration 30
     python benchmarks/load.py --scenario login-burst --logins 200 --background 5000
     python benchmarks/load.py --scenario soak --clients 5000 --minutes 10
+    python benchmarks/load.py --scenario matches --pairs 50 --full-speed --duration 60
+    python benchmarks/load.py --scenario connect-burst --connects 1000
+    python benchmarks/load.py --scenario login-burst --logins 500 --background 0 --chatters 100
 
 Traffic goes only to 127.0.0.1. See docs/performance.md for the figures.
 """

@@ -644,6 +644,10 @@ class Database:
 
         return await self._runner.read(job)
 
+    async def count_users(self) -> int:
+        """How many accounts are registered (``stat``)."""
+        return await self._scalar(self._sql.count_users)
+
     async def count_rated_players(self, *, experience_above: int = RATING_LIST_EXPERIENCE) -> int:
         """How many players are on the ``ratings`` list."""
         return await self._scalar(self._sql.count_rated, experience_above=experience_above)

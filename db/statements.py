@@ -110,6 +110,7 @@ class Statements:
         self.insert_user: Final = insert(UserRow).values(_values(UserRow, USER_COLUMNS))
         self.user: Final = select(*_columns(UserRow, USER_COLUMNS)).where(UserRow.name == name)
         self.user_exists: Final = select(UserRow.name).where(UserRow.name == name)
+        self.count_users: Final = select(func.count()).select_from(UserRow)
         self.gags: Final = ListStatements(GagRow, dialect)
         self.blinds: Final = ListStatements(BlindRow, dialect)
 

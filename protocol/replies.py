@@ -1197,8 +1197,9 @@ def finally_logs_in(name: str) -> str:
 
 
 def is_waiting_for_you(waiter: str) -> str:
-    """§4.12: to the user who logs in."""
-    return f"** {waiter} is waiting for you to log in."
+    """§4.12: to the user who logs in, without SPEC's ``** ``: FCM's
+    ``^[a-zA-Z_<>]+ is waiting for you to log in\\.`` is an ordinary line (D161)."""
+    return f"{waiter} is waiting for you to log in."
 
 
 # =====================================================================================
@@ -1343,7 +1344,9 @@ def game_line(p1: str, p2: str, length: int | None, s1: int, s2: int) -> str:
 
 
 SAVED_HEADER: Final = "  opponent          matchlength   score (your points first)"
+"""§4.14: the first line of ``show saved``, also before :data:`NO_SAVED_GAMES` (D163)."""
 NO_SAVED_GAMES: Final = "no saved games."
+"""§4.14: after :data:`SAVED_HEADER` when nothing is saved (D163)."""
 
 
 class SavedMark(enum.Enum):
@@ -1698,18 +1701,47 @@ def about(server_name: str, version_text: str) -> list[str]:
     ]
 
 
-def stat(started: str, online: int, peak: int, logins: int) -> list[str]:
-    """§4.2 ``stat``: free text (D72)."""
+def stat_date(when: dt.datetime) -> str:
+    """SPEC's ``stat`` date: ``Tue Dec 31 21:17:01`` (in UTC; the year is not shown)."""
+    return when.strftime("%a %b %d %H:%M:%S")
+
+
+def stat(started: str, registered: int, online: int, peak: int, logins: int) -> list[str]:
+    """§4.2 ``stat`` (D160): SPEC's lines that this server has numbers for, in FIBS's
+    words (FCM's ``^[0-9]+ registered users.`` names it FIBS_Stat), then this server's
+    own. ``started`` comes from :func:`stat_date`."""
     return [
-        f"Server running since {started}.",
+        f"The server is running since {started} UTC.",
+        f"{registered} registered users.",
         f"Users logged in: {online} (most at once: {peak}).",
         f"Logins since the start: {logins}.",
     ]
 
 
-def average(since: str, per_hour: float) -> str:
-    """§4.2 ``average``: free text, logins per hour since the start (D72)."""
-    return f"Logins per hour since {since}: {per_hour:.2f}"
+AVERAGE_HEADER: Final = "Time (UTC)  average min max    Time (UTC)  average min max"
+"""§4.2 ``average``: SPEC's header, two tables side by side (D160)."""
+
+
+@dataclass(frozen=True)
+class HourUsers:
+    """Users logged in during one hour of the day (UTC): the time-weighted mean, the
+    fewest and the most (``average``)."""
+
+    mean: float = 0.0
+    least: int = 0
+    most: int = 0
+
+
+def _average_cell(hour: int, users: HourUsers) -> str:
+    return f"{hour:02d}:00-{hour:02d}:59{users.mean:6.1f}{users.least:6d}{users.most:4d}"
+
+
+def average_row(hour: int, left: HourUsers, right: HourUsers) -> str:
+    """§4.2 ``average``: one row of SPEC's table under :data:`AVERAGE_HEADER`, ``hour``
+    (0-11) on the left and ``hour + 12`` on the right:
+    ``00:00-00:59 115.1    72 153    12:00-12:59  72.0    55 100``. Every row starts
+    ``hh:mm-``, FCM's ``^[0-9][0-9]:[0-9][0-9]-`` (FIBS_Average; D160)."""
+    return f"{_average_cell(hour, left)}    {_average_cell(hour + 12, right)}"
 
 
 def zone_list(zones: Sequence[str]) -> list[str]:
@@ -1817,9 +1849,15 @@ def dicetest_rolled(rolls: int) -> str:
 
 
 def dicetest_pairs(first: int, n1: int, n2: int, n3: int, n4: int, n5: int, n6: int) -> str:
-    """SPEC's table row for one first die: ``1-1  92359  1-2  92773 ...`` (six cells)."""
+    """SPEC's table row for one first die, six cells: ``1-1 92359   1-2 92773 ...``.
+
+    One space between the pair and its count, whatever the count (D162): FCM classifies a
+    row by ``^[1-6]-1 [0-9]``, which SPEC's right-aligned ``1-1  92359`` only meets once
+    counts have six digits. The counts are padded on the right to keep the columns.
+    """
     cells = (n1, n2, n3, n4, n5, n6)
-    return "  ".join(f"{first}-{second} {n:>6}" for second, n in enumerate(cells, start=1))
+    row = "  ".join(f"{first}-{second} {n:<6}" for second, n in enumerate(cells, start=1))
+    return row.rstrip()
 
 
 def dicetest_faces(n1: int, n2: int, n3: int, n4: int, n5: int, n6: int) -> str:

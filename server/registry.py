@@ -24,6 +24,7 @@ from protocol.replies import Mode
 from server.errors import Reply
 from server.session import Session
 from server.telnet import Payload
+from server.user_stats import UsersByHour
 
 K = TypeVar("K", bound=Hashable)
 
@@ -99,6 +100,8 @@ class Registry:
         """Logins since the start (``stat``, ``average``)."""
         self.peak = 0
         """Most users logged in at once since the start (``stat``, ``show max``)."""
+        self.users_by_hour = UsersByHour(time.time())
+        """Users logged in by hour of the day, for ``average`` (D160)."""
         self._changed: dict[str, Session] = {}
         """Users whose who update waits to be sent (:meth:`who_update`)."""
         self._notices: list[_Notice] = []
@@ -121,10 +124,12 @@ class Registry:
 
     def add(self, session: Session) -> None:
         self._sessions[session.name] = session
+        self.users_by_hour.observe(time.time(), len(self._sessions))
 
     def remove(self, session: Session) -> None:
         if self._sessions.get(session.name) is session:
             del self._sessions[session.name]
+            self.users_by_hour.observe(time.time(), len(self._sessions))
 
     def complete(self, prefix: str) -> Session:
         """The online user that ``prefix`` names (§4.1 name completion).

@@ -3,7 +3,9 @@ refusals of the administrators' commands (§4.2, §4.14, §4.17)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import platform
+import time
 from importlib import metadata
 
 from protocol import clip, replies
@@ -12,7 +14,6 @@ from protocol.parser import ParsedCommand
 from server.dispatch import Context
 from server.errors import Reply
 from server.handlers import handles
-from server.handlers.info import local_time
 
 
 def package_version() -> str:
@@ -26,10 +27,6 @@ def package_version() -> str:
 def release() -> str:
     """``0.1.0 (Python 3.11.9)``: this server's version and the Python it runs on."""
     return f"{package_version()} (Python {platform.python_version()})"
-
-
-def _started(ctx: Context) -> str:
-    return replies.whois_date(local_time(ctx, ctx.app.started_at))
 
 
 @handles("help")
@@ -57,18 +54,28 @@ async def about(ctx: Context, cmd: ParsedCommand) -> None:
 
 @handles("stat")
 async def stat(ctx: Context, cmd: ParsedCommand) -> None:
+    """SPEC's ``stat`` lines this server has numbers for, then its own (D160)."""
     registry = ctx.app.registry
     online = len(registry)
+    started = dt.datetime.fromtimestamp(ctx.app.started_at, dt.UTC)
+    registered = await ctx.app.db.count_users()
     ctx.session.send_lines(
-        replies.stat(_started(ctx), online, max(registry.peak, online), registry.logins)
+        replies.stat(
+            replies.stat_date(started),
+            registered,
+            online,
+            max(registry.peak, online),
+            registry.logins,
+        )
     )
 
 
 @handles("average")
 async def average(ctx: Context, cmd: ParsedCommand) -> None:
-    """Logins per hour since the start, counting at least one hour (D72)."""
-    hours = max((ctx.app.clock() - ctx.app.started_at) / 3600.0, 1.0)
-    ctx.session.send(replies.average(_started(ctx), ctx.app.registry.logins / hours))
+    """SPEC's table of users logged in by hour of the day, UTC (D160)."""
+    hours = ctx.app.registry.users_by_hour.hours(time.time())
+    rows = [replies.average_row(hour, hours[hour], hours[hour + 12]) for hour in range(12)]
+    ctx.session.send_lines([replies.AVERAGE_HEADER, *rows])
 
 
 @handles("port")

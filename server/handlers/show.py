@@ -32,12 +32,13 @@ async def _watchers(ctx: Context, args: tuple[str, ...]) -> list[str]:
 
 
 async def _saved(ctx: Context, args: tuple[str, ...]) -> list[str]:
-    """``show saved``: your saved matches, ``**`` when the opponent is logged in, `` *``
-    for the one you are playing now (§4.14, D18)."""
+    """``show saved``: the header, then your saved matches, ``**`` when the opponent is
+    logged in, `` *`` for the one you are playing now (§4.14, D18), or ``no saved games.``
+    after the header when there are none: Gibbon waits for one of the two (D163)."""
     session = ctx.session
     saved = await ctx.app.db.list_saved_matches(session.name)
     if not saved:
-        return [replies.NO_SAVED_GAMES]
+        return [replies.SAVED_HEADER, replies.NO_SAVED_GAMES]
     lines = [replies.SAVED_HEADER]
     for match in saved:
         opponent = match.opponent_of(session.name)

@@ -82,6 +82,7 @@ _OVERRIDES: Mapping[tuple[str, str], Sequence[Any]] = {
     ("oldmoves_action", "colour"): ("X", "O"),
     ("oldmoves_roll", "colour"): ("X", "O"),
     ("last_line", "day_time"): ("Wed 11:08",),
+    ("HourUsers", "mean"): (15.5,),  # ``average``: a width-6 column, as in SPEC's table
     ("who_row", "status"): ("P", "R", "W", "A", "-"),
     ("who_row", "login"): ("12",),
     ("who_row", "idle"): ("3",),

@@ -10,6 +10,7 @@ from protocol.replies import Mode
 from server.app import App
 
 from .conftest import Connect, clip_login, make_user
+from .fibs_parsers import fcm_cookie
 from .sessions import command, login_all, online, telnet_login, who_update_seen
 
 pytestmark = pytest.mark.known_lines
@@ -271,7 +272,10 @@ async def test_waitfor(connect: Connect, app: App) -> None:
     await dave.prompt(replies.LOGIN_PROMPT)
     await dave.send("login test_client 1008 dave secret")
     await dave.expect("6")
-    assert await dave.line() == replies.is_waiting_for_you("alice")
+    notice = await dave.line()
+    assert notice == "alice is waiting for you to log in."  # no ``** `` (D161)
+    assert notice == replies.is_waiting_for_you("alice")
+    assert fcm_cookie(notice) == "FIBS_PlayerIsWaitingForYou"
     assert await alice.line() == "7 dave dave logs in."
     await who_update_seen(alice, "dave")
     assert await alice.line() == replies.finally_logs_in("dave")  # ends with three BELs

@@ -19,6 +19,7 @@ from server.config import Settings
 from server.handlers.records import FACE_FREEDOM, PAIR_FREEDOM, chi_square_tail
 
 from .conftest import Connect, FibsClient, clip_login
+from .fibs_parsers import fcm_cookie
 from .match_driver import Player, play_out
 
 
@@ -108,7 +109,28 @@ async def test_dicetest_before_any_roll_and_the_report_form(connect: Connect, ap
     for a, b in rolls:
         app.dice_stats.record(a, b)
     assert await _report(alice) == _expected(Counter(rolls))
-    assert (await _report(alice))[1] == replies.dicetest_pairs(1, 50, 0, 0, 0, 0, 0)
+    report = await _report(alice)
+    assert report[1] == replies.dicetest_pairs(1, 50, 0, 0, 0, 0, 0)
+    assert report[1] == "1-1 50      1-2 0       1-3 0       1-4 0       1-5 0       1-6 0"
+
+
+async def test_dicetest_rows_are_fcms(connect: Connect, app: App) -> None:
+    """FCM names each row of the pair table by ``^[1-6]-1 [0-9]`` (D162), whatever the
+    counts: a count of one digit as well as one of seven."""
+    alice = await clip_login(connect, app, "alice")
+    for a in range(1, 7):
+        app.dice_stats.record(a, 1)
+    for _ in range(3):
+        app.dice_stats.record(6, 6)
+    report = await _report(alice)
+    rows = report[1:7]
+    assert [fcm_cookie(row) for row in rows] == ["FIBS_DiceTest"] * 6
+    assert rows[5] == "6-1 1       6-2 0       6-3 0       6-4 0       6-5 0       6-6 3"
+    assert fcm_cookie(replies.dicetest_pairs(3, 1_234_567, 2, 3, 4, 5, 6)) == "FIBS_DiceTest"
+    # SPEC's sample, right-aligned (``1-1  92359``), is what FCM would not name.
+    assert fcm_cookie("1-1  92359  1-2  92773") == "FIBS_Unknown"
+    assert fcm_cookie(replies.DICETEST_END) == "FIBS_Done"
+    assert all(len(row.split()) == 12 for row in rows)
 
 
 @pytest.mark.parametrize(

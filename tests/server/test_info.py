@@ -12,6 +12,12 @@ from protocol.replies import SavedMark
 from server.app import App
 
 from .conftest import Connect, clip_login, make_user
+from .fibs_parsers import (
+    FCM_AVERAGE_HEADER_MEANT,
+    GIBBON_NO_SAVED,
+    GIBBON_SAVED_HEADER,
+    fcm_cookie,
+)
 from .sessions import command, login_all, online, telnet_login, who_update_seen
 
 pytestmark = pytest.mark.known_lines
@@ -188,7 +194,11 @@ async def test_show(connect: Connect, app: App) -> None:
     alice, bob = await login_all(connect, app, "alice", "bob")
     await make_user(app, "dave")
     await alice.send("show saved")
-    assert await alice.line() == replies.NO_SAVED_GAMES
+    # D163: the header comes first even with nothing saved (Gibbon waits for it).
+    assert [await alice.line(), await alice.line()] == [
+        "  opponent          matchlength   score (your points first)",
+        "no saved games.",
+    ]
     await app.db.save_match("alice", "bob", "{}", match_length=3, score_a=1, score_b=2)
     await app.db.save_match("dave", "alice", "{}", match_length=None, score_a=0, score_b=4)
     await alice.send("show saved")
@@ -249,11 +259,13 @@ async def test_motd_help_and_server_texts(connect: Connect, app: App) -> None:
     assert (await alice.line()).startswith("This is fibs-server ")
     await alice.expect(replies.about("x", "y")[-1])
     await alice.send("stat")
-    assert (await alice.line()).startswith("Server running since ")
+    assert (await alice.line()).startswith("The server is running since ")
+    assert await alice.line() == "1 registered users."
     assert await alice.line() == "Users logged in: 1 (most at once: 1)."
     assert await alice.line() == "Logins since the start: 1."
     await alice.send("average")
-    assert (await alice.line()).endswith(": 1.00")
+    assert await alice.line() == replies.AVERAGE_HEADER
+    assert len([await alice.line() for _ in range(12)]) == 12
     await alice.send("cls")
     assert await alice.line() == replies.CLEAR_SCREEN
 
@@ -272,3 +284,53 @@ async def test_refusals_of_section_4_2(connect: Connect, app: App) -> None:
     ]:
         await alice.send(line)
         assert await alice.line() == answer, line
+
+
+async def test_show_saved_as_fcm_and_gibbon_read_it(connect: Connect, app: App) -> None:
+    """D163: ``show saved`` starts with the header in both cases, and every line is one
+    FCM names and Gibbon's word checks recognise (tests/server/fibs_parsers.py)."""
+    await make_user(app, "carol")
+    alice, _bob = await login_all(connect, app, "alice", "bob")
+    await alice.send("show saved")
+    none = [await alice.line(), await alice.line()]
+    assert [fcm_cookie(line) for line in none] == ["FIBS_SavedMatchesHeader", "FIBS_NoSavedGames"]
+    assert [tuple(line.split()) for line in none] == [GIBBON_SAVED_HEADER, GIBBON_NO_SAVED]
+    await app.db.save_match("alice", "bob", "{}", match_length=3, score_a=1, score_b=2)
+    await app.db.save_match("alice", "carol", "{}", match_length=5, score_a=4, score_b=0)
+    await alice.send("show saved")
+    some = [await alice.line() for _ in range(3)]
+    assert [fcm_cookie(line) for line in some] == [
+        "FIBS_SavedMatchesHeader",
+        "FIBS_SavedMatchReady",
+        "FIBS_SavedMatch",
+    ]
+    assert tuple(some[0].split()) == GIBBON_SAVED_HEADER
+    await alice.nothing(0.1)
+
+
+async def test_stat_and_average_as_fcm_reads_them(connect: Connect, app: App) -> None:
+    """D160: ``stat`` and ``average`` in SPEC's forms; FCM names the registered-users line
+    and every row of the table."""
+    await make_user(app, "dave")
+    alice, _bob = await login_all(connect, app, "alice", "bob")
+    await alice.send("stat")
+    stat = [await alice.line() for _ in range(4)]
+    started = dt.datetime.fromtimestamp(app.started_at, dt.UTC)
+    assert stat[0] == f"The server is running since {started:%a %b %d %H:%M:%S} UTC."
+    assert stat[1] == "3 registered users."
+    assert fcm_cookie(stat[1]) == "FIBS_Stat"
+    assert stat[2:] == ["Users logged in: 2 (most at once: 2).", "Logins since the start: 2."]
+
+    hour = dt.datetime.now(dt.UTC).hour  # before the table, so the table covers it
+    await alice.send("average")
+    table = [await alice.line() for _ in range(13)]
+    assert table[0] == "Time (UTC)  average min max    Time (UTC)  average min max"
+    assert FCM_AVERAGE_HEADER_MEANT.match(table[0])
+    assert [fcm_cookie(row) for row in table[1:]] == ["FIBS_Average"] * 12
+    cells = {row[:11]: row[11:27] for row in table[1:]}
+    cells |= {row[31:42]: row[42:] for row in table[1:]}
+    assert set(cells) == {f"{h:02d}:00-{h:02d}:59" for h in range(24)}
+    mean, least, most = cells[f"{hour:02d}:00-{hour:02d}:59"].split()
+    # Two logged in since the server started with nobody (this hour or the last).
+    assert most == "2" and least in ("0", "2") and 0.0 <= float(mean) <= 2.0
+    await alice.nothing(0.1)

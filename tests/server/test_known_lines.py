@@ -46,7 +46,10 @@ KNOWN = [
     replies.move_error(replies.MoveErrorReason.BLOCKED, 2, 7),
     replies.score_line(None, "alice", 12, "bob", 3),
     replies.usage("tell <name> <text>"),
-    *replies.stat("Friday, May 17 09:05 UTC", 3, 5, 123),
+    *replies.stat(replies.stat_date(NOW), 12, 3, 5, 123),
+    replies.AVERAGE_HEADER,
+    replies.average_row(7, replies.HourUsers(63.14, 38, 83), replies.HourUsers(119.8, 100, 140)),
+    replies.dicetest_pairs(1, 92359, 7, 123456, 0, 5, 1_000_000),
     "board:You:someplayer:3:0:0:0:-2:0:0:0:0:5:0:3:0:0:0:-5:5:0:0:0:-3:0:-5:0:0:0:0:2:0:"
     "1:6:2:0:0:1:1:1:0:1:-1:0:25:0:0:0:0:2:0:0:0",
 ]

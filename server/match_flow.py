@@ -331,10 +331,16 @@ async def session_ended(app: App, session: Session) -> None:
 
 
 def finish(app: App, live: LiveMatch) -> None:
-    """The match leaves the table: both players back in the lobby, everyone updated."""
+    """The match leaves the table: both players back in the lobby, everyone updated.
+
+    The players and the watchers get their who updates (and any logout notice queued
+    meanwhile) on the next turn of the loop, after the lines that end or stop the match,
+    instead of waiting for the next batch (D140); the others with the next batch.
+    """
     if live.watchdog is not None:
         live.watchdog.cancel()
         live.watchdog = None
+    players = []
     for name in live.names:
         app.matches.pop(name, None)
         session = app.registry.get(name)
@@ -342,6 +348,9 @@ def finish(app: App, live: LiveMatch) -> None:
             session.enter_lobby()
             if not app.stopping:  # everyone is leaving: no N*N status lines
                 app.registry.who_update(session)
+                players.append(session)
+    if players:
+        app.registry.flush_soon([*players, *live.watchers])
 
 
 # -- announcements ---------------------------------------------------------------------------

@@ -7,6 +7,22 @@ A broadcast renders each distinct set of lines once (per client mode and whateve
 else they depend on) and encodes it once (:class:`Broadcast`, :class:`server.telnet.Payload`);
 each recipient then gets one write of the same bytes it would have got line by line
 (docs/performance.md §3).
+
+Status notices (logins, logouts, who updates) go out in batches, one write per user
+however many changes a batch holds (D79). Three rules keep the batches from reordering
+anything (D140):
+
+* a user's login notice reaches every other user before any line that user's actions
+  write to them: :meth:`Registry.fence`, called by :meth:`Session.send` and its kin for
+  every write, brings the recipient up to date first while that login is still being
+  announced (:data:`ACTOR` says whose action is running);
+* the players and watchers of a match that ends or stops get their part at once, after
+  the lines that end it (:meth:`Registry.flush_soon`), and the later batch does not
+  repeat it (:meth:`Registry.flush_for`);
+* a batch holding a login or logout leaves within :meth:`Registry.notice_gap` (50 ms on
+  a small server, up to ``status_interval`` at 5,000 users); one holding only who
+  updates within ``status_interval``, so each user's changes in that time still make
+  one CLIP 5 line.
 """
 
 from __future__ import annotations
@@ -16,7 +32,8 @@ import contextlib
 import time
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from protocol import clip, replies
@@ -29,12 +46,21 @@ from server.user_stats import UsersByHour
 K = TypeVar("K", bound=Hashable)
 
 DEFAULT_STATUS_INTERVAL = 1.0
-"""Seconds between two batches of status notices (logins, logouts, who updates) at most,
-fibs.conf ``[limits] status_interval`` (D79): a change reaches everyone within about a
-second, and a burst of changes costs each user one write a second. Each batch is a write
-to every user (about 20 µs each here), so at 5,000 users a shorter interval costs a large
-share of the event loop under a steady stream of logins or match starts
-(docs/performance.md §3)."""
+"""Seconds between two batches of who updates at most, fibs.conf ``[limits]
+status_interval`` (D79): a change reaches everyone within about a second, and a burst of
+changes costs each user one write a second (logins and logouts come sooner,
+:data:`NOTICE_GAP_PER_USER`). Each batch is a write to every user (about 20 µs each
+here), so at 5,000 users a shorter interval costs a large share of the event loop under
+a steady stream of logins or match starts (docs/performance.md §3)."""
+
+NOTICE_GAP_PER_USER = 0.0002
+"""Seconds between two batches per user online when a login or logout waits (D140): a
+batch costs about 20 µs of writes per user, so status batches take at most about a tenth
+of the event loop (1 s at 5,000 users, as :data:`DEFAULT_STATUS_INTERVAL`; 0.1 s at 500)."""
+
+NOTICE_GAP_MIN = 0.05
+"""Seconds between two batches at least when a login or logout waits: a burst of logins
+on a small server still comes in a few batches."""
 
 BROADCAST_CHUNK = 256
 """Recipients written per turn of the event loop when a batch goes to everyone (about
@@ -42,6 +68,13 @@ BROADCAST_CHUNK = 256
 
 WHO_END = clip.WhoInfoEnd().format()
 """CLIP 6, the end of a who list or of one who update."""
+
+
+ACTOR: ContextVar[Session | None] = ContextVar("actor", default=None)
+"""The user whose action the running code performs. Set in the connection's task when its
+user logs in (:meth:`Registry.announce_login`): every command of that user, and the
+cleanup when they leave, run there, as do the tasks and timers they start. Lines written
+to another session from there pass :meth:`Registry.fence` (D140)."""
 
 
 def mode_of(clip_mode: bool) -> Mode:
@@ -75,6 +108,8 @@ class Broadcast(Generic[K]):
 class _Notice:
     """A login or logout waiting for the next batch of status notices."""
 
+    seq: int
+    """Its place among the queued changes (:attr:`Registry._seq`)."""
     session: Session
     name: str
     login: bool
@@ -82,6 +117,100 @@ class _Notice:
     """The logout's words (``logs out.``, ``drops connection.``...)."""
     waiters: tuple[Session, ...] = ()
     """Who typed ``waitfor`` this user: they hear ``** FINALLY!!!`` after the notice."""
+
+
+_Key = tuple[bool, bool, Session | None, int]
+"""What a recipient's part of a batch depends on: CLIP mode, ``notify``, the recipient
+itself when the batch announces its own login (nobody hears of their own login), and
+the sequence number up to which it already got the batch's changes ahead of it
+(:meth:`Registry.flush_for`)."""
+
+
+class _Batch:
+    """Queued status changes, rendered once per kind of recipient (:class:`Broadcast`):
+    the logins and logouts in the order they happened (to users with ``notify`` on), then,
+    to CLIP users, one who list: the CLIP 5 line of every user who logged in or changed
+    (their state when the batch was made, once each), then one ``6``."""
+
+    def __init__(
+        self,
+        notices: list[_Notice],
+        who: list[tuple[Session, str, int, bool]],
+        finally_for: dict[Session, list[tuple[int, str]]],
+    ) -> None:
+        self.notices = notices
+        self.who = who
+        """(user, their CLIP 5 line, the number of their latest change, whether they
+        changed rather than only logged in)."""
+        self.logged_in = {n.session for n in notices if n.login}
+        self.finally_for = finally_for
+        """``waitfor`` users: the ``** FINALLY!!!`` lines they get after the batch, each
+        with the number of its login."""
+        self.out: Broadcast[_Key] = Broadcast(self._render)
+
+    def key(self, session: Session, since: int) -> _Key:
+        own = session if session in self.logged_in else None
+        return (session.clip, session.toggles["notify"], own, since)
+
+    def _render(self, key: _Key) -> list[str]:
+        clip_mode, notify, own, since = key
+        mode = mode_of(clip_mode)
+        lines = []
+        if notify:
+            for n in self.notices:
+                if n.seq <= since or n.session is own:
+                    continue  # already sent ahead (flush_for), or their own login (§1.4)
+                if n.login:
+                    lines.append(replies.login_notice(n.name, mode))
+                else:
+                    lines.append(replies.logout_notice(n.name, n.text, mode))
+        if clip_mode:
+            # A new user's who list at login already showed them (unless they changed
+            # since): their own line is not sent to them again.
+            who_lines = [
+                line
+                for s, line, seq, changed in self.who
+                if seq > since and (changed or s is not own)
+            ]
+            if who_lines:
+                lines.extend(who_lines)
+                lines.append(WHO_END)
+        return lines
+
+    def write(self, session: Session, key: _Key) -> None:
+        """``session``'s part, straight to its output: the registry's own writes do not
+        pass :meth:`Registry.fence` (they are what the fence waits for)."""
+        if session.closed:
+            return
+        session.output.send_payload(self.out.payload(key))
+        extra = self.finally_for.get(session)
+        if extra:  # waitfor (§4.12), after the login notice
+            lines = [line for seq, line in extra if seq > key[3]]
+            if lines:
+                session.output.send(lines)
+
+
+@dataclass(eq=False)
+class _Delivery:
+    """A batch being written, :data:`BROADCAST_CHUNK` recipients per turn of the loop."""
+
+    batch: _Batch
+    recipients: list[tuple[Session, _Key]]
+    position: int = 0
+    """Recipients before this index have their part."""
+    early: set[Session] = field(default_factory=set)
+    """Recipients after it that got their part ahead of their chunk (:meth:`write_early`)."""
+    _index: dict[Session, int] | None = None
+
+    def write_early(self, session: Session) -> None:
+        """Give ``session`` its part now, unless it has it or is not a recipient."""
+        if self._index is None:  # built only when needed: most batches never are
+            self._index = {s: i for i, (s, _) in enumerate(self.recipients)}
+        i = self._index.get(session)
+        if i is None or i < self.position or session in self.early:
+            return
+        self.early.add(session)
+        self.batch.write(session, self.recipients[i][1])
 
 
 class Registry:
@@ -102,16 +231,34 @@ class Registry:
         """Most users logged in at once since the start (``stat``, ``show max``)."""
         self.users_by_hour = UsersByHour(time.time())
         """Users logged in by hour of the day, for ``average`` (D160)."""
-        self._changed: dict[str, Session] = {}
-        """Users whose who update waits to be sent (:meth:`who_update`)."""
+        self._seq = 0
+        """Numbers every queued change (login, logout, who update) in order."""
+        self._base = 0
+        """Changes up to this number are in a batch already (written or being written)."""
+        self._changed: dict[str, tuple[Session, int]] = {}
+        """Users whose who update waits to be sent (:meth:`who_update`), with the number
+        of their latest change."""
         self._notices: list[_Notice] = []
         """Logins and logouts waiting to be announced, in order."""
-        self._delivering = False
-        """A batch is still being written, chunk by chunk (:meth:`_deliver`)."""
-        self._flush: asyncio.Handle | None = None
+        self._served: dict[Session, int] = {}
+        """Users who got the queued changes ahead of the batch (:meth:`flush_for`): up to
+        which number."""
+        self._pending: _Batch | None = None
+        """The queued changes rendered for :meth:`flush_for` (until the next change)."""
+        self._unheard: dict[Session, int] = {}
+        """Users whose login notice has not reached everyone yet, with its number
+        (:meth:`fence`)."""
+        self._delivery: _Delivery | None = None
+        """The batch being written, chunk by chunk (:meth:`_deliver`)."""
+        self._flush: asyncio.TimerHandle | None = None
         """The scheduled :meth:`flush_status`, while one is."""
+        self._flush_at = 0.0
+        """Its loop time."""
         self._last_flush = float("-inf")
         """Loop time of the last batch sent."""
+        self._soon: set[Session] = set()
+        """Users :meth:`flush_soon` brings up to date on the next turn of the loop."""
+        self._soon_handle: asyncio.Handle | None = None
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -125,6 +272,7 @@ class Registry:
     def add(self, session: Session) -> None:
         self._sessions[session.name] = session
         self.users_by_hour.observe(time.time(), len(self._sessions))
+        session.before_write = self.fence
 
     def remove(self, session: Session) -> None:
         if self._sessions.get(session.name) is session:
@@ -155,7 +303,7 @@ class Registry:
                 raise Reply(*replies.ambiguous_name(sorted(s.name for s in found), prefix))
         raise Reply(replies.no_one_called(prefix))
 
-    # -- broadcasts --------------------------------------------------------------------
+    # -- status notices (D79, D140) ----------------------------------------------------------
 
     def who_update(self, session: Session) -> None:
         """CLIP 5 + 6 about ``session`` to every CLIP user, itself included (§2.3, §6.6).
@@ -165,129 +313,20 @@ class Registry:
         list at the end of the batch. A user who logged out meanwhile is left out, so
         no CLIP 5 follows their CLIP 8.
         """
-        self._changed[session.name] = session
+        self._seq += 1
+        self._changed[session.name] = (session, self._seq)
+        self._pending = None
         self._queue_status()
-
-    def flush_status(self) -> None:
-        """Send the batched status notices now (see :meth:`_queue_status`)."""
-        if self._flush is not None:
-            self._flush.cancel()
-            self._flush = None
-        if self._delivering:
-            return  # the batch being delivered schedules the next one when it is done
-        notices, self._notices = self._notices, []
-        logged_in = {
-            n.session for n in notices if n.login and self._sessions.get(n.name) is n.session
-        }
-        changed = [s for s in self._changed.values() if self._sessions.get(s.name) is s]
-        self._changed.clear()
-        explicit = set(changed)
-        for session in logged_in:
-            if session not in explicit:
-                changed.append(session)
-        if not notices and not changed:
-            return
-        now = time.monotonic()
-        who = [(s, s.who_line(now)) for s in changed]
-
-        def render(key: tuple[bool, bool, Session | None]) -> list[str]:
-            clip_mode, notify, own = key
-            mode = mode_of(clip_mode)
-            lines = []
-            if notify:
-                for n in notices:
-                    if n.session is own:
-                        continue  # nobody hears of their own login (§1.4)
-                    if n.login:
-                        lines.append(replies.login_notice(n.name, mode))
-                    else:
-                        lines.append(replies.logout_notice(n.name, n.text, mode))
-            # A new user's who list at login already showed them (unless they changed
-            # since): their own line is not sent to them again.
-            who_lines = [line for s, line in who if s is not own or s in explicit]
-            if clip_mode and who_lines:
-                lines.extend(who_lines)
-                lines.append(WHO_END)
-            return lines
-
-        finally_for: dict[Session, list[str]] = {}
-        for n in notices:
-            for waiter in n.waiters:
-                finally_for.setdefault(waiter, []).append(replies.finally_logs_in(n.name))
-        out: Broadcast[tuple[bool, bool, Session | None]] = Broadcast(render)
-        recipients = [
-            (s, (s.clip, s.toggles["notify"], s if s in logged_in else None))
-            for s in self._sessions.values()
-            if s.logged_in
-        ]
-        with contextlib.suppress(RuntimeError):
-            self._last_flush = asyncio.get_running_loop().time()
-        self._deliver(out, recipients, finally_for, 0)
-
-    def _deliver(
-        self,
-        out: Broadcast[tuple[bool, bool, Session | None]],
-        recipients: list[tuple[Session, tuple[bool, bool, Session | None]]],
-        finally_for: dict[Session, list[str]],
-        start: int,
-    ) -> None:
-        """Write a batch to ``BROADCAST_CHUNK`` recipients, then yield to the loop.
-
-        A batch to 5,000 users takes tens of milliseconds of writes; in chunks, nobody's
-        command waits for all of it (the issue's "does not stall anyone").
-        """
-        end = start + BROADCAST_CHUNK
-        for session, key in recipients[start:end]:
-            out.send(session, key)
-            if session in finally_for:  # waitfor (§4.12), after the login notice
-                session.send(*finally_for[session])
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # no event loop (unit tests): all at once
-            loop = None
-        if end < len(recipients):
-            if loop is None:
-                self._deliver(out, recipients, finally_for, end)
-            else:
-                self._delivering = True
-                loop.call_soon(self._deliver, out, recipients, finally_for, end)
-            return
-        self._delivering = False
-        if self._notices or self._changed:
-            self._queue_status()
-
-    def _queue_status(self) -> None:
-        """Schedule the next batch of status notices (logins, logouts, who updates).
-
-        A batch leaves on the next turn of the event loop, but at most once per
-        :attr:`status_interval`, and only after the previous one has reached
-        everyone: every user gets the notices in order, and each batch costs one write
-        per user however many changes it holds (docs/performance.md §3, D79). A status
-        change used to cost a write to every user: with hundreds of matches starting and
-        ending, or a burst of logins, that was most of the server's time.
-        """
-        if self._flush is not None or self._delivering:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # no event loop (unit tests): send at once
-            self.flush_status()
-            return
-        wait = self._last_flush + self.status_interval - loop.time()
-        if wait > 0:
-            self._flush = loop.call_later(wait, self.flush_status)
-        else:
-            self._flush = loop.call_soon(self.flush_status)
-
-    def who_list(self, now: float | None = None) -> list[str]:
-        """The CLIP 5 line of every logged-in user (cached lines, :meth:`Session.who_line`)."""
-        now = time.monotonic() if now is None else now
-        return [s.who_line(now) for s in self._sessions.values() if s.logged_in]
 
     def announce_login(self, session: Session) -> None:
         """CLIP 7 to users with ``notify`` on and the new user's CLIP 5/6 to every CLIP
         user (§1.4), in the next batch of status notices (D79); ``waitfor`` users hear it
-        at once (§4.12)."""
+        right after (§4.12).
+
+        From here on the calling task (the connection's) acts for ``session``
+        (:data:`ACTOR`): until the batch with this login has reached everyone, any line
+        it writes to another user is preceded by that user's pending notices
+        (:meth:`fence`, D140)."""
         name = session.name
         self.history.append((time.time(), replies.logs_in(name)))
         self.logins += 1
@@ -298,14 +337,209 @@ class Registry:
                 other.waiting_for.discard(name)
                 waiters.append(other)
                 session.send(replies.is_waiting_for_you(other.name))
-        self._notices.append(_Notice(session, name, login=True, waiters=tuple(waiters)))
+        self._seq += 1
+        self._notices.append(_Notice(self._seq, session, name, True, waiters=tuple(waiters)))
+        self._unheard[session] = self._seq
+        self._pending = None
+        ACTOR.set(session)
         self._queue_status()
 
     def announce_logout(self, session: Session) -> None:
         """CLIP 8 (``logs out.`` / ``drops connection.``...) to users with ``notify`` on,
-        in the next batch of status notices (D79)."""
+        in the next batch of status notices, which leaves within :meth:`notice_gap`
+        (D79, D140)."""
         name = session.name
         text = session.logout_text(name)
         self.history.append((time.time(), text))
-        self._notices.append(_Notice(session, name, login=False, text=text))
+        self._seq += 1
+        self._notices.append(_Notice(self._seq, session, name, False, text=text))
+        self._pending = None
         self._queue_status()
+
+    def notice_gap(self) -> float:
+        """Seconds from one batch to the next when a login or logout waits (D140):
+        :data:`NOTICE_GAP_PER_USER` per user online, at least :data:`NOTICE_GAP_MIN`, at
+        most :attr:`status_interval`."""
+        per_users = len(self._sessions) * NOTICE_GAP_PER_USER
+        return min(self.status_interval, max(NOTICE_GAP_MIN, per_users))
+
+    def _queue_status(self) -> None:
+        """Schedule the next batch of status notices (logins, logouts, who updates).
+
+        A batch leaves :meth:`notice_gap` after the previous one when it holds a login
+        or logout, else :attr:`status_interval` after it (on the next turn of the loop
+        if that time has passed), and only after the previous one has reached everyone:
+        every user gets the notices in order, and each batch costs one write per user
+        however many changes it holds (docs/performance.md §3, D79, D140). A status
+        change used to cost a write to every user: with hundreds of matches starting
+        and ending, or a burst of logins, that was most of the server's time.
+        """
+        if self._delivery is not None:
+            return  # the batch being written queues the next one when it is done
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop (unit tests): send at once
+            self.flush_status()
+            return
+        gap = self.notice_gap() if self._notices else self.status_interval
+        at = max(self._last_flush + gap, loop.time())
+        if self._flush is not None:
+            if self._flush_at <= at:
+                return
+            self._flush.cancel()  # a login or logout came: the batch leaves sooner
+        self._flush_at = at
+        self._flush = loop.call_at(at, self.flush_status)
+
+    def _snapshot(self) -> _Batch:
+        """The queued changes as one batch (the who lines rendered now)."""
+        logins = {
+            n.session: n.seq
+            for n in self._notices
+            if n.login and self._sessions.get(n.name) is n.session
+        }
+        now = time.monotonic()
+        who = []
+        for session, seq in self._changed.values():
+            if self._sessions.get(session.name) is session:
+                seq = max(seq, logins.pop(session, 0))
+                who.append((session, session.who_line(now), seq, True))
+        for session, seq in logins.items():
+            who.append((session, session.who_line(now), seq, False))
+        finally_for: dict[Session, list[tuple[int, str]]] = {}
+        for n in self._notices:
+            for waiter in n.waiters:
+                finally_for.setdefault(waiter, []).append(
+                    (n.seq, replies.finally_logs_in(n.name))
+                )
+        return _Batch(list(self._notices), who, finally_for)
+
+    def flush_status(self) -> None:
+        """Send the batched status notices now (see :meth:`_queue_status`)."""
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        if self._delivery is not None:
+            return  # the batch being written queues the next one when it is done
+        if not self._notices and not self._changed:
+            return
+        batch = self._snapshot()
+        base = self._base
+        served = self._served
+        recipients = [
+            (s, batch.key(s, served.get(s, base))) for s in self._sessions.values() if s.logged_in
+        ]
+        self._notices = []
+        self._changed.clear()
+        self._served = {}
+        self._base = self._seq
+        self._pending = None
+        with contextlib.suppress(RuntimeError):
+            self._last_flush = asyncio.get_running_loop().time()
+        self._delivery = _Delivery(batch, recipients)
+        self._deliver()
+
+    def _deliver(self) -> None:
+        """Write the batch to the next ``BROADCAST_CHUNK`` recipients, then yield to the
+        loop.
+
+        A batch to 5,000 users takes tens of milliseconds of writes; in chunks, nobody's
+        command waits for all of it (the issue's "does not stall anyone").
+        """
+        delivery = self._delivery
+        assert delivery is not None
+        while True:
+            start = delivery.position
+            end = start + BROADCAST_CHUNK
+            delivery.position = end  # a write below may reach flush_for: these are done
+            for session, key in delivery.recipients[start:end]:
+                if session not in delivery.early:
+                    delivery.batch.write(session, key)
+            if end >= len(delivery.recipients):
+                break
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # no event loop (unit tests): all at once
+                continue
+            loop.call_soon(self._deliver)
+            return
+        self._delivery = None
+        for n in delivery.batch.notices:
+            if n.login and self._unheard.get(n.session) == n.seq:
+                del self._unheard[n.session]  # everyone has heard of this login now
+        if self._notices or self._changed:
+            self._queue_status()
+
+    def flush_for(self, *sessions: Session) -> None:
+        """Bring ``sessions`` up to date now: the rest of the batch being written, then
+        every queued change, each session getting exactly what the next batch would
+        have given it (D140).
+
+        The next batch then gives them only what changed after this: nothing arrives
+        twice and nothing out of order, and nobody else's batch moves. Costs one or two
+        writes per session.
+        """
+        for session in sessions:
+            self._catch_up(session, queued=True)
+
+    def _catch_up(self, session: Session, *, queued: bool) -> None:
+        """:meth:`flush_for` one session; the queued changes only with ``queued``."""
+        if session.closed or not session.logged_in:
+            return
+        if self._delivery is not None:
+            self._delivery.write_early(session)
+        since = self._served.get(session, self._base)
+        if not queued or since >= self._seq:
+            return
+        if self._pending is None:
+            self._pending = self._snapshot()
+        pending = self._pending
+        pending.write(session, pending.key(session, since))
+        self._served[session] = self._seq
+
+    def flush_soon(self, sessions: Iterable[Session | None]) -> None:
+        """:meth:`flush_for` ``sessions`` on the next turn of the loop: after the lines the
+        running step still writes (the end of a match, ``has left``, a logout), so the
+        who lines and the logout notice they get follow the lines they describe (D140)."""
+        self._soon.update(s for s in sessions if s is not None)
+        if self._soon_handle is not None or not self._soon:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop (unit tests): at once
+            self._flush_soon()
+            return
+        self._soon_handle = loop.call_soon(self._flush_soon)
+
+    def _flush_soon(self) -> None:
+        self._soon_handle = None
+        sessions, self._soon = self._soon, set()
+        self.flush_for(*sessions)
+
+    def fence(self, recipient: Session) -> None:
+        """Called before any line is written to ``recipient`` (:attr:`Session.before_write`):
+        when the line comes from the action of a user whose login notice ``recipient``
+        may not have yet (:data:`ACTOR`), ``recipient`` gets its part of the batches
+        first (:meth:`flush_for`). So a user's CLIP 7 reaches everyone before a tell, a
+        shout, a kibitz, an invitation, a watch notice or any other line that user
+        causes (D140), whatever handler writes it.
+
+        Nothing to do (two look-ups) unless a login is still being announced.
+        """
+        if not self._unheard:
+            return
+        actor = ACTOR.get()
+        if actor is None or actor is recipient:
+            return
+        seq = self._unheard.get(actor)
+        if seq is None:
+            return
+        if seq <= self._base:  # the login is in the batch being written
+            self._catch_up(recipient, queued=False)
+        elif self._served.get(recipient, self._base) < seq:
+            self._catch_up(recipient, queued=True)
+
+    def who_list(self, now: float | None = None) -> list[str]:
+        """The CLIP 5 line of every logged-in user (cached lines, :meth:`Session.who_line`)."""
+        now = time.monotonic() if now is None else now
+        return [s.who_line(now) for s in self._sessions.values() if s.logged_in]
+

@@ -104,6 +104,10 @@ class Session:
     """Set once when the session ends (cleanup runs exactly once)."""
     logout_text: Callable[[str], str] = replies.drops_connection
     """How others hear that this session ended (§1.8: logs out / drops connection / timed out)."""
+    before_write: Callable[[Session], None] | None = field(default=None, repr=False)
+    """Called with this session before anything is written to it: the registry's fence,
+    which sends it pending status notices first when the line comes from a user whose
+    login it has not heard of yet (:meth:`server.registry.Registry.fence`, D140)."""
     _who_cache: _WhoLineParts | None = field(default=None, init=False, repr=False)
     """The CLIP 5 line around its idle field, for the values in its ``key``
     (:meth:`who_line`)."""
@@ -152,15 +156,21 @@ class Session:
     def send(self, *lines: str) -> None:
         """Write lines now (asynchronous messages from anyone may call this)."""
         if not self.closed:
+            if self.before_write is not None:
+                self.before_write(self)
             self.output.send(lines)
 
     def send_lines(self, lines: Iterable[str]) -> None:
         if not self.closed:
+            if self.before_write is not None:
+                self.before_write(self)
             self.output.send(lines)
 
     def send_payload(self, payload: Payload) -> None:
         """Write a broadcast's pre-rendered lines (the same bytes as :meth:`send_lines`)."""
         if not self.closed:
+            if self.before_write is not None:
+                self.before_write(self)
             self.output.send_payload(payload)
 
     def end_reply(self) -> None:

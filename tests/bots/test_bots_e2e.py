@@ -409,6 +409,45 @@ async def test_two_random_bots_finish_a_3_point_match(
     check_boards(recorder, [alice, bob])
 
 
+# -- 1b. several invitations at once -----------------------------------------------------------
+
+
+async def test_a_bot_invited_by_two_players_at_once_plays_both_matches(
+    db_target: DbTarget,
+) -> None:
+    """alice and carol invite bob once each, within a second (issue 19): bob plays alice's
+    match, then joins carol's invitation, which waited on the server all along."""
+    async with asyncio.timeout(TEST_LIMIT), serving(db_target, dice_seed=3) as app:
+        bob = make_bot(app.port, "bob", RandomStrategy(2))
+        bob.client.config.max_matches = 2
+        alice = make_bot(app.port, "alice", RandomStrategy(1))
+        carol = make_bot(app.port, "carol", RandomStrategy(4))
+        bots = [bob, alice, carol]
+        async with running(bots) as tasks:
+            for b in bots:
+                await asyncio.wait_for(b.client.logged_in.wait(), 30.0)
+            await wait_ready(app, "bob")
+            await alice.client.invite("bob", 1)
+            await carol.client.invite("bob", 1)
+            await finish(bots, tasks, 60.0)
+        assert bob.client.matches_finished == 2
+        assert alice.client.matches_finished == carol.client.matches_finished == 1
+        opponents = [e.opponent for e in bob.events if isinstance(e, ev.MatchStarted)]
+        assert sorted(opponents) == ["alice", "carol"]
+        for name in ("alice", "carol"):
+            records = await app.db.list_match_records(name)
+            assert [sorted((r.player1, r.player2)) for r in records] == [sorted((name, "bob"))]
+
+
+async def wait_ready(app: App, name: str) -> None:
+    """Until ``name`` is logged in with ``ready`` on (the bot sets it after login)."""
+    while True:
+        session = app.registry.get(name)
+        if session is not None and session.toggles["ready"]:
+            return
+        await asyncio.sleep(0.02)
+
+
 # -- 2. gnubg beats random --------------------------------------------------------------------
 
 GNUBG_PLIES = 0

@@ -435,7 +435,7 @@ class FibsClient:
         if event.line != self._board_line:
             self._board_number += 1
             self._last_action = None
-            if view.player_dice != (0, 0) or view.was_doubled:
+            if view.player_dice != (0, 0) or view.was_doubled or view.turn is not view.colour:
                 self._roll_prompt = False
         self._board_line = event.line
         self.view = view
@@ -473,7 +473,10 @@ class FibsClient:
         if event.resumed:
             # FIBS sends no board after the resume synopsis (§4.3): ask for it at once.
             # A pushed copy (another server) has the same text: it is acted on once.
+            # Nor a new "roll or double": if the board shows the bot on roll without
+            # dice, the bot rolls (or doubles) itself.
             self.view, self._board_line = None, ""
+            self._roll_prompt = True
             self._request_board()
 
     def _on_match_over(self, event: ev.MatchOver) -> None:
@@ -744,8 +747,12 @@ class FibsClient:
         """Ask for the board if the one these lines announce does not come (§6.3): any
         board cancels the wait. Without ``force`` it is asked for only if the bot's
         latest board leaves it nothing to do."""
-        if self._board_timer is not None or self._conn is None:
+        if self._conn is None:
             return
+        if self._board_timer is not None:
+            if not force:
+                return
+            self._board_timer.cancel()  # a forced wait replaces a conditional one
         self._board_timer = self._spawn(self._request_board_later(force), "board")
 
     def _request_board(self) -> None:

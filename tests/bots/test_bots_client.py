@@ -493,6 +493,22 @@ async def test_a_resumed_match_asks_for_the_board_at_once_and_answers_its_double
         assert session.lines.count("accept") == 1
 
 
+async def test_a_resumed_match_with_the_bot_on_roll_is_rolled_without_a_prompt() -> None:
+    async with playing(Scripted(double=True)) as (_, session, _client):
+        await session.send(replies.now_playing_resumed("alice"))
+        await session.expect("board")
+        # the opponent owns the cube: the bot may not double, and no prompt comes
+        await session.send(board(Colour.O, may_double=(False, True), cube=2))
+        await session.expect("roll")
+        await session.send(replies.you_roll(3, 1), board(Colour.O, dice=(3, 1), cube=2))
+        await session.expect(MOVE)
+        await session.send(board(Colour.O, turn=Colour.X, cube=2))
+        # the bot's next turn, before the server's automatic roll: nothing to do
+        await session.send(board(Colour.O, may_double=(False, True), cube=2))
+        await session.quiet(0.3)
+        assert session.lines.count("roll") == 1
+
+
 async def test_a_double_announced_again_after_a_resume_is_answered() -> None:
     async with playing(Scripted(answer=CubeAnswer.DROP)) as (_, session, _client):
         await session.send(replies.now_playing_resumed("alice"))

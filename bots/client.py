@@ -166,7 +166,8 @@ class FibsClient:
         self._last_match_line = 0.0
         self._resign_points: int | None = None
         """The points of the resignation offered to the bot in this game, if seen."""
-        self._answering_resignation = False
+        self._resignation_task: asyncio.Task[None] | None = None
+        """The answer to a resignation being decided (one at a time)."""
         self._last_sent = 0.0
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -296,6 +297,7 @@ class FibsClient:
     async def _cleanup(self) -> None:
         if self._board_timer is not None:
             self._board_timer.cancel()
+            self._board_timer = None  # else no board would be awaited in the next session
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
@@ -315,6 +317,13 @@ class FibsClient:
         self._board_line = ""
         self._roll_prompt = False
         self._last_action = None
+        # invitations, offers and what the bot knew of others do not outlive the session
+        self._invitations.clear()
+        self._joining = None
+        self._invite_retry.clear()
+        self._who.clear()
+        self._resign_points = None
+        self._resignation_task = None
 
     async def _keepalive(self) -> None:
         interval = self.config.keepalive
@@ -405,6 +414,7 @@ class FibsClient:
                 self._on_match_over(event)
             case ev.MatchSaved(opponent=opponent):
                 log.info("%s: match with %s saved", self.config.name, opponent)
+                self._forget_offers()
                 self.saved[opponent] = False
                 self.playing, self.opponent, self.view = False, None, None
                 self._board_line = ""
@@ -465,7 +475,7 @@ class FibsClient:
     def _on_match_started(self, event: ev.MatchStarted) -> None:
         self.playing, self.opponent = True, event.opponent
         self._acted.clear()
-        self._resign_points = None
+        self._forget_offers()
         self._last_match_line = time.monotonic()
         self._invitations.pop(event.opponent, None)
         self._settle_join()
@@ -491,6 +501,7 @@ class FibsClient:
         )
         if self.opponent is not None:
             self.saved.pop(self.opponent, None)
+        self._forget_offers()
         self.playing, self.opponent, self.view = False, None, None
         self._board_line = ""
         self._last_match_line = time.monotonic()
@@ -557,10 +568,18 @@ class FibsClient:
             self._expect_board(force=True)
 
     def _on_resignation(self, points: int) -> None:
-        if self._answering_resignation:
+        task = self._resignation_task
+        if task is not None and not task.done():
             return
-        self._answering_resignation = True
-        self._spawn(self._answer_resignation(points), "resignation")
+        self._resignation_task = self._spawn(self._answer_resignation(points), "resignation")
+
+    def _forget_offers(self) -> None:
+        """A match started, stopped or was saved: an answer still being decided is about
+        an offer of the old table (after a resume the offer is seen and answered anew)."""
+        self._resign_points = None
+        task, self._resignation_task = self._resignation_task, None
+        if task is not None:
+            task.cancel()
 
     def _on_resign_pending(self) -> None:
         """``** X wanted to resign. Type 'accept' or 'reject'.``: the bot's command was
@@ -575,14 +594,12 @@ class FibsClient:
 
     async def _answer_resignation(self, points: int) -> None:
         try:
-            try:
-                accept = await self.strategy.answer_resignation(self.view, points)
-            except Exception:
-                log.exception("%s: answer_resignation failed; accepting", self.config.name)
-                accept = True
-            await self._send("accept" if accept else "reject")
-        finally:
-            self._answering_resignation = False
+            accept = await self.strategy.answer_resignation(self.view, points)
+        except Exception:
+            log.exception("%s: answer_resignation failed; accepting", self.config.name)
+            accept = True
+        self._resignation_task = None  # sent from here on: a new offer is a new answer
+        await self._send("accept" if accept else "reject")
         if not accept:
             self._resign_points = None
             # FIBS sends no board after a rejected resignation (§4.7): the decision the

@@ -526,6 +526,29 @@ async def test_a_resignation_announced_again_after_a_resume_is_answered() -> Non
         await session.expect("accept")
 
 
+async def test_an_answer_still_thought_about_at_a_save_does_not_block_the_next_one() -> None:
+    class SlowFirst(Scripted):
+        asked = 0
+
+        async def answer_resignation(self, view: BoardView | None, points: int) -> bool:
+            self.asked += 1
+            if self.asked == 1:
+                await asyncio.Event().wait()  # hangs (a stuck engine) until cancelled
+            return True
+
+    strategy = SlowFirst()
+    async with playing(strategy) as (_, session, _client):
+        await session.send(replies.wants_to_resign("alice", 1))
+        await session.quiet(0.1)
+        await session.send(replies.saved_after(replies.drops_connection("alice")))
+        await session.send(replies.now_playing_resumed("alice"))
+        await session.send(replies.wants_to_resign("alice", 1))  # announced again
+        await session.expect("accept")
+        await session.quiet(0.3)
+        assert strategy.asked == 2
+        assert session.lines.count("accept") == 1
+
+
 class Rejecter(Scripted):
     def __init__(self) -> None:
         super().__init__()

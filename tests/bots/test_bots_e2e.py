@@ -448,6 +448,62 @@ async def wait_ready(app: App, name: str) -> None:
         await asyncio.sleep(0.02)
 
 
+# -- 1c. an offer pending at a save -----------------------------------------------------------
+
+
+class FirstChanceDoubler(RandomStrategy):
+    """Random plays; doubles at its first chance."""
+
+    doubled = False
+
+    async def should_double(self, view: BoardView) -> bool:
+        if self.doubled:
+            return False
+        self.doubled = True
+        return True
+
+
+class SlowFirstTaker(RandomStrategy):
+    """Random plays; its first take decision hangs (a stuck engine), later ones take."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed)
+        self.asked = asyncio.Event()
+        self.answers = 0
+
+    async def answer_double(self, view: BoardView) -> CubeAnswer:
+        self.answers += 1
+        if self.answers == 1:
+            self.asked.set()
+            await asyncio.Event().wait()  # until the client cancels it
+        return CubeAnswer.TAKE
+
+
+async def test_a_double_pending_at_a_save_is_answered_after_the_resume(
+    db_target: DbTarget,
+) -> None:
+    """alice doubles; bob's answer hangs; alice's connection drops, the match is saved
+    with the double pending. alice logs in again, the match is resumed; bob sees the
+    double only in the board he asks for (field 40) and takes it; the match ends."""
+    taker = SlowFirstTaker(2)
+    async with asyncio.timeout(TEST_LIMIT), serving(db_target, dice_seed=5) as app:
+        alice = make_bot(app.port, "alice", FirstChanceDoubler(1), invite="bob", length=3)
+        bob = make_bot(app.port, "bob", taker)
+        bots = [alice, bob]
+        async with running(bots) as tasks:
+            await asyncio.wait_for(taker.asked.wait(), 30.0)
+            session = app.registry.get("alice")
+            assert session is not None
+            session.output.abort()  # a network drop: the server saves the match (§4.9)
+            await finish(bots, tasks, 60.0)
+        assert any(isinstance(e, ev.MatchSaved) for e in bob.events)
+        assert any(isinstance(e, ev.MatchStarted) and e.resumed for e in bob.events)
+        assert taker.answers >= 2
+        accepted = [e for e in alice.events if isinstance(e, ev.Text) and "accepts" in e.text]
+        assert accepted and accepted[0].text.startswith("bob accepts the double.")
+        check_match_over(*winner_of(bots), 3)
+
+
 # -- 2. gnubg beats random --------------------------------------------------------------------
 
 GNUBG_PLIES = 0

@@ -63,10 +63,11 @@ _JOIN_FAILED: Final = re.compile(
     r"\*\* (?:Error: )?(?:(?P<a>[^\s.]+) didn't invite you"
     r"|can't find player (?P<b>[^\s.]+)"
     r"|(?P<c>[^\s.]+) is already playing with someone else"
+    r"|(?P<d>[^\s.]+) is refusing games"
     r"|Join who\?)"
 )
-"""The refusals of ``join <name>`` (§4.3): the inviter is gone, invites someone else, or
-plays; the bot then answers the next invitation."""
+"""The refusals of ``join <name>`` (§4.3): the inviter is gone, invites someone else,
+plays, or turned ``ready`` off; the bot then answers the next invitation."""
 _CANT_PLAY_TWO: Final = "** You can't play two games at once"
 """The refusal of ``join`` while the bot plays (§4.3): the invitation waits."""
 _INVITE_INTERVAL: Final = 2.0
@@ -385,7 +386,9 @@ class FibsClient:
                 self._roll_prompt = True
                 self._decide()
                 view = self.view
-                if view is None or due(view, roll_prompt=True) is not Due.CUBE:
+                if view is None:  # a resume: the board asked for is coming
+                    self._expect_board(force=True)
+                elif due(view, roll_prompt=True) is not Due.CUBE:
                     # the opponent could not move: FIBS sends no board (§4.5), ask for it
                     self._request_board()
                 else:
@@ -562,9 +565,9 @@ class FibsClient:
         view = self.view
         if view is not None and view.was_doubled:
             self._decide()  # the board already shows it (answered once per board)
-        elif refused or view is None:
+        elif refused:
             self._request_board()  # the board the bot holds is stale: ask now
-        else:
+        else:  # the announced board, or the one asked for after a resume, is coming
             self._expect_board(force=True)
 
     def _on_resignation(self, points: int) -> None:
@@ -679,7 +682,7 @@ class FibsClient:
             refused = _JOIN_FAILED.match(text)
             if refused is None:
                 return False
-            named = refused["a"] or refused["b"] or refused["c"]
+            named = refused["a"] or refused["b"] or refused["c"] or refused["d"]
             if named is not None and named != invitation.name:
                 return False
             log.info("%s: the invitation of %s is gone: %s", self.config.name, named, text)

@@ -431,6 +431,7 @@ async def test_an_invitation_that_is_gone_is_skipped_for_the_next_one() -> None:
             *replies.invitation("dave", 1),
             *replies.invitation("erin", 1),
             *replies.invitation("fred", 1),
+            *replies.invitation("hank", 1),
         )
         await session.send(Logout("carol", "carol logs out.").format())  # carol left
         await session.send(replies.you_win_match(1, 1, 0))
@@ -440,9 +441,11 @@ async def test_an_invitation_that_is_gone_is_skipped_for_the_next_one() -> None:
         await session.send(replies.cant_find_player("erin"))  # erin logged out unseen
         await session.expect("join fred")
         await session.send(replies.join_already_playing("fred"))  # fred plays meanwhile
+        await session.expect("join hank")
+        await session.send(replies.refusing_games("hank"))  # hank turned ready off
         await session.quiet(0.3)
         joins = [x for x in session.lines if x.startswith("join")]
-        assert joins == ["join dave", "join erin", "join fred"]
+        assert joins == ["join dave", "join erin", "join fred", "join hank"]
         await session.send(*replies.invitation("gina", 1))  # the bot is free: at once
         await session.expect("join gina")
 
@@ -517,6 +520,7 @@ async def test_a_double_announced_again_after_a_resume_is_answered() -> None:
         await session.expect("board")
         await session.send(board(Colour.X, doubled=True, may_double=(False, False)))
         await session.expect("reject")
+        assert session.lines.count("board") == 1  # asked for once, at the resume
 
 
 async def test_a_resignation_announced_again_after_a_resume_is_answered() -> None:

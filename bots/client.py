@@ -570,7 +570,7 @@ class FibsClient:
         else:  # the announced board, or the one asked for after a resume, is coming
             self._expect_board(force=True)
 
-    def _on_resignation(self, points: int) -> None:
+    def _on_resignation(self, points: int | None) -> None:
         task = self._resignation_task
         if task is not None and not task.done():
             return
@@ -590,12 +590,19 @@ class FibsClient:
         points are not said: the bot answers as for the least offer possible (a normal
         resignation at the current cube; a strategy that accepts that accepts more)."""
         self._forget_last_action()
-        points = self._resign_points
+        self._on_resignation(self._resign_points)
+
+    async def _answer_resignation(self, points: int | None) -> None:
+        """Ask the strategy (with the board: right after a resume it is waited for) and
+        send its answer. ``points`` None: not said, the least offer (see
+        :meth:`_on_resign_pending`)."""
+        if self.view is None and self.playing:
+            self._expect_board(force=True)
+            deadline = time.monotonic() + 2 * self.config.board_wait
+            while self.view is None and self.playing and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
         if points is None:
             points = self.view.cube if self.view is not None else 1
-        self._on_resignation(points)
-
-    async def _answer_resignation(self, points: int) -> None:
         try:
             accept = await self.strategy.answer_resignation(self.view, points)
         except Exception:

@@ -524,10 +524,24 @@ async def test_a_double_announced_again_after_a_resume_is_answered() -> None:
 
 
 async def test_a_resignation_announced_again_after_a_resume_is_answered() -> None:
-    async with playing() as (_, session, _client):
+    class Seeing(Scripted):
+        def __init__(self) -> None:
+            super().__init__()
+            self.views: list[BoardView | None] = []
+
+        async def answer_resignation(self, view: BoardView | None, points: int) -> bool:
+            self.views.append(view)
+            return True
+
+    strategy = Seeing()
+    async with playing(strategy) as (_, session, _client):
         await session.send(replies.now_playing_resumed("alice"))
         await session.send(replies.wants_to_resign("alice", 2))
+        await session.expect("board")
+        assert not strategy.views  # the strategy gets the board, so it waits for it
+        await session.send(board(Colour.O, turn=Colour.X, cube=2))
         await session.expect("accept")
+        assert strategy.views[0] is not None and strategy.views[0].cube == 2
 
 
 async def test_an_answer_still_thought_about_at_a_save_does_not_block_the_next_one() -> None:

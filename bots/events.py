@@ -109,7 +109,11 @@ class OpponentMoved:
 
 @dataclass(frozen=True, slots=True)
 class DoubleOffered:
-    """``X doubles. Type 'accept' or 'reject'.`` or ``X redoubles to N. Type ...`` (§4.6)."""
+    """``X doubles. Type 'accept' or 'reject'.`` or ``X redoubles to N. Type ...`` (§4.6).
+
+    The same text (with or without ``** ``) is also the server's refusal of another
+    command while the double waits for the bot's answer, and its re-announcement after a
+    resume."""
 
     name: str
     redouble_allowed: bool
@@ -123,6 +127,15 @@ class ResignOffered:
 
     name: str
     points: int
+
+
+@dataclass(frozen=True, slots=True)
+class ResignPending:
+    """``** X wanted to resign. Type 'accept' or 'reject'.`` (§4.7): the server refused the
+    bot's command because ``X``'s resignation waits for an answer. The points are not
+    said; the bot may never have seen the offer (it was made before a save)."""
+
+    name: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +241,7 @@ Event: TypeAlias = (
     | OpponentMoved
     | DoubleOffered
     | ResignOffered
+    | ResignPending
     | GameOver
     | JoinNextGame
     | MatchOver
@@ -324,16 +338,20 @@ _PATTERNS: Final[list[tuple[re.Pattern[str], _Builder]]] = [
     ),
     (re.compile(rf"{_NAME} can't move\."), lambda m: OpponentMoved(m["name"], "")),
     (
-        re.compile(rf"{_NAME} doubles\. Type 'accept'(?P<re>,)? (?:or )?'?reject'?.*"),
+        re.compile(rf"(?:\*\* )?{_NAME} doubles\. Type 'accept'(?P<re>,)? (?:or )?'?reject'?.*"),
         lambda m: DoubleOffered(m["name"], m["re"] is not None),
     ),
     (
-        re.compile(rf"{_NAME} redoubles to (?P<cube>\d+)\. Type 'accept'(?P<re>,)?.*"),
+        re.compile(rf"(?:\*\* )?{_NAME} redoubles to (?P<cube>\d+)\. Type 'accept'(?P<re>,)?.*"),
         lambda m: DoubleOffered(m["name"], m["re"] is not None, int(m["cube"])),
     ),
     (
         re.compile(rf"{_NAME} wants to resign\. You will win {_POINTS}\..*"),
         lambda m: ResignOffered(m["name"], int(m["points"])),
+    ),
+    (
+        re.compile(rf"\*\* {_NAME} wanted to resign\..*"),
+        lambda m: ResignPending(m["name"]),
     ),
     (
         re.compile(rf"You win the game and get {_POINTS}\..*"),

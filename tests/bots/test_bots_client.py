@@ -21,6 +21,7 @@ from bots.login import LoginError, bot_client_name
 from bots.strategy import ME, BaseStrategy, CubeAnswer
 from protocol import replies
 from protocol.board_view import BoardView
+from protocol.clip import Logout
 from tests.bots.fakefibs import FakeFibs, FakeSession, board, own_info, who
 
 NAME, PASSWORD = "botty", "secret"
@@ -348,15 +349,18 @@ async def test_a_refused_double_is_retried_as_a_roll() -> None:
         await session.expect("roll")
 
 
-async def test_a_command_dropped_by_the_rate_limit_is_sent_again() -> None:
+async def test_the_old_slow_down_text_is_no_reason_to_resend() -> None:
+    # Servers read commands beyond their rate later (issue 19): the text is no longer
+    # special. Like any unexplained ``** `` reply it makes the bot look at the board, and
+    # a board that shows the move made gets no second move.
     async with playing() as (_, session, _client):
-        line = board(Colour.O, dice=(3, 1))
-        await session.send(line)
-        first = await session.expect(MOVE)
+        await session.send(board(Colour.O, dice=(3, 1)))
+        await session.expect(MOVE)
         await session.send("** You are sending commands too fast. Please slow down.")
-        await session.expect("board", timeout=3.0)
-        await session.send(line)
-        assert await session.expect(MOVE) == first
+        await session.expect("board", timeout=0.4)  # at once: no second of waiting
+        await session.send(board(Colour.O, turn=Colour.X))  # the move was made
+        await session.quiet(0.6)
+        assert sum(1 for x in session.lines if x.startswith("move")) == 1
 
 
 async def test_resignation_next_game_and_match_end() -> None:
@@ -386,6 +390,228 @@ async def test_the_bot_invites_its_configured_opponent_when_free() -> None:
         async with running(client):
             session = await fibs.session()
             await session.expect("invite alice 3")
+
+
+# -- several invitations ---------------------------------------------------------------------
+
+
+async def finish_match(session: FakeSession, opponent: str) -> None:
+    """The bot plays a 1-point match with ``opponent`` and wins it."""
+    await session.send(replies.now_playing(opponent, 1))
+    await session.send(board(Colour.O, dice=(3, 1), length=1, opponent=opponent))
+    await session.expect(MOVE)
+    await session.send(replies.you_win_game(1), replies.you_win_match(1, 1, 0))
+
+
+async def test_invitations_that_come_while_the_bot_plays_are_all_played() -> None:
+    async with playing() as (_, session, client):
+        await session.send(*replies.invitation("alice", 1))
+        await session.expect("join alice")
+        await session.send(replies.now_playing("alice", 1))
+        # two more within a second, while the bot plays: they wait, in order
+        await session.send(*replies.invitation("carol", 1), *replies.invitation_resume("dave"))
+        assert not [x for x in await session.quiet(0.3) if x.startswith("join")]
+        await session.send(board(Colour.O, dice=(3, 1), length=1))
+        await session.expect(MOVE)
+        await session.send(replies.you_win_game(1), replies.you_win_match(1, 1, 0))
+        await session.expect("join carol")
+        await finish_match(session, "carol")
+        await session.expect("join dave")
+        await session.send(replies.now_playing_resumed("dave"))
+        await session.quiet(0.1)
+        assert client.matches_finished == 2
+        assert client.playing and client.opponent == "dave"
+
+
+async def test_an_invitation_that_is_gone_is_skipped_for_the_next_one() -> None:
+    async with playing() as (_, session, _client):
+        await session.send(replies.now_playing("alice", 1))
+        await session.send(
+            *replies.invitation("carol", 1),
+            *replies.invitation("dave", 1),
+            *replies.invitation("erin", 1),
+            *replies.invitation("fred", 1),
+            *replies.invitation("hank", 1),
+        )
+        await session.send(Logout("carol", "carol logs out.").format())  # carol left
+        await session.send(replies.you_win_match(1, 1, 0))
+        await session.expect("join dave")
+        await session.send(replies.didnt_invite_you("dave"))  # dave invited someone else
+        await session.expect("join erin")
+        await session.send(replies.cant_find_player("erin"))  # erin logged out unseen
+        await session.expect("join fred")
+        await session.send(replies.join_already_playing("fred"))  # fred plays meanwhile
+        await session.expect("join hank")
+        await session.send(replies.refusing_games("hank"))  # hank turned ready off
+        await session.quiet(0.3)
+        joins = [x for x in session.lines if x.startswith("join")]
+        assert joins == ["join dave", "join erin", "join fred", "join hank"]
+        await session.send(*replies.invitation("gina", 1))  # the bot is free: at once
+        await session.expect("join gina")
+
+
+async def test_an_own_who_line_that_comes_late_does_not_make_the_bot_busy() -> None:
+    async with playing() as (_, session, _client):
+        await finish_match(session, "alice")
+        await session.send(who(NAME, "alice").format())  # CLIP 5 from before the end
+        await session.send(*replies.invitation("carol", 3))
+        await session.expect("join carol")
+
+
+async def test_an_invitation_refused_because_the_bot_plays_waits_for_the_match_end() -> None:
+    async with playing() as (_, session, _client):
+        await session.send(*replies.invitation("carol", 3))
+        await session.expect("join carol")
+        await session.send(replies.CANT_PLAY_TWO)  # a match the bot did not know of
+        await session.send(replies.wins_match("alice", 1, 1, 0))
+        await session.expect("join carol")
+
+
+async def test_an_invitation_held_back_by_the_two_second_interval_is_sent_later() -> None:
+    saved = [replies.saved_line(replies.SavedMark.ONLINE, "alice", 3, 1, 2)]
+    async with FakeFibs({NAME: PASSWORD}, saved=saved) as fibs:
+        client = FibsClient(config(fibs), Scripted())
+        async with running(client):
+            session = await fibs.session()
+            await session.expect("invite alice")
+            # alice was busy, and is free again within the interval: no CLIP 5 will
+            # come again, so the bot must invite her when the interval is over
+            await session.send(who("alice", "carol").format(), who("alice").format())
+            assert "invite alice" not in await session.quiet(0.5)
+            await session.expect("invite alice", timeout=3.0)
+
+
+# -- offers after a resume and refusals --------------------------------------------------------
+
+
+async def test_a_resumed_match_asks_for_the_board_at_once_and_answers_its_double() -> None:
+    async with playing() as (_, session, _client):
+        await session.send(replies.now_playing_resumed("alice"))
+        await session.send(*replies.resume_synopsis("alice", 3, "alice", 1, NAME, 0))
+        await session.expect("board", timeout=0.3)  # FIBS pushes no board here
+        line = board(Colour.O, doubled=True, may_double=(False, False))
+        await session.send(line, line)  # a pushed copy too (another server)
+        await session.expect("accept")
+        await session.quiet(0.3)
+        assert session.lines.count("accept") == 1
+
+
+async def test_a_resumed_match_with_the_bot_on_roll_is_rolled_without_a_prompt() -> None:
+    async with playing(Scripted(double=True)) as (_, session, _client):
+        await session.send(replies.now_playing_resumed("alice"))
+        await session.expect("board")
+        # the opponent owns the cube: the bot may not double, and no prompt comes
+        await session.send(board(Colour.O, may_double=(False, True), cube=2))
+        await session.expect("roll")
+        await session.send(replies.you_roll(3, 1), board(Colour.O, dice=(3, 1), cube=2))
+        await session.expect(MOVE)
+        await session.send(board(Colour.O, turn=Colour.X, cube=2))
+        # the bot's next turn, before the server's automatic roll: nothing to do
+        await session.send(board(Colour.O, may_double=(False, True), cube=2))
+        await session.quiet(0.3)
+        assert session.lines.count("roll") == 1
+
+
+async def test_a_double_announced_again_after_a_resume_is_answered() -> None:
+    async with playing(Scripted(answer=CubeAnswer.DROP)) as (_, session, _client):
+        await session.send(replies.now_playing_resumed("alice"))
+        await session.send(*replies.resume_synopsis("alice", 3, "alice", 1, NAME, 0))
+        await session.send(replies.doubles_offer("alice"))
+        await session.expect("board")
+        await session.send(board(Colour.X, doubled=True, may_double=(False, False)))
+        await session.expect("reject")
+        assert session.lines.count("board") == 1  # asked for once, at the resume
+
+
+async def test_a_resignation_announced_again_after_a_resume_is_answered() -> None:
+    class Seeing(Scripted):
+        def __init__(self) -> None:
+            super().__init__()
+            self.views: list[BoardView | None] = []
+
+        async def answer_resignation(self, view: BoardView | None, points: int) -> bool:
+            self.views.append(view)
+            return True
+
+    strategy = Seeing()
+    async with playing(strategy) as (_, session, _client):
+        await session.send(replies.now_playing_resumed("alice"))
+        await session.send(replies.wants_to_resign("alice", 2))
+        await session.expect("board")
+        assert not strategy.views  # the strategy gets the board, so it waits for it
+        await session.send(board(Colour.O, turn=Colour.X, cube=2))
+        await session.expect("accept")
+        assert strategy.views[0] is not None and strategy.views[0].cube == 2
+
+
+async def test_an_answer_still_thought_about_at_a_save_does_not_block_the_next_one() -> None:
+    class SlowFirst(Scripted):
+        asked = 0
+
+        async def answer_resignation(self, view: BoardView | None, points: int) -> bool:
+            self.asked += 1
+            if self.asked == 1:
+                await asyncio.Event().wait()  # hangs (a stuck engine) until cancelled
+            return True
+
+    strategy = SlowFirst()
+    async with playing(strategy) as (_, session, _client):
+        await session.send(replies.wants_to_resign("alice", 1))
+        await session.quiet(0.1)
+        await session.send(replies.saved_after(replies.drops_connection("alice")))
+        await session.send(replies.now_playing_resumed("alice"))
+        await session.send(replies.wants_to_resign("alice", 1))  # announced again
+        await session.expect("accept")
+        await session.quiet(0.3)
+        assert strategy.asked == 2
+        assert session.lines.count("accept") == 1
+
+
+class Rejecter(Scripted):
+    def __init__(self) -> None:
+        super().__init__()
+        self.offers: list[int] = []
+
+    async def answer_resignation(self, view: BoardView | None, points: int) -> bool:
+        self.offers.append(points)
+        return False
+
+
+async def test_a_refusal_for_a_resignation_never_seen_makes_the_bot_answer_it() -> None:
+    strategy = Rejecter()
+    async with playing(strategy) as (_, session, _client):
+        await session.send(board(Colour.O, dice=(3, 1), cube=2))
+        first = await session.expect(MOVE)
+        await session.send(replies.wanted_to_resign("alice"))
+        await session.expect("reject")
+        # the game goes on without a new board (§4.7): the held-up move is sent again
+        assert await session.expect(MOVE) == first
+        assert strategy.offers == [2]  # the least offer: a normal resignation at cube 2
+        await session.quiet(0.3)
+        assert session.lines.count("reject") == 1
+
+
+async def test_a_refusal_for_a_pending_double_makes_the_bot_answer_it() -> None:
+    async with playing(Scripted(double=False)) as (_, session, _client):
+        await session.send(board(Colour.O), replies.ROLL_OR_DOUBLE)
+        await session.expect("roll")
+        await session.send(replies.doubles_offer("alice"))  # the refusal of "roll"
+        await session.expect("board", timeout=0.3)
+        await session.send(board(Colour.O, doubled=True, may_double=(False, False)))
+        await session.expect("accept")
+        assert len([x for x in session.lines if x == "board"]) == 1
+
+
+async def test_the_bot_asks_for_the_board_when_the_opponent_cannot_move() -> None:
+    async with playing(Scripted(double=False)) as (_, session, _client):
+        await session.send(board(Colour.O, dice=(6, 6), turn=Colour.X))
+        await session.send(replies.cant_move("alice"), replies.ROLL_OR_DOUBLE)
+        await session.expect("board", timeout=0.3)  # FIBS pushes no board here
+        mine = board(Colour.O)
+        await session.send(mine, mine)
+        await session.expect("roll")
+        await session.quiet(0.3)
+        assert session.lines.count("roll") == 1
 
 
 # -- saved matches and reconnecting ---------------------------------------------------------

@@ -409,6 +409,101 @@ async def test_two_random_bots_finish_a_3_point_match(
     check_boards(recorder, [alice, bob])
 
 
+# -- 1b. several invitations at once -----------------------------------------------------------
+
+
+async def test_a_bot_invited_by_two_players_at_once_plays_both_matches(
+    db_target: DbTarget,
+) -> None:
+    """alice and carol invite bob once each, within a second (issue 19): bob plays alice's
+    match, then joins carol's invitation, which waited on the server all along."""
+    async with asyncio.timeout(TEST_LIMIT), serving(db_target, dice_seed=3) as app:
+        bob = make_bot(app.port, "bob", RandomStrategy(2))
+        bob.client.config.max_matches = 2
+        alice = make_bot(app.port, "alice", RandomStrategy(1))
+        carol = make_bot(app.port, "carol", RandomStrategy(4))
+        bots = [bob, alice, carol]
+        async with running(bots) as tasks:
+            for b in bots:
+                await asyncio.wait_for(b.client.logged_in.wait(), 30.0)
+            await wait_ready(app, "bob")
+            await alice.client.invite("bob", 1)
+            await carol.client.invite("bob", 1)
+            await finish(bots, tasks, 60.0)
+        assert bob.client.matches_finished == 2
+        assert alice.client.matches_finished == carol.client.matches_finished == 1
+        opponents = [e.opponent for e in bob.events if isinstance(e, ev.MatchStarted)]
+        assert sorted(opponents) == ["alice", "carol"]
+        for name in ("alice", "carol"):
+            records = await app.db.list_match_records(name)
+            assert [sorted((r.player1, r.player2)) for r in records] == [sorted((name, "bob"))]
+
+
+async def wait_ready(app: App, name: str) -> None:
+    """Until ``name`` is logged in with ``ready`` on (the bot sets it after login)."""
+    while True:
+        session = app.registry.get(name)
+        if session is not None and session.toggles["ready"]:
+            return
+        await asyncio.sleep(0.02)
+
+
+# -- 1c. an offer pending at a save -----------------------------------------------------------
+
+
+class FirstChanceDoubler(RandomStrategy):
+    """Random plays; doubles at its first chance."""
+
+    doubled = False
+
+    async def should_double(self, view: BoardView) -> bool:
+        if self.doubled:
+            return False
+        self.doubled = True
+        return True
+
+
+class SlowFirstTaker(RandomStrategy):
+    """Random plays; its first take decision hangs (a stuck engine), later ones take."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed)
+        self.asked = asyncio.Event()
+        self.answers = 0
+
+    async def answer_double(self, view: BoardView) -> CubeAnswer:
+        self.answers += 1
+        if self.answers == 1:
+            self.asked.set()
+            await asyncio.Event().wait()  # until the client cancels it
+        return CubeAnswer.TAKE
+
+
+async def test_a_double_pending_at_a_save_is_answered_after_the_resume(
+    db_target: DbTarget,
+) -> None:
+    """alice doubles; bob's answer hangs; alice's connection drops, the match is saved
+    with the double pending. alice logs in again, the match is resumed; bob sees the
+    double only in the board he asks for (field 40) and takes it; the match ends."""
+    taker = SlowFirstTaker(2)
+    async with asyncio.timeout(TEST_LIMIT), serving(db_target, dice_seed=5) as app:
+        alice = make_bot(app.port, "alice", FirstChanceDoubler(1), invite="bob", length=3)
+        bob = make_bot(app.port, "bob", taker)
+        bots = [alice, bob]
+        async with running(bots) as tasks:
+            await asyncio.wait_for(taker.asked.wait(), 30.0)
+            session = app.registry.get("alice")
+            assert session is not None
+            session.output.abort()  # a network drop: the server saves the match (§4.9)
+            await finish(bots, tasks, 60.0)
+        assert any(isinstance(e, ev.MatchSaved) for e in bob.events)
+        assert any(isinstance(e, ev.MatchStarted) and e.resumed for e in bob.events)
+        assert taker.answers >= 2
+        accepted = [e for e in alice.events if isinstance(e, ev.Text) and "accepts" in e.text]
+        assert accepted and accepted[0].text.startswith("bob accepts the double.")
+        check_match_over(*winner_of(bots), 3)
+
+
 # -- 2. gnubg beats random --------------------------------------------------------------------
 
 GNUBG_PLIES = 0

@@ -82,6 +82,8 @@ def test_line_splitter_handles_split_crlf_and_prompts() -> None:
             ev.DoubleOffered("bob", False, 4),
         ),
         (replies.wants_to_resign("bob", 2), ev.ResignOffered("bob", 2)),
+        (replies.wanted_to_resign("bob"), ev.ResignPending("bob")),
+        ("** bob doubles. Type 'accept' or 'reject'.", ev.DoubleOffered("bob", False)),
         (replies.you_win_game(1), ev.GameOver(None, 1)),
         (replies.wins_game("bob", 2), ev.GameOver("bob", 2)),
         (replies.gives_up_you_win("bob", 1), ev.GameOver(None, 1)),

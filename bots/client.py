@@ -298,7 +298,7 @@ class FibsClient:
     async def _cleanup(self) -> None:
         if self._board_timer is not None:
             self._board_timer.cancel()
-            self._board_timer = None  # else no board would be awaited in the next session
+            self._board_timer = None  # else the next session never asks for a board
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()

@@ -106,7 +106,9 @@ class SideState:
     dice: Dice = NO_DICE
     """The dice this side rolled and has not finished moving with, else ``(0, 0)`` (§3.4)."""
     may_double: bool = False
-    """This side may double now or later in this game (§3.4; ``False`` in the Crawford game)."""
+    """Field 38/39 for this side as FIBS sends it (§3.4, D24): the cube is centred or this
+    side owns it, and no double is pending. Not "may double now": FIBS sends 1 in the
+    Crawford game too, and bots read 0/0 on the mover's turn as a pending double."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,41 +9,100 @@ receiver in their board style.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
-from backgammon.board import Colour, Player
+from backgammon.board import Colour, Player, Position
 from backgammon.match import Match, Phase
 from protocol.board_ascii import render_board
 from protocol.board_view import NO_DICE, BoardState, BoardView, SideState
 
 
 def board_state(match: Match, names: Sequence[str]) -> BoardState:
-    """The absolute state of ``match``; ``names[p]`` is player ``p``'s login name."""
+    """The absolute state of ``match``; ``names[p]`` is player ``p``'s login name.
+
+    Every flag field is FIBS's (§3.4; docs/protocol-decisions.md D24, D100-D102), not the
+    rules core's "may double now": the may-double flags follow the cube's ownership only
+    (1/1 with a centred cube, in the Crawford game too; 0/0 while a double is pending);
+    the turn is the side that must answer a double, else the side whose turn it is (also
+    while a resignation is pending); between games the board is the next game's opening
+    table with turn 0.
+    """
     # Read once per match state (the boards of all its viewers come from it): the match's
     # attributes are read once each.
     o = match.o_player
     x = 1 - o
-    o_dice = x_dice = NO_DICE
-    dice = match.dice
-    if match.phase is Phase.MOVE and dice is not None:
-        # Only the side on turn has dice out.
-        if match.turn == o:
-            o_dice = (dice.d1, dice.d2)
-        elif match.turn == x:
-            x_dice = (dice.d1, dice.d2)
+    phase = match.phase
     score = match.score
     options = match.options
-    to_act = match.to_act
     length = options.length
-    doubled = None
-    if match.phase is Phase.DOUBLED and match.offer is not None:
-        doubled = match.colour(1 - match.offer.doubler)
     one_away = bool(length) and (length - 1) in score
+    if phase in _IN_GAME:
+        return _game_state(match, names, one_away)
+    if phase is Phase.MATCH_OVER:
+        # The finished game as it ended, nobody's turn (BaldLies keeps the last game).
+        board = match.position.fibs_board(o)
+        cube, owner = match.cube, match.cube_owner
+        post_crawford = match.post_crawford
+    else:
+        # Between games (and before the first): FIBS shows the next game's opening table,
+        # a centred cube and turn 0 (D101, the real board quoted in BaldLies' Match.pm).
+        board = _START_BOARD
+        cube, owner = 1, None
+        post_crawford = match.crawford_played or match.crawford_game
     return BoardState(
-        o=SideState(names[o], score[o], o_dice, match.cube_available(o)),
-        x=SideState(names[x], score[x], x_dice, match.cube_available(x)),
+        o=SideState(names[o], score[o], NO_DICE, owner != x),
+        x=SideState(names[x], score[x], NO_DICE, owner != o),
+        board=board,
+        match_length=length or None,
+        turn=None,
+        cube=cube,
+        no_crawford=3 if length and not options.crawford and one_away else 0,
+        post_crawford=1 if post_crawford and one_away else 0,
+        redoubles=options.instant_redoubles if options.unlimited else 0,
+    )
+
+
+_IN_GAME: Final = frozenset({Phase.TURN, Phase.MOVE, Phase.DOUBLED})
+_START_BOARD: Final = Position.start().fibs_board(0)
+"""The 26 numbers of the opening position; the same whoever is O (§3.2)."""
+
+
+def _game_state(match: Match, names: Sequence[str], one_away: bool) -> BoardState:
+    """:func:`board_state` of a game in progress (phase TURN, MOVE or DOUBLED)."""
+    o = match.o_player
+    x = 1 - o
+    o_dice = x_dice = NO_DICE
+    dice = match.dice
+    turn = match.turn
+    if match.phase is Phase.MOVE and dice is not None:
+        # Only the side on turn has dice out.
+        if turn == o:
+            o_dice = (dice.d1, dice.d2)
+        else:
+            x_dice = (dice.d1, dice.d2)
+    options = match.options
+    length = options.length
+    offer = match.offer
+    doubled = None
+    if match.phase is Phase.DOUBLED and offer is not None:
+        # D100: 0/0 while a double is pending; turn and "was doubled" name the side that
+        # must answer (BaldLies: "FIBS' behavior when the cube is turned").
+        doubled = match.colour(1 - offer.doubler)
+        o_may = x_may = False
+        turn_colour = doubled
+    else:
+        # D24: the flags follow the cube only: both with a centred cube (FIBS sends 1:1
+        # in the Crawford game too), the owner alone otherwise. A pending resignation
+        # changes neither them nor the turn (D102).
+        owner = match.cube_owner
+        o_may, x_may = owner != x, owner != o
+        turn_colour = match.colour(turn)
+    return BoardState(
+        o=SideState(names[o], match.score[o], o_dice, o_may),
+        x=SideState(names[x], match.score[x], x_dice, x_may),
         board=match.position.fibs_board(o),
         match_length=length or None,
-        turn=None if to_act is None else match.colour(to_act),
+        turn=turn_colour,
         cube=match.cube,
         doubled=doubled,
         can_move=match.moves_required(),

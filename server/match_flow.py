@@ -356,6 +356,24 @@ def finish(app: App, live: LiveMatch) -> None:
 # -- announcements ---------------------------------------------------------------------------
 
 
+def pending_offer(match: Match) -> list[Event]:
+    """The offer that waits for an answer in ``match``, as the event that made it.
+
+    A resumed match announces it again (D106): the player who must answer gets the offer
+    line (and, for a double, the board with "was doubled" = 1) as when it was made, so
+    a client that reconnected since knows what it is answering. Empty when nothing waits.
+    """
+    resignation = match.resignation
+    if resignation is not None:
+        return [ResignationOffered(resignation.player, resignation.kind, resignation.points)]
+    offer = match.offer
+    if match.phase is Phase.DOUBLED and offer is not None:
+        if offer.redoubles:
+            return [CubeRedoubled(offer.doubler, offer.value, offer.redoubles)]
+        return [CubeOffered(offer.doubler, offer.value)]
+    return []
+
+
 def announce(step: Step, events: list[Event]) -> None:
     """Render ``events`` (one action's) for both players and the watchers.
 
@@ -436,12 +454,12 @@ def _render(step: Step, event: Event, boarded: set[Session]) -> None:
         if event.moves:
             board_for_watchers()
     elif isinstance(event, TurnPassed):
+        # No board after "can't move" (§4.5, D103): FIBS sends none; GammonBot and MatchDog
+        # ask for one, and a second, unasked board makes GammonBot act twice.
         out.add(step.player(event.player), replies.YOU_CANT_MOVE)
         text = replies.cant_move(step.name(event.player))
         out.add(step.player(1 - event.player), text)
         to_watchers(lambda p: text)
-        board_for_players(0, 1)
-        board_for_watchers()
     elif isinstance(event, CheckersMoved):
         colour = match.colour(event.player)
         texts = [format_move(m, colour) for m in event.moves]
@@ -509,7 +527,8 @@ def _render(step: Step, event: Event, boarded: set[Session]) -> None:
         line = replies.rejects(step.name(event.player))
         out.add(step.player(1 - event.player), line)
         to_watchers(lambda p: line)
-        board_for_players(0, 1)
+        # No board (D104): FIBS sends none after a rejected resignation; GammonBot asks
+        # for one and MatchDog goes on with the board it has.
     elif isinstance(event, GameWon):
         _render_game_won(step, event)
     elif isinstance(event, MatchWon):

@@ -239,13 +239,12 @@ async def _resume(ctx: Context, inviter: Session, invitee: Session) -> None:
                 match.score[1 - p],
             )
         )
-        state = board_state(match, live.names)
-        session.send_lines(
-            board_lines(state, perspective_of(match, p), session.settings.boardstyle)
-        )
+        # No board after the synopsis (§4.9, D105): FIBS sends none; GammonBot, MatchDog
+        # and the bots library ask for one, and GammonBot acts on each board it gets.
         if match.phase is Phase.GAME_OVER:
             session.send(replies.JOIN_NEXT_GAME)
-    await match_flow.run(app, live, lambda: [])
+    # A double or a resignation still waiting for its answer is offered again (D106).
+    await match_flow.run(app, live, lambda: match_flow.pending_offer(match))
 
 
 def _begin(ctx: Context, live: LiveMatch) -> bool:

@@ -246,7 +246,7 @@ class ServerState:
     dice: Roll | None
     cube: int
     doubler: int | None
-    may_double: tuple[bool, bool]
+    cube_owner: int | None
     crawford_game: bool
 
     @classmethod
@@ -262,7 +262,7 @@ class ServerState:
             dice=match.dice,
             cube=match.cube,
             doubler=match.offer.doubler if match.offer is not None else None,
-            may_double=(match.cube_available(0), match.cube_available(1)),
+            cube_owner=match.cube_owner,
             crawford_game=match.crawford_game,
         )
 
@@ -330,16 +330,33 @@ def disagreement(name: str, board: ev.Board, state: ServerState) -> str | None:
     p = state.names.index(name)
     q = 1 - p
     colour = {state.o_player: Colour.O, 1 - state.o_player: Colour.X}
-    mine = state.position if p == 0 else state.position.swapped()
+    # FIBS's fields (docs/protocol-decisions.md D24, D100-D102): between games the next
+    # game's opening table (turn 0, cube 1, 1:1); in a game the cube's owner alone may
+    # double (both with a centred cube, the Crawford game too), nobody while a double
+    # is pending, and the turn is the side that must answer a double, else the roller's.
+    in_game = state.phase in (Phase.TURN, Phase.MOVE, Phase.DOUBLED)
+    between = not in_game and state.phase is not Phase.MATCH_OVER
+    position = Position.start() if between else state.position
+    owner = None if between else state.cube_owner
+    pending = state.phase is Phase.DOUBLED and state.doubler is not None
+    if not in_game:
+        turn = None
+    elif pending and state.doubler is not None:
+        turn = colour[1 - state.doubler]
+    else:
+        turn = colour[state.turn]
     expected: dict[str, object] = {
-        "position (the bot as player 0)": mine,
+        "position (the bot as player 0)": position if p == 0 else position.swapped(),
         "opponent": state.names[q],
         "colour": colour[p],
         "score": (state.score[p], state.score[q]),
-        "turn": None if state.to_act is None else colour[state.to_act],
-        "cube": state.cube,
-        "was doubled": state.phase is Phase.DOUBLED and state.doubler == q,
-        "may double": (state.may_double[p], state.may_double[q]),
+        "turn": turn,
+        "cube": 1 if between else state.cube,
+        "was doubled": pending and state.doubler == q,
+        "may double": (
+            not pending and owner in (None, p),
+            not pending and owner in (None, q),
+        ),
     }
     dice = NO_DICE
     if state.phase is Phase.MOVE and state.dice is not None:

@@ -45,11 +45,24 @@ def ref_fibs_board(position: Position, o_player: int) -> tuple[int, ...]:
     return tuple(board)
 
 
+IN_GAME = (Phase.TURN, Phase.MOVE, Phase.DOUBLED)
+
+
+def ref_table(match: Match) -> tuple[int, ...]:
+    """The board numbers FIBS shows: the game's, or the opening table between games (D101)."""
+    if match.phase in IN_GAME or match.phase is Phase.MATCH_OVER:
+        return ref_fibs_board(match.position, match.o_player)
+    return ref_fibs_board(Position.start(), match.o_player)
+
+
 def ref_line(match: Match, names: Sequence[str], colour: Colour, you: bool) -> str:
-    """The ``board:`` line of ``match`` for the ``colour`` player's side (§3.1-§3.4)."""
+    """The ``board:`` line of ``match`` for the ``colour`` player's side (§3.1-§3.4), with
+    FIBS's flags (D24, D100-D102)."""
     me = match.o_player if colour is Colour.O else 1 - match.o_player
     other = 1 - me
-    board = ref_fibs_board(match.position, match.o_player)
+    board = ref_table(match)
+    in_game = match.phase in IN_GAME
+    between = not in_game and match.phase is not Phase.MATCH_OVER
 
     def dice(player: int) -> tuple[int, int]:
         if match.phase is Phase.MOVE and match.turn == player and match.dice is not None:
@@ -64,12 +77,31 @@ def ref_line(match: Match, names: Sequence[str], colour: Colour, you: bool) -> s
     def bar(c: Colour) -> int:
         return board[25] if c is Colour.O else -board[0]
 
-    to_act = match.to_act
     offer = match.offer
-    doubled = match.phase is Phase.DOUBLED and offer is not None and offer.doubler == other
+    pending = match.phase is Phase.DOUBLED and offer is not None
+    doubled = pending and offer is not None and offer.doubler == other
+    owner = None if between else match.cube_owner
+
+    def may(player: int) -> int:
+        if pending:
+            return 0  # a double is pending: 0 for both
+        return int(owner is None or owner == player)  # the Crawford game makes no difference
+
+    if not in_game:
+        turn = 0
+    elif pending and offer is not None:
+        turn = match.colour(1 - offer.doubler).value
+    else:
+        turn = match.colour(match.turn).value  # a pending resignation changes nothing
     length = match.options.length
     one_away = bool(length) and length - 1 in match.score
-    must_move = to_act == me and dice(me) != (0, 0)
+    if in_game:
+        post = match.post_crawford
+    elif between:
+        post = (match.crawford_played or match.crawford_game) and one_away
+    else:
+        post = match.post_crawford and one_away
+    must_move = in_game and match.turn == me and dice(me) != (0, 0)
     redoubles = match.options.instant_redoubles if match.options.unlimited else 0
     fields: list[object] = [
         "board",
@@ -79,12 +111,12 @@ def ref_line(match: Match, names: Sequence[str], colour: Colour, you: bool) -> s
         match.score[me],
         match.score[other],
         *board,
-        0 if to_act is None else match.colour(to_act).value,
+        turn,
         *dice(me),
         *dice(other),
-        match.cube,
-        int(match.cube_available(me)),
-        int(match.cube_available(other)),
+        1 if between else match.cube,
+        may(me),
+        may(other),
         int(you and doubled),
         colour.value,
         -colour.value,  # direction: O moves down, X up (§3.2)
@@ -96,7 +128,7 @@ def ref_line(match: Match, names: Sequence[str], colour: Colour, you: bool) -> s
         bar(colour.other),
         match.moves_required() if must_move else 0,
         3 if length and not match.options.crawford and one_away else 0,
-        1 if match.post_crawford else 0,
+        1 if post else 0,
         9999 if redoubles is None else redoubles,
     ]
     return ":".join(str(f) for f in fields)
@@ -237,7 +269,7 @@ def test_every_view_of_random_matches_is_byte_identical_to_the_reference(seed: i
     while checked < 150 and act(match, rng):
         checked += 1
         state = board_state(match, names)
-        assert state.board == ref_fibs_board(match.position, match.o_player)
+        assert state.board == ref_table(match)
         for colour in (Colour.O, Colour.X):
             login = names[match.o_player if colour is Colour.O else 1 - match.o_player]
             for you in (True, False):

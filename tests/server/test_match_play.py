@@ -87,7 +87,8 @@ async def test_three_point_match_through_crawford(connect: Connect, app: App) ->
     await play_out(a, b, limit=20)
     seen = alice.seen + bob.seen
     assert any(line.startswith("score in 3 point match:") for line in seen)
-    # Boards in the Crawford game say nobody may double (fields 38, 39), §3.4.
+    # Boards in the Crawford game carry FIBS's may-double flags, 1:1 (fields 38, 39), and
+    # fields 50/51 at 0:0 say it is the Crawford game (§3.4, D24).
     crawford = [
         parse_board(line)
         for line in a.boards
@@ -97,7 +98,8 @@ async def test_three_point_match_through_crawford(connect: Connect, app: App) ->
     ]
     assert crawford, "seed 5 reaches a Crawford game"
     first_crawford = crawford[0]
-    assert not first_crawford.player_may_double and not first_crawford.opponent_may_double
+    assert first_crawford.player_may_double and first_crawford.opponent_may_double
+    assert (first_crawford.no_crawford, first_crawford.post_crawford) == (0, 0)
 
 
 async def test_board_lines_agree_with_the_server(connect: Connect, app: App) -> None:

@@ -137,7 +137,10 @@ async def test_unlimited_match_beaver_dropped_redouble_and_jacoby(
     assert user is not None and user.rating == 1500.0 and user.experience == 0
 
 
-async def test_rejected_resignation_continues_with_boards(connect: Connect, app: App) -> None:
+async def test_rejected_resignation_continues_without_a_board(
+    connect: Connect, app: App
+) -> None:
+    """No board after a rejected resignation (D104): a client asks for one."""
     alice, bob = await start(connect, app, "3", (3, 1))
     await alice.expect(replies.YOUR_TURN_TO_MOVE)
     await bob.send("resign n")
@@ -149,9 +152,11 @@ async def test_rejected_resignation_continues_with_boards(connect: Connect, app:
     assert await bob.line() == replies.hasnt_responded_to_resign("alice")
     await alice.send("reject")
     assert await alice.line() == replies.YOU_REJECT
-    assert (await alice.line()).startswith("board:")
-    await bob.expect(replies.rejects("alice"))
-    assert (await bob.line()).startswith("board:")
+    assert await bob.line() == replies.rejects("alice")
+    await alice.send("board")
+    board = await alice.line()
+    assert board.startswith("board:") and board.split(":")[32:35] == ["1", "3", "1"]
+    await bob.nothing()
     await alice.send("move 8-5 6-5")
     await bob.expect(replies.moves("alice", ["8-5", "6-5"]))
 

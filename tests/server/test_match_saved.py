@@ -6,7 +6,9 @@ import asyncio
 
 import pytest
 
+from backgammon.board import Position
 from backgammon.dice import ScriptedDice, SeededDice
+from backgammon.events import WinKind
 from backgammon.match import Match, MatchOptions, Phase
 from protocol import replies
 from protocol.board_fibs import parse_board
@@ -16,6 +18,7 @@ from server.matches import LiveMatch
 from tests.conftest import DbTarget
 
 from .conftest import Connect, FibsClient, clip_login
+from .match_driver import Player, play_out
 from .test_match_rules import move_first_play, until
 
 pytestmark = pytest.mark.known_lines
@@ -39,17 +42,48 @@ async def store(app: App, match: Match, names: tuple[str, str] = ("alice", "bob"
     )
 
 
-async def resume(alice: FibsClient, bob: FibsClient) -> tuple[str, str]:
-    """alice invites bob to the saved match, bob joins; the boards each gets first."""
+async def resume_lines(alice: FibsClient, bob: FibsClient) -> tuple[list[str], list[str]]:
+    """alice invites bob to the saved match, bob joins; each one's lines up to the end of
+    the resume synopsis (§4.9), none of them a board (D105)."""
     await alice.send("invite bob")
     await alice.expect(replies.you_invited_resume("bob"), timeout=2)
     await bob.expect(replies.type_join("alice"))
     await bob.send("join alice")
     await bob.expect(replies.now_playing_resumed("alice"))
     await alice.expect(replies.joined_resumed("bob"))
-    _, a_board = await until(alice, "board:")
-    _, b_board = await until(bob, "board:")
-    return a_board, b_board
+    seen: list[list[str]] = []
+    for client in (alice, bob):
+        lines: list[str] = []
+        while sum(line.startswith("points for ") for line in lines) < 2:
+            lines.append(await client.line())
+        assert not any(line.startswith("board:") for line in lines), lines
+        seen.append(lines)
+    return seen[0], seen[1]
+
+
+async def resume(alice: FibsClient, bob: FibsClient) -> tuple[str, str]:
+    """Resume as :func:`resume_lines`, then each asks for its board as the bots do (no
+    board is pushed after the synopsis, D105); the two boards."""
+    await resume_lines(alice, bob)
+    boards = []
+    for client in (alice, bob):
+        await client.send("board")
+        before, board = await until(client, "board:")
+        assert not any(line.startswith("board:") for line in before)
+        boards.append(board)
+    return boards[0], boards[1]
+
+
+async def no_board(client: FibsClient, wait: float = 0.5) -> list[str]:
+    """The lines that arrive within ``wait`` seconds; none of them may be a board."""
+    lines: list[str] = []
+    try:
+        while True:
+            lines.append(await client.line(wait))
+    except TimeoutError:
+        pass
+    assert not any(line.startswith("board:") for line in lines), lines
+    return lines
 
 
 async def players(connect: Connect, app: App) -> tuple[FibsClient, FibsClient]:
@@ -92,39 +126,141 @@ async def test_drop_mid_turn_and_resume_with_the_same_dice(connect: Connect, app
     assert view.position(0) == resumed.position
 
 
-async def test_drop_mid_double_resumes_with_the_offer(connect: Connect, app: App) -> None:
-    match = Match(MatchOptions(length=5), ScriptedDice((3, 1, 4, 2)), o_player=0)
+async def test_resume_with_a_pending_double_offers_it_again(connect: Connect, app: App) -> None:
+    """D106: the doubled player is offered the double again after the synopsis, with the
+    board that goes with it ("was doubled" = 1, may double 0:0); the match then finishes."""
+    match = Match(MatchOptions(length=3), ScriptedDice((3, 1)), o_player=0)
     match.start_game()
     match.move(0, match.legal_plays()[0].moves)
     match.double(1)
+    app.dice = lambda: SeededDice(11)
     alice, bob = await players(connect, app)
     await store(app, match)
-    a_board, b_board = await resume(alice, bob)
-    assert parse_board(a_board).was_doubled and parse_board(a_board).cube == 1
-    assert not parse_board(b_board).was_doubled
+    await resume_lines(alice, bob)
+    assert await alice.line() == replies.doubles_offer("bob")
+    board = await alice.line()
+    view = parse_board(board)
+    assert view.was_doubled and view.cube == 1 and view.turn is view.colour
+    assert not view.player_may_double and not view.opponent_may_double
+    assert await bob.line() == replies.you_double("alice")
+    assert not any(line.startswith("board:") for line in await no_board(bob))
     await alice.send("accept")
     await alice.expect(replies.you_accept_double(2))
     await bob.expect(replies.accepts_double("alice", 2))
+    await play_out(Player(alice, "alice"), Player(bob, "bob"), limit=30)
+    assert "alice" not in app.matches
+    assert await app.db.load_match("alice", "bob") is None
 
 
-async def test_crawford_game_refuses_the_double(connect: Connect, app: App) -> None:
+@pytest.mark.parametrize("answer", ["accept", "reject"])
+async def test_resume_with_a_pending_resignation_offers_it_again(
+    connect: Connect, app: App, answer: str
+) -> None:
+    """D106: a resignation offered before the save is offered again to the player who
+    must answer; the answer works and the match then finishes."""
     match = Match(MatchOptions(length=3), ScriptedDice((3, 1)), o_player=0)
+    match.start_game()
+    match.resign(0, WinKind.SINGLE)  # alice resigns with her opening dice out
+    app.dice = lambda: SeededDice(12)
+    alice, bob = await players(connect, app)
+    await store(app, match)
+    await resume_lines(alice, bob)
+    assert await bob.line() == replies.wants_to_resign("alice", 1)
+    assert await alice.line() == replies.you_want_to_resign("bob", 1)
+    await no_board(alice, 0.3)
+    await bob.send(answer)
+    if answer == "accept":
+        await bob.expect(replies.you_accept_and_win(1))
+        await alice.expect(replies.accepts_and_wins("bob", 1))
+    else:
+        await bob.expect(replies.YOU_REJECT)
+        await alice.expect(replies.rejects("bob"))
+        await alice.send("board")  # no board comes by itself (D104): alice asks, as bots do
+    await play_out(Player(alice, "alice"), Player(bob, "bob"), limit=30)
+    assert "alice" not in app.matches
+
+
+async def test_no_board_after_cant_move(connect: Connect, app: App) -> None:
+    """§4.5, D103: "You can't move." / "<name> can't move." come without a board, to the
+    players and to a watcher."""
+    match = Match(MatchOptions(length=3), ScriptedDice((3, 1)), o_player=0)
+    match.start_game()
+    match.move(0, match.legal_plays()[0].moves)
+    # bob (X) is on the bar; alice (O) holds points 1-6: bob dances with any roll.
+    board = [-1, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, -14, 3] + [0] * 12
+    match.position = Position.from_fibs_board(board, 0)
+    app.dice = lambda: ScriptedDice((6, 5))
+    alice, bob = await players(connect, app)
+    carol = await clip_login(connect, app, "carol")
+    await carol.send("watch bob")
+    await carol.expect(replies.nothing_interesting("bob"))
+    await store(app, match)
+    await resume_lines(alice, bob)
+    await bob.expect(replies.ROLL_OR_DOUBLE)
+    await bob.send("roll")
+    before, _ = await until(bob, replies.YOU_CANT_MOVE)
+    assert not any(line.startswith("board:") for line in before)
+    before, _ = await until(alice, replies.cant_move("bob"))
+    assert not any(line.startswith("board:") for line in before)
+    before, _ = await until(carol, replies.cant_move("bob"))
+    assert not any(line.startswith("board:") for line in before)
+    assert replies.ROLL_OR_DOUBLE in await no_board(alice)
+    await no_board(bob, 0.1)
+    await no_board(carol, 0.1)
+
+
+FLAGS = (32, 33, 34, 35, 36, 37, 38, 39, 40, 49, 50, 51)
+"""turn, dice, cube, may double (2), was doubled, can move, the Crawford fields (§3.1)."""
+
+
+def flags(line: str) -> tuple[int, ...]:
+    tokens = line.split(":")
+    assert len(tokens) == 53 and tokens[0] == "board"
+    return tuple(int(tokens[i]) for i in FLAGS)
+
+
+async def test_crawford_game_boards_and_the_refused_double(connect: Connect, app: App) -> None:
+    """The Crawford game's boards carry FIBS's flags (1:1, fields 50/51 0:0) for both
+    players and a watcher (§3.4, D24); the double itself is refused."""
+    match = Match(MatchOptions(length=3), ScriptedDice(()), o_player=1)
+    app.dice = lambda: ScriptedDice((3, 1, 5, 2))  # the resumed match's dice
     match.score = [2, 0]
     match.crawford_played = False
     match.phase = Phase.GAME_OVER
     match.game = 1
     alice, bob = await players(connect, app)
+    carol = await clip_login(connect, app, "carol")
+    await carol.send("set boardstyle 3")
+    await carol.send("watch alice")
+    await carol.expect(replies.nothing_interesting("alice"))
     await store(app, match)
-    await resume(alice, bob)
+    await resume_lines(alice, bob)
     await alice.expect(replies.JOIN_NEXT_GAME)
     await alice.send("join")
     await bob.send("join")
-    await until(alice, "board:")
-    match = app.matches["alice"].match
-    assert match.crawford_game
-    mover = alice if match.turn == 0 else bob
-    await mover.send("double")  # the starter, with the opening dice out
-    await mover.expect(replies.CRAWFORD_NO_DOUBLE)
+    # The next game swaps colours: alice is O. Opening: alice 3, bob 1; alice moves 3-1.
+    _, a_board = await until(alice, "board:")
+    _, b_board = await until(bob, "board:")
+    _, c_board = await until(carol, "board:")
+    live = app.matches["alice"]
+    assert live.match.crawford_game and live.match.o_player == 0
+    assert flags(a_board) == (1, 3, 1, 0, 0, 1, 1, 1, 0, 2, 0, 0)
+    assert flags(b_board) == (1, 0, 0, 3, 1, 1, 1, 1, 0, 0, 0, 0)
+    assert c_board.startswith("board:alice:bob:") and flags(c_board) == flags(a_board)
+    await alice.send("double")  # with the opening dice out
+    await alice.expect(replies.CRAWFORD_NO_DOUBLE)
+    await alice.send("move 8-5 6-5")
+    # bob's turn before his roll: 1:1 still (0:0 would read as a pending double); the
+    # server rolls for him (he may not double) and his roll's board follows.
+    _, b_board = await until(bob, "board:")
+    assert flags(b_board) == (-1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0)
+    _, b_board = await until(bob, "board:")
+    assert flags(b_board) == (-1, 5, 2, 0, 0, 1, 1, 1, 0, 2, 0, 0)
+    _, a_board = await until(alice, "board:")
+    assert flags(a_board) == (-1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0)
+    await bob.expect(replies.please_move(2))
+    await bob.send("double")
+    await bob.expect(replies.CRAWFORD_NO_DOUBLE)
 
 
 async def test_leave_and_restart_then_resume(

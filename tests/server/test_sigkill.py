@@ -247,8 +247,12 @@ def check_durable(stored: Stored, players: Sequence[Client]) -> None:
         )
 
 
-async def resume(port: int, players: Sequence[Client], *, first: bool) -> list[str]:
-    """Log both in, start (``first``) or resume the match; return each one's first board."""
+async def resume(
+    port: int, players: Sequence[Client], *, first: bool
+) -> tuple[list[str], list[list[str]]]:
+    """Log both in, start (``first``) or resume the match; each one's first board and the
+    lines before it. A new match brings its boards with the opening roll; after a resume
+    each client asks for its board, as the bots do (none is pushed, D105)."""
     alice, bob = players
     for me in players:
         me.client = await login(port, me.name)
@@ -257,10 +261,19 @@ async def resume(port: int, players: Sequence[Client], *, first: bool) -> list[s
     await bob.client.expect("Type 'join alice' to accept.", timeout=10)
     await bob.client.send("join alice")
     boards = []
+    earlier = []
     for me in players:
         assert me.client is not None
-        boards.append(await me.client.expect_prefix("board:", timeout=10))
-    return boards
+        if not first:
+            await me.client.expect_prefix("points for ", timeout=10)
+            await me.client.expect_prefix("points for ", timeout=10)
+            await me.client.send("board")
+        lines = []
+        while not (line := await me.client.line(timeout=10)).startswith("board:"):
+            lines.append(line)
+        boards.append(line)
+        earlier.append(lines)
+    return boards, earlier
 
 
 async def test_sigkill_loses_nothing_a_client_was_told(tmp_path: Path) -> None:
@@ -283,7 +296,7 @@ async def test_sigkill_loses_nothing_a_client_was_told(tmp_path: Path) -> None:
     async with asyncio.timeout(TEST_LIMIT):
         for run in range(KILLS + 1):
             async with running_server(url, config, log) as server:
-                boards = await resume(server.port, players, first=run == 0)
+                boards, earlier = await resume(server.port, players, first=run == 0)
                 if stored is not None:
                     # The resumed board shows exactly what the database held.
                     for me, board in zip(players, boards, strict=True):
@@ -291,7 +304,9 @@ async def test_sigkill_loses_nothing_a_client_was_told(tmp_path: Path) -> None:
                 if run == KILLS:
                     await server.kill()
                     break
-                for me, board in zip(players, boards, strict=True):
+                for me, lines, board in zip(players, earlier, boards, strict=True):
+                    for line in lines:  # e.g. "It's your turn. Please roll or double"
+                        await me.react(line)
                     await me.react(board)
                 tasks = [asyncio.create_task(me.play()) for me in players]
                 await asyncio.sleep(rng.uniform(0.3, 1.5))

@@ -47,6 +47,7 @@ class Settings:
     max_line_length: int = 1024  # [limits] max_line_length
     commands_per_second: float = 20.0  # [limits] commands_per_second
     command_burst: int = 40  # [limits] command_burst
+    max_unread_input: int = 65_536  # [limits] max_unread_input, bytes
     write_buffer_limit: int = 1_048_576  # [limits] write_buffer_limit, bytes
     login_attempts: int = 5  # [limits] login_attempts per connection
     login_delay: float = 1.0  # [limits] login_delay, seconds after a failure (doubles)
@@ -83,6 +84,7 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("limits", "max_line_length"): ("max_line_length", int),
     ("limits", "commands_per_second"): ("commands_per_second", float),
     ("limits", "command_burst"): ("command_burst", int),
+    ("limits", "max_unread_input"): ("max_unread_input", int),
     ("limits", "write_buffer_limit"): ("write_buffer_limit", int),
     ("limits", "login_attempts"): ("login_attempts", int),
     ("limits", "login_delay"): ("login_delay", float),
@@ -170,6 +172,10 @@ def _validate(settings: Settings) -> None:
         (settings.max_line_length >= 80, "[limits] max_line_length must be 80 or more"),
         (settings.commands_per_second > 0, "[limits] commands_per_second must be above 0"),
         (settings.command_burst >= 1, "[limits] command_burst must be 1 or more"),
+        (
+            settings.max_unread_input >= max(4096, 2 * settings.max_line_length),
+            "[limits] max_unread_input must be at least 4096 and twice max_line_length",
+        ),
         (settings.write_buffer_limit >= 4096, "[limits] write_buffer_limit must be 4096 or more"),
         (settings.login_attempts >= 1, "[limits] login_attempts must be 1 or more"),
         (settings.login_delay >= 0, "[limits] login_delay must be 0 or more"),

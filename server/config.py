@@ -41,6 +41,7 @@ class Settings:
     database: str = "sqlite+aiosqlite:///fibs.db"  # [server] database
     motd_file: str = ""  # [server] motd_file
     server_name: str = "fibs-server"  # [server] name
+    listen_backlog: int = 4096  # [server] listen_backlog, capped by the kernel's somaxconn
     idle_timeout: float = 3600.0  # [limits] idle_timeout, seconds; 0 disables
     idle_warning: float = 60.0  # [limits] idle_warning, seconds before the timeout
     negotiation_wait: float = 0.5  # [limits] negotiation_wait
@@ -78,6 +79,7 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("server", "database"): ("database", str),
     ("server", "motd_file"): ("motd_file", str),
     ("server", "name"): ("server_name", str),
+    ("server", "listen_backlog"): ("listen_backlog", int),
     ("limits", "idle_timeout"): ("idle_timeout", float),
     ("limits", "idle_warning"): ("idle_warning", float),
     ("limits", "negotiation_wait"): ("negotiation_wait", float),
@@ -166,6 +168,7 @@ def _validate(settings: Settings) -> None:
     checks = [
         (0 <= settings.port <= 65535, "[server] port must be 0..65535"),
         (bool(settings.database), "[server] database must be a database URL"),
+        (settings.listen_backlog >= 1, "[server] listen_backlog must be 1 or more"),
         (settings.idle_timeout >= 0, "[limits] idle_timeout must be 0 (off) or more"),
         (settings.idle_warning >= 0, "[limits] idle_warning must be 0 or more"),
         (settings.negotiation_wait >= 0, "[limits] negotiation_wait must be 0 or more"),

@@ -1,11 +1,11 @@
 """The telnet edge: the only module that imports telnetlib3.
 
 It starts the listening server with every telnetlib3 default set explicitly
-(shared/docs/architecture.md, "telnetlib3: defaults and pitfalls"), turns the byte
-stream into clean command lines (:class:`LineReader`: CR LF, LF CR, bare CR or LF, each
-one line end even when split across packets, a cap on the line length, a count of the
-input not yet taken), and writes CR LF lines, prompts and the echo switches of the
-password prompt (:class:`TelnetOutput`).
+(shared/docs/architecture.md, "telnetlib3: defaults and pitfalls") and the configured
+listen backlog, turns the byte stream into clean command lines (:class:`LineReader`: CR
+LF, LF CR, bare CR or LF, each one line end even when split across packets, a cap on the
+line length, a count of the input not yet taken), and writes CR LF lines, prompts and
+the echo switches of the password prompt (:class:`TelnetOutput`).
 
 Input is flow-controlled: telnetlib3's reader pauses the socket when about
 ``[limits] max_unread_input`` bytes wait in it (:class:`FlowReader`), so a client that
@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import datetime
+import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Final
@@ -34,6 +35,8 @@ from telnetlib3.stream_reader import TelnetReaderUnicode
 from telnetlib3.telopt import ECHO, WILL, WONT, theNULL
 
 from server.config import Settings
+
+log = logging.getLogger(__name__)
 
 _EOL = re.compile(r"\r\n|\r\x00|\n\r|\r|\n")
 """One line end: CR LF (telnet, most clients), CR NUL (telnet), LF CR (the BaldLies
@@ -351,6 +354,23 @@ class TelnetOutput:
             transport.abort()
 
 
+SOMAXCONN_PATH: Final = "/proc/sys/net/core/somaxconn"
+
+
+def kernel_somaxconn(path: str = SOMAXCONN_PATH) -> int | None:
+    """The kernel's cap on a listen backlog (Linux), or None where it cannot be read."""
+    try:
+        with open(path, encoding="ascii") as handle:
+            return int(handle.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def effective_backlog(wanted: int, somaxconn: int | None) -> int:
+    """The backlog the kernel grants for ``wanted``: at most ``somaxconn``."""
+    return wanted if somaxconn is None else min(wanted, somaxconn)
+
+
 def reader_limit(max_unread_input: int) -> int:
     """telnetlib3's reader ``limit`` for ``[limits] max_unread_input``: the reader pauses
     the socket above twice its limit, so at about that many bytes."""
@@ -358,14 +378,15 @@ def reader_limit(max_unread_input: int) -> int:
 
 
 async def start_server(settings: Settings, shell: Shell) -> Any:
-    """Listen on ``settings.host``/``settings.port``; each connection runs ``shell``."""
+    """Listen on ``settings.host``/``settings.port`` with ``settings.listen_backlog``
+    (capped by the kernel); each connection runs ``shell``."""
 
     async def run_shell(reader: Any, writer: Any) -> None:
         lines = LineReader(reader, max_len=settings.max_line_length)
         output = TelnetOutput(writer, buffer_limit=settings.write_buffer_limit)
         await shell(lines, output)
 
-    return await telnetlib3.create_server(
+    server = await telnetlib3.create_server(
         host=settings.host,
         port=settings.port,
         protocol_factory=QuietTelnetServer,
@@ -377,6 +398,32 @@ async def start_server(settings: Settings, shell: Shell) -> Any:
         timeout=0,  # our own idle timeout, with a warning first (server/connection.py)
         connect_maxwait=settings.negotiation_wait,
         limit=reader_limit(settings.max_unread_input),
+    )
+    set_backlog(server, settings.listen_backlog)
+    return server
+
+
+def set_backlog(server: Any, backlog: int) -> None:
+    """Give ``server``'s listening sockets ``backlog``.
+
+    telnetlib3.create_server passes no backlog to ``loop.create_server``, which then
+    listens with asyncio's 100: a burst of connects (every bot reconnecting after a
+    restart) overflows it and the kernel drops SYNs, retried only after 1 s, 3 s, ...
+    ``listen()`` again on a listening socket sets its backlog (Linux); it is
+    called on a duplicate of each socket, which shares the listening socket itself.
+    """
+    somaxconn = kernel_somaxconn()
+    for transport_socket in server.sockets:
+        duplicate = transport_socket.dup()
+        try:
+            duplicate.listen(backlog)
+        finally:
+            duplicate.close()
+    log.info(
+        "listen backlog %d (configured %d, kernel somaxconn %s)",
+        effective_backlog(backlog, somaxconn),
+        backlog,
+        "unknown" if somaxconn is None else somaxconn,
     )
 
 

@@ -1,11 +1,16 @@
-"""How input becomes commands (issue 19 item 2): every line-end convention is one
+"""How input becomes commands (issue 19 items 2 and 3): every line-end convention is one
 line end (LF CR too, split across packets or not), blank lines cost nothing and get no
-reply in CLIP mode, and a repeated command is answered as FIBS answers it.
+reply in CLIP mode, a repeated command is answered as FIBS answers it, and the listen
+backlog is the configured one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import socket
+import struct
+import sys
 import time
 from pathlib import Path
 
@@ -15,9 +20,10 @@ from backgammon.dice import ScriptedDice
 from protocol import replies
 from server.app import App
 from server.config import ConfigError, Settings, load
-from server.telnet import TOO_LONG, LineReader
+from server.telnet import TOO_LONG, LineReader, effective_backlog, kernel_somaxconn
+from tests.conftest import DbTarget
 
-from .conftest import Connect, FibsClient
+from .conftest import Connect, FibsClient, clip_login, running
 from .sessions import command, login_all, telnet_login
 
 pytestmark = pytest.mark.known_lines
@@ -156,9 +162,68 @@ async def test_a_move_sent_twice_is_answered_as_fibs_answers_it(connect: Connect
     await bob.expect(replies.ROLL_OR_DOUBLE)
 
 
+def _listen_backlog(sock: socket.socket) -> int:
+    """A listening socket's backlog, from Linux's TCP_INFO: on a listening socket
+    ``tcpi_sacked`` (the sixth 32-bit field, after 8 bytes of flags) holds it."""
+    info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+    return int(struct.unpack_from("6I", info, 8)[5])
+
+
+linux_only = pytest.mark.skipif(sys.platform != "linux", reason="reads Linux's TCP_INFO")
+
+
+@linux_only
+@pytest.mark.parametrize("backlog", [Settings().listen_backlog, 777])
+async def test_the_listen_backlog_is_the_configured_one(
+    settings: Settings, db_target: DbTarget, backlog: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="server.telnet")
+    expected = effective_backlog(backlog, kernel_somaxconn())
+    async with running(settings.replace(listen_backlog=backlog), db_target) as app:
+        server = app._server  # the listening sockets are not public
+        assert server is not None
+        for transport_socket in server.sockets:
+            with transport_socket.dup() as sock:
+                assert _listen_backlog(sock) == expected
+    assert f"listen backlog {expected} (configured {backlog}," in caplog.text
+
+
+def test_the_backlog_is_capped_by_somaxconn(tmp_path: Path) -> None:
+    path = tmp_path / "somaxconn"
+    path.write_text("128\n")
+    assert effective_backlog(4096, kernel_somaxconn(str(path))) == 128
+    assert effective_backlog(100, kernel_somaxconn(str(path))) == 100
+    assert kernel_somaxconn(str(tmp_path / "missing")) is None
+    assert effective_backlog(4096, None) == 4096
+
+
+async def test_300_connects_at_once_all_get_the_login_prompt(connect: Connect, app: App) -> None:
+    async def connect_and_wait() -> float:
+        started = time.monotonic()
+        reader, writer = await asyncio.open_connection("127.0.0.1", app.port)
+        try:
+            data = b""
+            while not data.endswith(replies.LOGIN_PROMPT.encode()):
+                chunk = await asyncio.wait_for(reader.read(4096), 10)
+                assert chunk, "closed before the login prompt"
+                data += chunk
+            return time.monotonic() - started
+        finally:
+            writer.close()
+
+    waits = await asyncio.gather(*(connect_and_wait() for _ in range(300)))
+    assert len(waits) == 300
+    assert max(waits) < 5.0  # a dropped SYN is retried only after 1 s, 3 s, 7 s ...
+    alice = await clip_login(connect, app, "alice")  # and the server goes on as usual
+    await alice.send("time")
+    assert (await alice.line()).endswith(" UTC )")
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
+        ("[server]\nlisten_backlog = 0\n", "[server] listen_backlog must be 1 or more"),
+        ("[server]\nlisten_backlog = many\n", "[server] listen_backlog must be a whole number"),
         (
             "[limits]\nmax_unread_input = 1000\n",
             "[limits] max_unread_input must be at least 4096 and twice max_line_length",
@@ -181,5 +246,5 @@ def test_bad_values_stop_the_start_with_one_line(tmp_path: Path, text: str, mess
 
 def test_the_shipped_values() -> None:
     settings = load(Path(__file__).parents[2] / "fibs.conf")
-    assert settings.max_unread_input == 65_536
-    assert settings == Settings(max_unread_input=65_536)
+    assert settings.listen_backlog == 4096 and settings.max_unread_input == 65_536
+    assert settings == Settings(listen_backlog=4096, max_unread_input=65_536)

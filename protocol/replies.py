@@ -1644,8 +1644,11 @@ def shutdown_warning(seconds: int, *, restart: bool) -> str:
 
 LINE_TOO_LONG: Final = "** Your line was too long and has been ignored."
 """D45: a line over the configured cap (``[limits] max_line_length``); nothing runs."""
-SLOW_DOWN: Final = "** You are sending commands too fast. Please slow down."
-"""D46: a command over the per-connection rate limit is dropped with this reply."""
+TOO_MUCH_INPUT: Final = (
+    "** You are sending commands much faster than they are answered. Closing the connection."
+)
+"""D120: the last line to a client whose unread input passed ``[limits]
+max_unread_input``; commands over the rate are never refused, they wait (D46 retired)."""
 INTERNAL_ERROR: Final = "** Sorry, the server could not do that (internal error)."
 """D47: an unexpected server fault while running a command; the session goes on."""
 NAME_TOO_LONG: Final = "** Your name may not be longer than 20 characters."

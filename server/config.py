@@ -41,12 +41,14 @@ class Settings:
     database: str = "sqlite+aiosqlite:///fibs.db"  # [server] database
     motd_file: str = ""  # [server] motd_file
     server_name: str = "fibs-server"  # [server] name
+    listen_backlog: int = 4096  # [server] listen_backlog, capped by the kernel's somaxconn
     idle_timeout: float = 3600.0  # [limits] idle_timeout, seconds; 0 disables
     idle_warning: float = 60.0  # [limits] idle_warning, seconds before the timeout
     negotiation_wait: float = 0.5  # [limits] negotiation_wait
     max_line_length: int = 1024  # [limits] max_line_length
     commands_per_second: float = 20.0  # [limits] commands_per_second
     command_burst: int = 40  # [limits] command_burst
+    max_unread_input: int = 65_536  # [limits] max_unread_input, bytes
     write_buffer_limit: int = 1_048_576  # [limits] write_buffer_limit, bytes
     login_attempts: int = 5  # [limits] login_attempts per connection
     login_delay: float = 1.0  # [limits] login_delay, seconds after a failure (doubles)
@@ -77,12 +79,14 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("server", "database"): ("database", str),
     ("server", "motd_file"): ("motd_file", str),
     ("server", "name"): ("server_name", str),
+    ("server", "listen_backlog"): ("listen_backlog", int),
     ("limits", "idle_timeout"): ("idle_timeout", float),
     ("limits", "idle_warning"): ("idle_warning", float),
     ("limits", "negotiation_wait"): ("negotiation_wait", float),
     ("limits", "max_line_length"): ("max_line_length", int),
     ("limits", "commands_per_second"): ("commands_per_second", float),
     ("limits", "command_burst"): ("command_burst", int),
+    ("limits", "max_unread_input"): ("max_unread_input", int),
     ("limits", "write_buffer_limit"): ("write_buffer_limit", int),
     ("limits", "login_attempts"): ("login_attempts", int),
     ("limits", "login_delay"): ("login_delay", float),
@@ -164,12 +168,17 @@ def _validate(settings: Settings) -> None:
     checks = [
         (0 <= settings.port <= 65535, "[server] port must be 0..65535"),
         (bool(settings.database), "[server] database must be a database URL"),
+        (settings.listen_backlog >= 1, "[server] listen_backlog must be 1 or more"),
         (settings.idle_timeout >= 0, "[limits] idle_timeout must be 0 (off) or more"),
         (settings.idle_warning >= 0, "[limits] idle_warning must be 0 or more"),
         (settings.negotiation_wait >= 0, "[limits] negotiation_wait must be 0 or more"),
         (settings.max_line_length >= 80, "[limits] max_line_length must be 80 or more"),
         (settings.commands_per_second > 0, "[limits] commands_per_second must be above 0"),
         (settings.command_burst >= 1, "[limits] command_burst must be 1 or more"),
+        (
+            settings.max_unread_input >= max(4096, 2 * settings.max_line_length),
+            "[limits] max_unread_input must be at least 4096 and twice max_line_length",
+        ),
         (settings.write_buffer_limit >= 4096, "[limits] write_buffer_limit must be 4096 or more"),
         (settings.login_attempts >= 1, "[limits] login_attempts must be 1 or more"),
         (settings.login_delay >= 0, "[limits] login_delay must be 0 or more"),

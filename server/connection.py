@@ -1,9 +1,15 @@
 """One task per connection: the login dialog, then read -> dispatch -> drain, then cleanup.
 
 Nothing a client sends can stop the server or reach another session: every error is
-contained here and logged, an over-long line is dropped, a flood of commands is
-limited per connection, an idle connection is warned and then closed, and cleanup
-runs exactly once however the connection ends.
+contained here and logged, an over-long line is dropped, an idle connection is warned
+and then closed, and cleanup runs exactly once however the connection ends.
+
+No command is dropped for coming too fast. Each connection has a command rate
+(``[limits] commands_per_second``, bursts of ``command_burst``); beyond it the loop
+takes the next line only when a token is due ("fake lag", as IRC servers do): the
+commands wait, in order, in the connection's input, and telnetlib3's reader pauses the
+socket when too much waits (server/telnet.py). Only a client whose unread input passes
+``[limits] max_unread_input`` is disconnected, with a line saying why (D120).
 """
 
 from __future__ import annotations
@@ -27,7 +33,11 @@ DRAIN_TIMEOUT = 30.0
 
 
 class RateLimit:
-    """A token bucket: ``rate`` commands a second, bursts of up to ``burst``."""
+    """A token bucket: ``rate`` commands a second, bursts of up to ``burst``.
+
+    It never refuses: :meth:`take` spends a token, and :meth:`delay` says how long to
+    wait until the next one is due.
+    """
 
     def __init__(self, rate: float, burst: int) -> None:
         self.rate = rate
@@ -35,14 +45,20 @@ class RateLimit:
         self.tokens = float(burst)
         self.stamp = time.monotonic()
 
-    def allow(self) -> bool:
+    def _refill(self) -> None:
         now = time.monotonic()
         self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
-        if self.tokens >= 1.0:
-            self.tokens -= 1.0
-            return True
-        return False
+
+    def delay(self) -> float:
+        """Seconds until a token is due; 0.0 when one is there."""
+        self._refill()
+        return 0.0 if self.tokens >= 1.0 else (1.0 - self.tokens) / self.rate
+
+    def take(self) -> None:
+        """Spend a token (the balance may dip a hair below 0 after an early wake-up)."""
+        self._refill()
+        self.tokens -= 1.0
 
 
 async def serve_connection(app: App, lines: LineReader, output: TelnetOutput) -> None:
@@ -66,16 +82,42 @@ async def _command_loop(
 ) -> None:
     ctx = Context(app, session)
     limit = RateLimit(app.settings.commands_per_second, app.settings.command_burst)
+    max_unread = app.settings.max_unread_input
     while not session.closed and not output.closing:
+        delay = limit.delay()
+        if delay:
+            # Fake lag: the next line stays unread until its token is due. Only a timer
+            # handle, no task; the input waits in the reader (which pauses the socket).
+            await asyncio.sleep(delay)
+            if session.closed or output.closing:
+                return
+        unread = lines.unread
+        if unread > max_unread:
+            log.warning(
+                "disconnecting %s (%s): %d bytes of unread input",
+                output.host,
+                session.name or "-",
+                unread,
+            )
+            session.send(replies.TOO_MUCH_INPUT)
+            await output.drain(DRAIN_TIMEOUT)
+            output.close()
+            return
         line = await _read_or_time_out(app, session, lines)
         if line is None:
             return
         session.last_input = time.monotonic()
+        if not line.strip():
+            # A blank line (parse() sees none) costs no token and gets no reply in
+            # CLIP mode; in telnet mode the prompt again (and the away reminder).
+            if not session.clip:
+                session.end_reply()
+                await output.drain(DRAIN_TIMEOUT)
+            continue
+        limit.take()
         if line == TOO_LONG:
             session.send(replies.LINE_TOO_LONG)
             session.end_reply()
-        elif not limit.allow():
-            session.send(replies.SLOW_DOWN)
         else:
             await dispatch(ctx, line)
         await output.drain(DRAIN_TIMEOUT)
@@ -83,6 +125,12 @@ async def _command_loop(
 
 async def _read_or_time_out(app: App, session: Session, lines: LineReader) -> str | None:
     """The next line; None at EOF or after the idle timeout (warned once before)."""
+    queued = lines.queued_line()
+    if queued is not None:
+        # Already received: no timer, no task; one turn of the event loop, so a burst
+        # (or a run of free blank lines) never keeps the others waiting.
+        await asyncio.sleep(0)
+        return queued
     timeout = app.settings.idle_timeout
     if not timeout:
         return await lines.readline()

@@ -1,10 +1,16 @@
 """The telnet edge: the only module that imports telnetlib3.
 
 It starts the listening server with every telnetlib3 default set explicitly
-(shared/docs/architecture.md, "telnetlib3: defaults and pitfalls"), turns the byte
-stream into clean command lines (:class:`LineReader`: CR LF, bare CR or LF, CR LF
-split across packets, a cap on the line length), and writes CR LF lines, prompts and
+(shared/docs/architecture.md, "telnetlib3: defaults and pitfalls") and the configured
+listen backlog, turns the byte stream into clean command lines (:class:`LineReader`: CR
+LF, LF CR, bare CR or LF, each one line end even when split across packets, a cap on the
+line length, a count of the input not yet taken), and writes CR LF lines, prompts and
 the echo switches of the password prompt (:class:`TelnetOutput`).
+
+Input is flow-controlled: telnetlib3's reader pauses the socket when about
+``[limits] max_unread_input`` bytes wait in it (:class:`FlowReader`), so a client that
+sends faster than its commands are taken (server/connection.py reads them at the
+configured rate) is held back by TCP instead of growing the server's memory.
 
 A broadcast (a login's CLIP 7 and who update to thousands of users) renders its lines
 once into a :class:`Payload`, which encodes and IAC-escapes them once per encoding in
@@ -18,17 +24,30 @@ from __future__ import annotations
 import asyncio
 import collections
 import datetime
+import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Final
 
 import telnetlib3
 from telnetlib3.server_base import BaseServer
+from telnetlib3.stream_reader import TelnetReaderUnicode
 from telnetlib3.telopt import ECHO, WILL, WONT, theNULL
 
 from server.config import Settings
 
-_EOL = re.compile(r"\r\n|\r\x00|\r|\n")
+log = logging.getLogger(__name__)
+
+_EOL = re.compile(r"\r\n|\r\x00|\n\r|\r|\n")
+"""One line end: CR LF (telnet, most clients), CR NUL (telnet), LF CR (the BaldLies
+client, D121), or a bare CR or LF. LF CR is one end, not an end and an empty line."""
+_SECOND_HALF: Final = {"\r": ("\n", "\x00"), "\n": ("\r",)}
+"""After a bare CR or LF that ended a chunk: the characters that, first in the next
+chunk, complete the same line end (CR LF or CR NUL, LF CR) split across packets."""
+_READ_ALL: Final = 1 << 30
+"""What :meth:`LineReader.readline` asks the telnetlib3 reader for: more than it can
+hold (it pauses the socket long before), so each read takes all it has, decoded once.
+(A smaller count makes telnetlib3 5.x's unicode reader take the rest byte by byte.)"""
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 """Control characters other than tab: removed from input lines, so nothing a client types
 reaches another user's terminal as an escape sequence (D75)."""
@@ -47,6 +66,21 @@ _PLAIN_INPUT: Final = re.compile(b"[" + re.escape(_PLAIN_BYTES) + b"]*")
 Shell = Callable[["LineReader", "TelnetOutput"], Awaitable[None]]
 
 
+class FlowReader(TelnetReaderUnicode):
+    """telnetlib3's unicode reader, which can say how many bytes it holds.
+
+    It pauses the socket when it holds more than twice its ``limit`` and resumes it when
+    it is read (telnetlib3 5.x, a copy of asyncio's StreamReader), once
+    :meth:`QuietTelnetServer.connection_made` has given it the transport (telnetlib3's
+    server never does: its reader would buffer without bound).
+    """
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received and not yet read."""
+        return len(self._buffer)
+
+
 class QuietTelnetServer(telnetlib3.TelnetServer):
     """Skip the on-connect ``IAC DO TTYPE``: raw TCP clients and bots see only text.
 
@@ -62,6 +96,17 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
 
     _plain_is_data = False
     """Plain input is data for telnetlib3 now (:meth:`_plain_input_is_data`)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("reader_factory_encoding", FlowReader)
+        super().__init__(**kwargs)
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """telnetlib3's setup, then the transport for the reader's flow control."""
+        super().connection_made(transport)
+        reader = self.reader
+        if reader is not None:
+            reader.set_transport(transport)
 
     def begin_negotiation(self) -> None:
         BaseServer.begin_negotiation(self)
@@ -111,6 +156,7 @@ class LineReader:
 
     A line longer than ``max_len`` is dropped up to its end and reported once as
     :data:`TOO_LONG`, so a client that never sends a newline cannot grow memory.
+    :attr:`unread` counts what the client sent that no one has taken yet.
     """
 
     def __init__(self, reader: Any, *, max_len: int) -> None:
@@ -118,34 +164,53 @@ class LineReader:
         self._max_len = max_len
         self._buf = ""
         self._lines: collections.deque[str] = collections.deque()
-        self._skip_lf = False
+        self._queued = 0
+        """Characters of the lines in ``_lines``, one more per line for its end."""
+        self._second_half: tuple[str, ...] = ()
         self._discarding = False
 
     async def readline(self) -> str | None:
         while not self._lines:
-            chunk = await self._reader.read(4096)
+            chunk = await self._reader.read(_READ_ALL)
             if not chunk:
                 return None
             self._feed(chunk)
-        return self._lines.popleft()
+        return self.queued_line()
+
+    def queued_line(self) -> str | None:
+        """The next line if one is already split off (no wait, no task), else None."""
+        if not self._lines:
+            return None
+        line = self._lines.popleft()
+        self._queued -= len(line) + 1
+        return line
+
+    @property
+    def unread(self) -> int:
+        """Input received and not yet taken as a line: the bytes in telnetlib3's reader,
+        the characters of the lines split off and of the unfinished line."""
+        return getattr(self._reader, "buffered", 0) + self._queued + len(self._buf)
 
     def _feed(self, chunk: str) -> None:
-        if self._skip_lf and chunk[:1] in ("\n", "\x00"):
-            chunk = chunk[1:]  # the second half of a CR LF split across packets
-        self._skip_lf = False
+        if self._second_half and chunk[:1] in self._second_half:
+            chunk = chunk[1:]  # the second half of a line end split across packets
+        self._second_half = ()
         self._buf += chunk
         pos = 0
         for match in _EOL.finditer(self._buf):
             line = self._buf[pos : match.start()]
             if self._discarding:
                 self._discarding = False
-                self._lines.append(TOO_LONG)
+                line = TOO_LONG
             elif len(line) > self._max_len:
-                self._lines.append(TOO_LONG)
+                line = TOO_LONG
             else:
-                self._lines.append(_CONTROL.sub("", line))
+                line = _CONTROL.sub("", line)
+            self._lines.append(line)
+            self._queued += len(line) + 1
             pos = match.end()
-            self._skip_lf = match.group() == "\r" and pos == len(self._buf)
+            if pos == len(self._buf):
+                self._second_half = _SECOND_HALF.get(match.group(), ())
         self._buf = self._buf[pos:]
         if len(self._buf) > self._max_len:
             self._buf = ""
@@ -289,15 +354,39 @@ class TelnetOutput:
             transport.abort()
 
 
+SOMAXCONN_PATH: Final = "/proc/sys/net/core/somaxconn"
+
+
+def kernel_somaxconn(path: str = SOMAXCONN_PATH) -> int | None:
+    """The kernel's cap on a listen backlog (Linux), or None where it cannot be read."""
+    try:
+        with open(path, encoding="ascii") as handle:
+            return int(handle.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def effective_backlog(wanted: int, somaxconn: int | None) -> int:
+    """The backlog the kernel grants for ``wanted``: at most ``somaxconn``."""
+    return wanted if somaxconn is None else min(wanted, somaxconn)
+
+
+def reader_limit(max_unread_input: int) -> int:
+    """telnetlib3's reader ``limit`` for ``[limits] max_unread_input``: the reader pauses
+    the socket above twice its limit, so at about that many bytes."""
+    return max(max_unread_input // 2, 1)
+
+
 async def start_server(settings: Settings, shell: Shell) -> Any:
-    """Listen on ``settings.host``/``settings.port``; each connection runs ``shell``."""
+    """Listen on ``settings.host``/``settings.port`` with ``settings.listen_backlog``
+    (capped by the kernel); each connection runs ``shell``."""
 
     async def run_shell(reader: Any, writer: Any) -> None:
         lines = LineReader(reader, max_len=settings.max_line_length)
         output = TelnetOutput(writer, buffer_limit=settings.write_buffer_limit)
         await shell(lines, output)
 
-    return await telnetlib3.create_server(
+    server = await telnetlib3.create_server(
         host=settings.host,
         port=settings.port,
         protocol_factory=QuietTelnetServer,
@@ -308,6 +397,33 @@ async def start_server(settings: Settings, shell: Shell) -> Any:
         encoding_errors="replace",
         timeout=0,  # our own idle timeout, with a warning first (server/connection.py)
         connect_maxwait=settings.negotiation_wait,
+        limit=reader_limit(settings.max_unread_input),
+    )
+    set_backlog(server, settings.listen_backlog)
+    return server
+
+
+def set_backlog(server: Any, backlog: int) -> None:
+    """Give ``server``'s listening sockets ``backlog``.
+
+    telnetlib3.create_server passes no backlog to ``loop.create_server``, which then
+    listens with asyncio's 100: a burst of connects (every bot reconnecting after a
+    restart) overflows it and the kernel drops SYNs, retried only after 1 s, 3 s, ...
+    ``listen()`` again on a listening socket sets its backlog (Linux); it is
+    called on a duplicate of each socket, which shares the listening socket itself.
+    """
+    somaxconn = kernel_somaxconn()
+    for transport_socket in server.sockets:
+        duplicate = transport_socket.dup()
+        try:
+            duplicate.listen(backlog)
+        finally:
+            duplicate.close()
+    log.info(
+        "listen backlog %d (configured %d, kernel somaxconn %s)",
+        effective_backlog(backlog, somaxconn),
+        backlog,
+        "unknown" if somaxconn is None else somaxconn,
     )
 
 

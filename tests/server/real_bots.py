@@ -220,7 +220,6 @@ class BaldLiesBot(ScriptedBot):
     def __init__(self, client: FibsClient, name: str, engine: GnubgEngine) -> None:
         super().__init__(client, name, engine)
         self.last_board = ""
-        self.asked_board = 0
         self.invalid_answers: list[str] = []
 
     def waiting_for(self) -> str:

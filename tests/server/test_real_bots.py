@@ -1,0 +1,186 @@
+"""Issue 19 (7): scripted clients that behave like real FIBS bots finish whole matches here.
+
+Each test plays a 3-point match between one bot of :mod:`tests.server.real_bots` (the
+BaldLies client, GammonBot, MatchDog: what they read and send, from their source) and a
+scripted opponent, on the real server with the **shipped** ``fibs.conf`` command limits and
+seeded dice. Every match passes a double taken and one dropped, a save (``leave``) and resume
+(``invite``/``join``), a resignation and a Crawford game in which the bot rolls, and must end
+for both sides with no command refused. A hang fails within
+:data:`~tests.server.real_bots.READ_TIMEOUT` seconds naming what the bot waited for.
+
+The seeds are chosen so that each match passes all of these (GammonBot's also an opponent
+who cannot move); the assertions fail if a match no longer does.
+
+The bots read their boards through GNU Backgammon, so these tests need it (``gnubg``
+marker); they are skipped where it is not installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from backgammon.dice import SeededDice
+from bots.gnubg.engine import GnubgEngine, find_gnubg
+from db.records import UserSettings
+from protocol import replies
+from protocol.board_fibs import parse_board
+from protocol.board_view import BoardView
+from server import config
+from server.app import App
+from server.config import Settings
+from server.passwords import hash_password_sync
+from server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES
+
+from .conftest import TEST_COST, Connect, clip_login
+from .real_bots import (
+    BaldLiesBot,
+    GammonBot,
+    MatchDogBot,
+    Opponent,
+    ScriptedBot,
+    play_match,
+)
+
+pytestmark = [
+    pytest.mark.gnubg,
+    pytest.mark.skipif(
+        find_gnubg() is None,
+        reason="gnubg (GNU Backgammon) is not installed: the real bots read boards through it",
+    ),
+]
+
+SHIPPED = config.load(Path(__file__).resolve().parents[2] / "fibs.conf")
+LENGTH = 3
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """The command limits of the shipped ``fibs.conf``: the real bots must live with them."""
+    return settings.replace(
+        commands_per_second=SHIPPED.commands_per_second, command_burst=SHIPPED.command_burst
+    )
+
+
+@pytest.fixture
+async def engine() -> AsyncIterator[GnubgEngine]:
+    async with GnubgEngine(plies=0, timeout=30.0) as e:
+        yield e
+
+
+async def _bot_account(app: App, name: str, *, saved: bool) -> None:
+    """A bot's account, ``ready`` on (bots are invited). ``saved``: moreboards on and
+    board style 3 stored with the account, as GammonBot's and MatchDog's accounts have
+    (neither sets them itself; the BaldLies client does, after login)."""
+    toggles = {**DEFAULT_TOGGLES, "ready": True}
+    if saved:
+        toggles["moreboards"] = True
+    await app.db.create_user(
+        name,
+        hash_password_sync("secret", TEST_COST),
+        toggles=toggles,
+        settings=UserSettings(boardstyle=3) if saved else DEFAULT_SETTINGS,
+    )
+
+
+async def _play(
+    connect: Connect,
+    app: App,
+    engine: GnubgEngine,
+    bot_class: type[ScriptedBot],
+    name: str,
+    *,
+    leave_on_bot_turn: bool = True,
+) -> tuple[ScriptedBot, Opponent]:
+    """Log both in, the opponent invites the bot to a 3-point match, both play it out."""
+    await _bot_account(app, name, saved=bot_class is not BaldLiesBot)
+    bot = bot_class(await connect(), name, engine)
+    await bot.login("secret")
+    opponent_client = await clip_login(connect, app, "alice")
+    await opponent_client.send("set boardstyle 3")
+    await opponent_client.expect("Value of 'boardstyle' set to 3.")
+    opponent = Opponent(opponent_client, "alice", name, leave_on_bot_turn=leave_on_bot_turn)
+    await play_match(bot, opponent, invite=f"invite {name} {LENGTH}")
+    return bot, opponent
+
+
+def _crawford_game(view: BoardView) -> bool:
+    """The board is one of the Crawford game: a player 1-away, not yet post-Crawford."""
+    return (
+        LENGTH - 1 in (view.player_score, view.opponent_score)
+        and view.player_score != view.opponent_score
+        and not view.post_crawford
+        and not view.no_crawford
+    )
+
+
+def _check(bot: ScriptedBot, opponent: Opponent) -> None:
+    """The match ended for both, nothing was refused, and it passed every case."""
+    mine, theirs = bot.client.seen, opponent.client.seen
+    assert replies.SLOW_DOWN not in mine + theirs, "a command was refused for its rate"
+    assert bot.done and opponent.done
+    assert any(
+        " accepts the double." in line or line.startswith("You accept the double.")
+        for line in theirs
+    ), f"no double was taken: {opponent.events}"
+    assert any(
+        " gives up. You win " in line or line.startswith("You give up.") for line in theirs
+    ), f"no double was dropped: {opponent.events}"
+    assert "resumed" in opponent.events
+    assert any(
+        line.startswith(f"{bot.name} accepts and wins") or line == replies.rejects(bot.name)
+        for line in theirs
+    ), "the bot did not answer the resignation"
+    crawford = [
+        view
+        for view in (parse_board(line) for line in mine if line.startswith("board:"))
+        if _crawford_game(view)
+    ]
+    assert any(view.turn is view.colour and view.player_dice != (0, 0) for view in crawford), (
+        "the bot never rolled in the Crawford game"
+    )
+
+
+async def test_baldlies_client_finishes_a_match(
+    connect: Connect, app: App, engine: GnubgEngine
+) -> None:
+    app.dice = lambda: SeededDice(1)
+    app.coin = lambda: 0
+    # The BaldLies client acts on boards only and FIBS sends none after a resume: resumed
+    # on its own roll it would wait. The match is saved on the opponent's turn.
+    bot, opponent = await _play(
+        connect, app, engine, BaldLiesBot, "baldlies", leave_on_bot_turn=False
+    )
+    _check(bot, opponent)
+
+
+async def test_gammonbot_finishes_a_match(connect: Connect, app: App, engine: GnubgEngine) -> None:
+    app.dice = lambda: SeededDice(4)
+    app.coin = lambda: 1
+    bot, opponent = await _play(connect, app, engine, GammonBot, "gammonbot")
+    _check(bot, opponent)
+    # It asked for a board after "alice can't move." and after the resume and rolls on
+    # every board that shows its turn without dice: a board it did not ask for makes it
+    # roll twice. Only in the Crawford game, where the server rolls for it while the board
+    # says it may double (1:1, as on FIBS), is its roll refused.
+    assert "alice can't move." in bot.client.seen
+    board = None
+    for i, line in enumerate(bot.client.seen):
+        if line.startswith("board:"):
+            board = parse_board(line)
+        elif line == "** You did already roll the dice.":
+            context = bot.client.seen[i - 10 : i + 1]
+            assert board is not None and _crawford_game(board), (
+                f"GammonBot rolled twice outside the Crawford game: {context}"
+            )
+
+
+async def test_matchdog_finishes_a_match(connect: Connect, app: App, engine: GnubgEngine) -> None:
+    app.dice = lambda: SeededDice(1)
+    app.coin = lambda: 0
+    bot, opponent = await _play(connect, app, engine, MatchDogBot, "matchdog")
+    _check(bot, opponent)
+    assert not any(line.startswith("** alice didn't double or resign") for line in bot.client.seen)
+

@@ -9,6 +9,7 @@ receiver in their board style.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Final
 
 from backgammon.board import Colour, Player, Position
@@ -110,6 +111,25 @@ def _game_state(match: Match, names: Sequence[str], one_away: bool) -> BoardStat
         no_crawford=3 if length and not options.crawford and one_away else 0,
         post_crawford=1 if match.post_crawford else 0,
         redoubles=options.instant_redoubles if options.unlimited else 0,
+    )
+
+
+def rolled_state(state: BoardState, roller: Colour, dice: tuple[int, int]) -> BoardState:
+    """``state`` as it was the moment ``roller`` rolled ``dice`` that cannot be played.
+
+    The core passes such a turn at once, so the match already shows the other side's
+    turn; the roller's board between ``You roll`` and ``You can't move.`` shows the roll
+    on the roller's own turn, with nothing to move (D108: MatchDog waits for this board
+    after every ``You roll``).
+    """
+    side = state.o if roller is Colour.O else state.x
+    rolled = replace(side, dice=dice)
+    return replace(
+        state,
+        o=rolled if roller is Colour.O else state.o,
+        x=rolled if roller is Colour.X else state.x,
+        turn=roller,
+        can_move=0,
     )
 
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from backgammon.board import Colour, Player
+from backgammon.dice import Roll
 from backgammon.events import (
     AutoDoubled,
     CheckersMoved,
@@ -49,7 +50,7 @@ from backgammon.rating import INITIAL_RATING, RatingChange, rate_match
 from db.records import RatingUpdate
 from protocol import replies
 from protocol.board_view import BoardState
-from protocol.match_view import board_lines, board_state, perspective_of
+from protocol.match_view import board_lines, board_state, perspective_of, rolled_state
 from server.app import App
 from server.matches import LiveMatch
 from server.session import Session
@@ -137,6 +138,15 @@ class Step:
         self.outbox.extend(session, lines)
 
 
+    def rolled_board(self, session: Session, roller: Player, roll: Roll) -> None:
+        """``session``'s board of the moment ``roller`` rolled ``roll`` that cannot be
+        played (:func:`protocol.match_view.rolled_state`; not cached: it is one board)."""
+        match = self.live.match
+        colour = perspective_of(match, roller)
+        state = rolled_state(board_state(match, self.live.names), colour, (roll.d1, roll.d2))
+        self.outbox.extend(session, board_lines(state, colour, session.settings.boardstyle))
+
+
 async def run(app: App, live: LiveMatch, action: Callable[[], list[Event]]) -> None:
     """Do ``action`` (a bound core method), follow up, store, then announce.
 
@@ -204,8 +214,10 @@ def follow_up(step: Step) -> None:
             return
         session = step.player(player)
         if match.phase is Phase.TURN:
-            if match.may_double(player) and (
-                session is None or session.toggles["double"]
+            if (
+                match.may_double(player)
+                and not _needs_one_point(match, player)
+                and (session is None or session.toggles["double"])
             ):
                 step.outbox.add(session, replies.ROLL_OR_DOUBLE)
                 return
@@ -224,6 +236,14 @@ def follow_up(step: Step) -> None:
             announce(step, match.move(player, play.moves))
             continue
         return
+
+
+def _needs_one_point(match: Match, player: Player) -> bool:
+    """``player`` needs a single point to win the match (the post-Crawford leader, both
+    at double match point): FIBS does not offer them the cube, it rolls for them (D109;
+    MatchDog waits for that roll)."""
+    length = match.options.length
+    return bool(length) and match.score[player] == length - 1
 
 
 def _automatic_play(match: Match, session: Session) -> Play | None:
@@ -446,6 +466,10 @@ def _render(step: Step, event: Event, boarded: set[Session]) -> None:
         if event.moves:
             board_for_players(event.player, toggle="moreboards")
             out.add(roller, replies.please_move(event.moves))
+        elif roller is not None and roller.toggles["moreboards"]:
+            # A roll that cannot be played: the roller's board still shows it, before
+            # "You can't move." (D108; MatchDog waits for a board after every roll).
+            step.rolled_board(roller, event.player, event.roll)
         other = 1 - event.player
         out.add(step.player(other), replies.rolls(step.name(event.player), d1, d2))
         if event.moves:

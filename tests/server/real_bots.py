@@ -49,6 +49,16 @@ answer time of the server or gnubg at 0 plies, so only a hang reaches it."""
 _MATCH_END = re.compile(r"^(You win|\S+ wins) the \d+ point match ")
 
 
+
+_RATE_REFUSALS = ("** You are sending commands too fast", replies.TOO_MUCH_INPUT)
+"""How a server refuses input for its rate: the old drop text (the server no longer sends
+it, D120) and the disconnect past ``max_unread_input``."""
+
+
+def refused_for_rate(line: str) -> bool:
+    """True for a line that refused or ended input for coming too fast."""
+    return line.startswith(_RATE_REFUSALS)
+
 class Stalled(AssertionError):
     """A scripted client got no line for :data:`READ_TIMEOUT` seconds (a hang)."""
 
@@ -155,7 +165,7 @@ class ScriptedBot:
 
     def report(self, what: str) -> str:
         """A failure message: who, what happened, its state, the last lines both ways."""
-        refused = self.client.seen.count(replies.SLOW_DOWN)
+        refused = sum(refused_for_rate(line) for line in self.client.seen)
         return (
             f"{self.kind} {self.name!r}: {what} while {self.waiting_for()}; "
             f"{refused} of its {len(self.sent)} commands refused as too fast; "
@@ -855,28 +865,28 @@ class MatchDogBot(ScriptedBot):
                 self.to_gnubg(line)
 
     async def _own_roll_board(self, m: _MatchDogMatch, line: str) -> None:
-        async def job() -> None:
-            eq = await self.equities(line)
-            on_bar = int(fields(line)[47])
-            resign = None
-            if m.length == 1:
-                if eq[0] < 0.005:
-                    resign = "resign n"
-            else:
-                if eq[0] < 0.005 and eq[3] < 0.03 and on_bar == 0:
-                    resign = "resign n"
-                elif eq[0] == 0.0 and eq[4] > 0.99:
-                    resign = "resign b"
-                elif eq[0] == 0.0 and eq[3] > 0.99:
-                    resign = "resign g"
-            if resign is not None:
-                m.own_resign = True
-                await self.send(resign)
-                return
-            self.w_move = True
-            self.to_gnubg(line)
-
-        self.queue(job)
+        """Its roll board: the equities first, read before any further FIBS line (the
+        real ``processGamePlay`` waits for ``evaluation`` inline), then resign or give
+        the board to gnubg and wait for the move board (``wMoveBoard``)."""
+        eq = await self.equities(line)
+        on_bar = int(fields(line)[47])
+        resign = None
+        if m.length == 1:
+            if eq[0] < 0.005:
+                resign = "resign n"
+        else:
+            if eq[0] < 0.005 and eq[3] < 0.03 and on_bar == 0:
+                resign = "resign n"
+            elif eq[0] == 0.0 and eq[4] > 0.99:
+                resign = "resign b"
+            elif eq[0] == 0.0 and eq[3] > 0.99:
+                resign = "resign g"
+        if resign is not None:
+            m.own_resign = True
+            await self.send(resign)
+            return
+        self.w_move = True
+        self.to_gnubg(line)
 
     async def _resignation(self, line: str) -> None:
         m = self.match
@@ -917,7 +927,7 @@ class Opponent:
       ``leave_on_bot_turn`` right after that move (the bot's turn to roll is saved); then
       ``invite BOT`` to resume; it joins when the bot invites it back instead;
     * game 2, its first turn to move after two moves of the bot: ``resign n`` (the bot
-      must answer);
+      must answer); when the bot rejects, it asks for its ``board``, as GammonBot does;
     * the bot's doubles: the first is refused, later ones taken;
     * a post-Crawford game while trailing: it doubles at its first chance.
     """
@@ -986,6 +996,8 @@ class Opponent:
             answer = "reject" if self.bot_doubles == 1 else "accept"
             self.events.append(f"bot double {answer}")
             await self.send(answer)
+        elif line.startswith(f"{bot} rejects. The game continues."):
+            await self.send("board")  # no board follows a rejected resignation (D104)
         elif line.startswith(f"{bot} wants to resign."):
             self.events.append("bot resigns")
             await self.send("accept")

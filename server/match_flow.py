@@ -147,8 +147,12 @@ class Step:
         self.outbox.extend(session, board_lines(state, colour, session.settings.boardstyle))
 
 
-async def run(app: App, live: LiveMatch, action: Callable[[], list[Event]]) -> None:
+async def run(
+    app: App, live: LiveMatch, action: Callable[[], list[Event]], *, resumed: bool = False
+) -> None:
     """Do ``action`` (a bound core method), follow up, store, then announce.
+
+    ``resumed``: the action is the resume of a saved match (see :func:`follow_up`).
 
     :raises backgammon.errors.BackgammonError: the action is refused; nothing changed
         and nothing was sent.
@@ -156,7 +160,7 @@ async def run(app: App, live: LiveMatch, action: Callable[[], list[Event]]) -> N
     step = Step(app, live, Outbox())
     async with live.lock:
         announce(step, action())
-        follow_up(step)
+        follow_up(step, resumed=resumed)
         await persist(step)
     step.outbox.flush()
     if live.match.phase is Phase.MATCH_OVER:
@@ -205,8 +209,14 @@ def watch_the_clock(app: App, live: LiveMatch) -> None:
 # -- automatic steps ---------------------------------------------------------------------
 
 
-def follow_up(step: Step) -> None:
-    """Take every step the server takes by itself, until a player must decide."""
+def follow_up(step: Step, *, resumed: bool = False) -> None:
+    """Take every step the server takes by itself, until a player must decide.
+
+    Right after a resume (``resumed``) a player who needs one point is asked to roll or
+    double rather than rolled for (D109): FIBS does not roll by itself on a resume
+    (GammonBot: "FIBS has a bug where autoroll does not happen on resuming a match"), and
+    the bots read their turn from the board they ask for after the synopsis.
+    """
     match = step.live.match
     for _ in range(64):  # bounded: each turn needs a decision after a few steps
         player = match.to_act
@@ -216,12 +226,13 @@ def follow_up(step: Step) -> None:
         if match.phase is Phase.TURN:
             if (
                 match.may_double(player)
-                and not _needs_one_point(match, player)
+                and (resumed or not _needs_one_point(match, player))
                 and (session is None or session.toggles["double"])
             ):
                 step.outbox.add(session, replies.ROLL_OR_DOUBLE)
                 return
             announce(step, match.roll(player))
+            resumed = False
             continue
         if match.phase is Phase.MOVE and session is not None:
             play = _automatic_play(match, session)

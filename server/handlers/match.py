@@ -244,7 +244,7 @@ async def _resume(ctx: Context, inviter: Session, invitee: Session) -> None:
         if match.phase is Phase.GAME_OVER:
             session.send(replies.JOIN_NEXT_GAME)
     # A double or a resignation still waiting for its answer is offered again (D106).
-    await match_flow.run(app, live, lambda: match_flow.pending_offer(match))
+    await match_flow.run(app, live, lambda: match_flow.pending_offer(match), resumed=True)
 
 
 def _begin(ctx: Context, live: LiveMatch) -> bool:

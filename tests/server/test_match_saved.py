@@ -181,8 +181,9 @@ async def test_resume_with_a_pending_resignation_offers_it_again(
 
 
 async def test_no_board_after_cant_move(connect: Connect, app: App) -> None:
-    """§4.5, D103: "You can't move." / "<name> can't move." come without a board, to the
-    players and to a watcher."""
+    """§4.5, D103, D108: "You can't move." / "<name> can't move." come without a board, to
+    the players and to a watcher; the roller's one board comes between its roll and "You
+    can't move.", showing the roll on its own turn with nothing to move."""
     match = Match(MatchOptions(length=3), ScriptedDice((3, 1)), o_player=0)
     match.start_game()
     match.move(0, match.legal_plays()[0].moves)
@@ -199,7 +200,10 @@ async def test_no_board_after_cant_move(connect: Connect, app: App) -> None:
     await bob.expect(replies.ROLL_OR_DOUBLE)
     await bob.send("roll")
     before, _ = await until(bob, replies.YOU_CANT_MOVE)
-    assert not any(line.startswith("board:") for line in before)
+    boards = [line for line in before if line.startswith("board:")]
+    assert before[-2:] == [replies.you_roll(6, 5), *boards] and len(boards) == 1, before
+    # turn X (bob), bob's dice 6 5, cube 1, may double 1:1, can move 0 (D108)
+    assert flags(boards[0]) == (-1, 6, 5, 0, 0, 1, 1, 1, 0, 0, 0, 0)
     before, _ = await until(alice, replies.cant_move("bob"))
     assert not any(line.startswith("board:") for line in before)
     before, _ = await until(carol, replies.cant_move("bob"))
@@ -217,6 +221,36 @@ def flags(line: str) -> tuple[int, ...]:
     tokens = line.split(":")
     assert len(tokens) == 53 and tokens[0] == "board"
     return tuple(int(tokens[i]) for i in FLAGS)
+
+
+async def test_no_roll_or_double_for_a_player_who_needs_one_point(
+    connect: Connect, app: App
+) -> None:
+    """D109: in a post-Crawford game the trailer is asked to roll or double, the leader
+    (one point to go) is not: the server rolls for them, as MatchDog expects."""
+    match = Match(MatchOptions(length=3), ScriptedDice(()), o_player=1)
+    app.dice = lambda: ScriptedDice((3, 1, 5, 2, 4, 3))  # the resumed match's dice
+    match.score = [2, 1]
+    match.crawford_played = True
+    match.phase = Phase.GAME_OVER
+    match.game = 2
+    alice, bob = await players(connect, app)
+    await store(app, match)
+    await resume_lines(alice, bob)
+    await alice.expect(replies.JOIN_NEXT_GAME)
+    await alice.send("join")
+    await bob.send("join")
+    # Colours swap: alice is O. Opening: alice 3, bob 1; alice moves 3-1.
+    lines, _ = await until(alice, "board:")
+    assert app.matches["alice"].match.post_crawford
+    await alice.send("move 8-5 6-5")
+    await bob.expect(replies.ROLL_OR_DOUBLE)  # the trailer may double
+    await bob.send("roll")
+    before, _ = await until(bob, replies.please_move(2))
+    await move_first_play(bob, before)
+    lines, _ = await until(alice, replies.you_roll(4, 3))
+    assert replies.ROLL_OR_DOUBLE not in lines
+    await alice.expect(replies.please_move(2))
 
 
 async def test_crawford_game_boards_and_the_refused_double(connect: Connect, app: App) -> None:

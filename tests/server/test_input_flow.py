@@ -150,7 +150,7 @@ async def test_a_move_sent_twice_is_answered_as_fibs_answers_it(connect: Connect
         await client.expect("Value of 'boardstyle' set to 3.")
         await client.send("toggle ready")
         await client.expect(replies.toggle_message("ready", True))
-    await alice.send("invite bob 1")
+    await alice.send("invite bob 3")
     await bob.expect("Type 'join alice' to accept.")
     await bob.send("join alice")
     await alice.expect(replies.YOUR_TURN_TO_MOVE)

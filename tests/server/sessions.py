@@ -2,11 +2,46 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from protocol import replies
 from server.app import App
 from server.session import Session
+from server.telnet import Payload
 
 from .conftest import Connect, FibsClient, clip_login, make_user
+
+
+class RecordingOutput:
+    """A session's Output without a socket: keeps every line it is sent (a broadcast's
+    payload as its lines) and every prompt, for tests of the registry alone."""
+
+    host = "example.org"
+    closing = False
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    def send(self, lines: Iterable[str]) -> None:
+        self.sent.extend(lines)
+
+    def send_payload(self, payload: Payload) -> None:
+        self.sent.extend(payload.text.split("\r\n")[:-1])
+
+    def prompt(self, text: str) -> None:
+        self.sent.append(text)
+
+    def echo_off(self) -> None:
+        pass
+
+    def echo_on(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def abort(self) -> None:
+        pass
 
 
 async def telnet_login(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -30,7 +30,14 @@ from server.telnet import LineReader, Payload, TelnetOutput, bound_port, start_s
 
 from .conftest import IAC_WONT_TTYPE, TIMEOUT, Connect, FibsClient, clip_login, make_user
 from .match_driver import Player, play_out
-from .sessions import command, login_all, online, telnet_login, who_update_seen
+from .sessions import (
+    RecordingOutput,
+    command,
+    login_all,
+    online,
+    telnet_login,
+    who_update_seen,
+)
 
 IDLE = 8
 """The idle field's index in a CLIP 5 line split at spaces (it changes every second)."""
@@ -240,37 +247,6 @@ async def test_a_new_user_gets_the_who_list_in_one_piece(connect: Connect, app: 
 # -- the cached CLIP 5 line ------------------------------------------------------------------
 
 
-class _Output:
-    """A session's Output that keeps what it is sent (who_line reads only ``host``)."""
-
-    host = "example.org"
-    closing = False
-
-    def __init__(self) -> None:
-        self.sent: list[str] = []
-
-    def send(self, lines: Iterable[str]) -> None:
-        self.sent.extend(lines)
-
-    def send_payload(self, payload: Payload) -> None:
-        self.sent.append(payload.text)
-
-    def prompt(self, text: str) -> None:
-        self.sent.append(text)
-
-    def echo_off(self) -> None:
-        pass
-
-    def echo_on(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    def abort(self) -> None:
-        pass
-
-
 def _change(name: str, act: Callable[[Session], None]) -> tuple[str, Callable[[Session], None]]:
     return (name, act)
 
@@ -303,7 +279,7 @@ CHANGES = [
 
 
 def test_the_cached_who_line_follows_every_change() -> None:
-    session = Session(_Output())
+    session = Session(RecordingOutput())
     session.name = "nobody"
     for what, act in CHANGES:
         before = session.who_line()
@@ -316,7 +292,7 @@ def test_the_cached_who_line_follows_every_change() -> None:
 
 
 def test_the_who_line_is_rebuilt_only_when_a_field_changes() -> None:
-    session = Session(_Output())
+    session = Session(RecordingOutput())
     session.name = "alice"
     session.who_line()
     cached = session._who_cache

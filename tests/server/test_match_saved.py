@@ -223,23 +223,34 @@ def flags(line: str) -> tuple[int, ...]:
     return tuple(int(tokens[i]) for i in FLAGS)
 
 
-async def test_no_roll_or_double_for_a_player_who_needs_one_point(
-    connect: Connect, app: App
-) -> None:
-    """D109: in a post-Crawford game the trailer is asked to roll or double, the leader
-    (one point to go) is not: the server rolls for them, as MatchDog expects."""
+def between_games(score: tuple[int, int], *, game: int, crawford_played: bool) -> Match:
+    """A 3-point match of alice (player 0) and bob after ``game`` games at ``score``; the
+    next game swaps colours, so alice is O in it."""
     match = Match(MatchOptions(length=3), ScriptedDice(()), o_player=1)
-    app.dice = lambda: ScriptedDice((3, 1, 5, 2, 4, 3))  # the resumed match's dice
-    match.score = [2, 1]
-    match.crawford_played = True
+    match.score = list(score)
+    match.crawford_played = crawford_played
     match.phase = Phase.GAME_OVER
-    match.game = 2
-    alice, bob = await players(connect, app)
+    match.game = game
+    return match
+
+
+async def next_game(app: App, alice: FibsClient, bob: FibsClient, match: Match) -> None:
+    """Store ``match`` (between games), resume it, and both join its next game."""
     await store(app, match)
     await resume_lines(alice, bob)
     await alice.expect(replies.JOIN_NEXT_GAME)
     await alice.send("join")
     await bob.send("join")
+
+
+async def test_no_roll_or_double_for_a_player_who_needs_one_point(
+    connect: Connect, app: App
+) -> None:
+    """D109: in a post-Crawford game the trailer is asked to roll or double, the leader
+    (one point to go) is not: the server rolls for them, as MatchDog expects."""
+    app.dice = lambda: ScriptedDice((3, 1, 5, 2, 4, 3))  # the resumed match's dice
+    alice, bob = await players(connect, app)
+    await next_game(app, alice, bob, between_games((2, 1), game=2, crawford_played=True))
     # Colours swap: alice is O. Opening: alice 3, bob 1; alice moves 3-1.
     lines, _ = await until(alice, "board:")
     assert app.matches["alice"].match.post_crawford
@@ -256,22 +267,13 @@ async def test_no_roll_or_double_for_a_player_who_needs_one_point(
 async def test_crawford_game_boards_and_the_refused_double(connect: Connect, app: App) -> None:
     """The Crawford game's boards carry FIBS's flags (1:1, fields 50/51 0:0) for both
     players and a watcher (§3.4, D24); the double itself is refused."""
-    match = Match(MatchOptions(length=3), ScriptedDice(()), o_player=1)
     app.dice = lambda: ScriptedDice((3, 1, 5, 2))  # the resumed match's dice
-    match.score = [2, 0]
-    match.crawford_played = False
-    match.phase = Phase.GAME_OVER
-    match.game = 1
     alice, bob = await players(connect, app)
     carol = await clip_login(connect, app, "carol")
     await carol.send("set boardstyle 3")
     await carol.send("watch alice")
     await carol.expect(replies.nothing_interesting("alice"))
-    await store(app, match)
-    await resume_lines(alice, bob)
-    await alice.expect(replies.JOIN_NEXT_GAME)
-    await alice.send("join")
-    await bob.send("join")
+    await next_game(app, alice, bob, between_games((2, 0), game=1, crawford_played=False))
     # The next game swaps colours: alice is O. Opening: alice 3, bob 1; alice moves 3-1.
     _, a_board = await until(alice, "board:")
     _, b_board = await until(bob, "board:")

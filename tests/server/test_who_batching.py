@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -19,10 +18,9 @@ from server.app import App
 from server.config import ConfigError, load
 from server.registry import Registry
 from server.session import Session
-from server.telnet import Payload
 
 from .conftest import Connect, FibsClient, clip_login, make_user
-from .sessions import login_all, online, who_update_seen
+from .sessions import RecordingOutput, login_all, online, who_update_seen
 
 
 async def _batch_sent(app: App, clients: tuple[FibsClient, ...]) -> None:
@@ -208,30 +206,11 @@ def test_the_fence_writes_ahead_of_a_chunked_batch() -> None:
     chunk when the new user writes to the last recipient; the recipient gets its part
     of the batch first, once."""
 
-    class Output:
-        host = "example.org"
-        closing = False
-
-        def __init__(self) -> None:
-            self.sent: list[str] = []
-
-        def send(self, lines: Iterable[str]) -> None:
-            self.sent.extend(lines)
-
-        def send_payload(self, payload: Payload) -> None:
-            self.sent.extend(payload.text.split("\r\n")[:-1])
-
-        def prompt(self, text: str) -> None: ...
-        def echo_off(self) -> None: ...
-        def echo_on(self) -> None: ...
-        def close(self) -> None: ...
-        def abort(self) -> None: ...
-
     async def scenario() -> list[list[str]]:
         reg = Registry(3600.0)
         sessions = []
         for name in ("a", "b", "c", "new"):
-            session = Session(Output())
+            session = Session(RecordingOutput())
             session.name = name
             session.mode = Mode.CLIP
             session.enter_lobby()

@@ -19,7 +19,7 @@ from tests.conftest import DbTarget
 
 from .conftest import Connect, FibsClient, clip_login
 from .match_driver import Player, play_out
-from .test_match_rules import move_first_play, until
+from .test_match_rules import match_line, move_first_play, until
 
 pytestmark = pytest.mark.known_lines
 
@@ -137,12 +137,12 @@ async def test_resume_with_a_pending_double_offers_it_again(connect: Connect, ap
     alice, bob = await players(connect, app)
     await store(app, match)
     await resume_lines(alice, bob)
-    assert await alice.line() == replies.doubles_offer("bob")
-    board = await alice.line()
+    assert await match_line(alice) == replies.doubles_offer("bob")
+    board = await match_line(alice)
     view = parse_board(board)
     assert view.was_doubled and view.cube == 1 and view.turn is view.colour
     assert not view.player_may_double and not view.opponent_may_double
-    assert await bob.line() == replies.you_double("alice")
+    assert await match_line(bob) == replies.you_double("alice")
     assert not any(line.startswith("board:") for line in await no_board(bob))
     await alice.send("accept")
     await alice.expect(replies.you_accept_double(2))
@@ -165,8 +165,8 @@ async def test_resume_with_a_pending_resignation_offers_it_again(
     alice, bob = await players(connect, app)
     await store(app, match)
     await resume_lines(alice, bob)
-    assert await bob.line() == replies.wants_to_resign("alice", 1)
-    assert await alice.line() == replies.you_want_to_resign("bob", 1)
+    assert await match_line(bob) == replies.wants_to_resign("alice", 1)
+    assert await match_line(alice) == replies.you_want_to_resign("bob", 1)
     await no_board(alice, 0.3)
     await bob.send(answer)
     if answer == "accept":

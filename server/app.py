@@ -44,7 +44,7 @@ class App:
         self.settings = settings
         self.db = db
         self.clock = clock
-        self.registry = Registry(settings.status_interval)
+        self.registry = Registry(settings.status_interval, clock)
         self.started_at = clock()
         self.cost = ScryptCost(settings.scrypt_n, settings.scrypt_r, settings.scrypt_p)
         self.motd = settings.motd()

@@ -122,29 +122,31 @@ class Step:
         """
         if session is None:
             return
-        match = self.live.match
-        # Every change of the match records an event, so the record's identity and
-        # length and the number of finished games tell one state from the next.
-        version = (id(match.record), len(match.record), len(match.history))
-        if version != self._version:
-            self._version = version
-            self._state = board_state(match, self.live.names)
-            self._boards.clear()
-        key = (perspective_of(match, perspective), session.settings.boardstyle, you)
+        state = self._current_state()
+        key = (perspective_of(self.live.match, perspective), session.settings.boardstyle, you)
         lines = self._boards.get(key)
         if lines is None:
-            assert self._state is not None
-            lines = self._boards[key] = board_lines(self._state, key[0], key[1], you=you)
+            lines = self._boards[key] = board_lines(state, key[0], key[1], you=you)
         self.outbox.extend(session, lines)
-
 
     def rolled_board(self, session: Session, roller: Player, roll: Roll) -> None:
         """``session``'s board of the moment ``roller`` rolled ``roll`` that cannot be
         played (:func:`protocol.match_view.rolled_state`; not cached: it is one board)."""
-        match = self.live.match
-        colour = perspective_of(match, roller)
-        state = rolled_state(board_state(match, self.live.names), colour, (roll.d1, roll.d2))
+        colour = perspective_of(self.live.match, roller)
+        state = rolled_state(self._current_state(), colour, (roll.d1, roll.d2))
         self.outbox.extend(session, board_lines(state, colour, session.settings.boardstyle))
+
+    def _current_state(self) -> BoardState:
+        """The match's state now, read once per state (its boards cached with it)."""
+        match = self.live.match
+        # Every change of the match records an event, so the record's identity and
+        # length and the number of finished games tell one state from the next.
+        version = (id(match.record), len(match.record), len(match.history))
+        if version != self._version or self._state is None:
+            self._version = version
+            self._state = board_state(match, self.live.names)
+            self._boards.clear()
+        return self._state
 
 
 async def run(

@@ -219,8 +219,14 @@ class Registry:
     HISTORY = 20
     """``last`` shows the 20 latest logins and logouts (§4.14)."""
 
-    def __init__(self, status_interval: float = DEFAULT_STATUS_INTERVAL) -> None:
+    def __init__(
+        self,
+        status_interval: float = DEFAULT_STATUS_INTERVAL,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.status_interval = status_interval
+        self._clock = clock
+        """Unix time for ``last`` and ``average`` (the App's clock)."""
         """Seconds between two batches of status notices at most (:meth:`_queue_status`)."""
         self._sessions: dict[str, Session] = {}
         self.history: deque[tuple[float, str]] = deque(maxlen=self.HISTORY)
@@ -229,7 +235,7 @@ class Registry:
         """Logins since the start (``stat``, ``average``)."""
         self.peak = 0
         """Most users logged in at once since the start (``stat``, ``show max``)."""
-        self.users_by_hour = UsersByHour(time.time())
+        self.users_by_hour = UsersByHour(self._clock())
         """Users logged in by hour of the day, for ``average`` (D160)."""
         self._seq = 0
         """Numbers every queued change (login, logout, who update) in order."""
@@ -271,13 +277,13 @@ class Registry:
 
     def add(self, session: Session) -> None:
         self._sessions[session.name] = session
-        self.users_by_hour.observe(time.time(), len(self._sessions))
+        self.users_by_hour.observe(self._clock(), len(self._sessions))
         session.before_write = self.fence
 
     def remove(self, session: Session) -> None:
         if self._sessions.get(session.name) is session:
             del self._sessions[session.name]
-            self.users_by_hour.observe(time.time(), len(self._sessions))
+            self.users_by_hour.observe(self._clock(), len(self._sessions))
 
     def complete(self, prefix: str) -> Session:
         """The online user that ``prefix`` names (§4.1 name completion).
@@ -328,7 +334,7 @@ class Registry:
         it writes to another user is preceded by that user's pending notices
         (:meth:`fence`, D140)."""
         name = session.name
-        self.history.append((time.time(), replies.logs_in(name)))
+        self.history.append((self._clock(), replies.logs_in(name)))
         self.logins += 1
         self.peak = max(self.peak, len(self._sessions))
         waiters = []
@@ -350,7 +356,7 @@ class Registry:
         (D79, D140)."""
         name = session.name
         text = session.logout_text(name)
-        self.history.append((time.time(), text))
+        self.history.append((self._clock(), text))
         self._seq += 1
         self._notices.append(_Notice(self._seq, session, name, False, text=text))
         self._pending = None

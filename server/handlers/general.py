@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import platform
-import time
 from importlib import metadata
 
 from protocol import clip, replies
@@ -73,7 +72,7 @@ async def stat(ctx: Context, cmd: ParsedCommand) -> None:
 @handles("average")
 async def average(ctx: Context, cmd: ParsedCommand) -> None:
     """SPEC's table of users logged in by hour of the day, UTC (D160)."""
-    hours = ctx.app.registry.users_by_hour.hours(time.time())
+    hours = ctx.app.registry.users_by_hour.hours(ctx.app.clock())
     rows = [replies.average_row(hour, hours[hour], hours[hour + 12]) for hour in range(12)]
     ctx.session.send_lines([replies.AVERAGE_HEADER, *rows])
 

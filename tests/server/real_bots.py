@@ -93,6 +93,8 @@ class ScriptedBot:
         self.done = False
         self.ready = asyncio.Event()
         self._jobs: asyncio.Queue[Callable[[], Awaitable[None]]] = asyncio.Queue()
+        self._unfinished = 0
+        """Jobs queued or running: a job's reaction is on the wire once it finished."""
         self._failure: BaseException | None = None
         self.gnubg_requests: list[str] = []
 
@@ -122,6 +124,7 @@ class ScriptedBot:
     def queue(self, job: Callable[[], Awaitable[None]]) -> None:
         """Run ``job`` (a gnubg request and the reaction to its answer) in order, beside
         the FIBS reading."""
+        self._unfinished += 1
         self._jobs.put_nowait(job)
 
     async def _worker(self) -> None:
@@ -129,6 +132,7 @@ class ScriptedBot:
             while True:
                 job = await self._jobs.get()
                 await job()
+                self._unfinished -= 1
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # reported by the reading loop
@@ -160,8 +164,24 @@ class ScriptedBot:
             worker.cancel()
 
     async def _drain(self) -> None:
-        while not self._jobs.empty():
+        while self._unfinished:
             await asyncio.sleep(0.01)
+
+    async def settle(self, since: int, cue: str) -> None:
+        """Wait until the bot has read a line containing ``cue`` among the lines after
+        the first ``since`` it read, and has sent its reactions to everything before it.
+
+        The opponent waits so before it resumes a match it left on the bot's turn: the
+        bot's answer to the last board before the leave (a ``roll``, once gnubg has
+        answered) must reach the server before the resume, not after it, where it would
+        be a second roll that no board of the resumed match asked for.
+        """
+
+        async def settled() -> None:
+            while not any(cue in line for line in self.client.seen[since:]) or self._unfinished:
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(settled(), READ_TIMEOUT)
 
     def report(self, what: str) -> str:
         """A failure message: who, what happened, its state, the last lines both ways."""
@@ -939,6 +959,8 @@ class Opponent:
     leave_on_bot_turn: bool = False
     """Leave right after its own move (the bot's turn is saved) instead of with its own
     dice out (its own turn is saved)."""
+    bot_player: ScriptedBot | None = None
+    """The bot, when the opponent should wait for it to settle before a resume."""
     games: int = 0
     my_moves: int = 0
     bot_moves: int = 0
@@ -1024,10 +1046,7 @@ class Opponent:
             and self.my_moves >= self.leave_after
         ):
             # leave with its own dice out: after the resume it is its turn to move
-            self.left = True
-            self.events.append("leave")
-            await self.send("leave")
-            await self.send(f"invite {self.bot}")
+            await self._leave_and_invite()
             return
         if self.games == 2 and self.bot_moves >= 2 and not self.resigned:
             self.resigned = True
@@ -1046,10 +1065,18 @@ class Opponent:
             and self.leave_on_bot_turn
             and self.my_moves >= self.leave_after
         ):
-            self.left = True
-            self.events.append("leave")
-            await self.send("leave")
-            await self.send(f"invite {self.bot}")
+            await self._leave_and_invite()
+
+    async def _leave_and_invite(self) -> None:
+        """``leave``, then, once the bot has read that the match was saved and answered
+        what it read before (:meth:`ScriptedBot.settle`), ``invite BOT`` to resume."""
+        self.left = True
+        self.events.append("leave")
+        since = len(self.bot_player.client.seen) if self.bot_player is not None else 0
+        await self.send("leave")
+        if self.bot_player is not None:
+            await self.bot_player.settle(since, "The game was saved.")
+        await self.send(f"invite {self.bot}")
 
 
 async def play_match(

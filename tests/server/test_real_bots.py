@@ -102,7 +102,9 @@ async def _play(
     opponent_client = await clip_login(connect, app, "alice")
     await opponent_client.send("set boardstyle 3")
     await opponent_client.expect("Value of 'boardstyle' set to 3.")
-    opponent = Opponent(opponent_client, "alice", name, leave_on_bot_turn=leave_on_bot_turn)
+    opponent = Opponent(
+        opponent_client, "alice", name, leave_on_bot_turn=leave_on_bot_turn, bot_player=bot
+    )
     await play_match(bot, opponent, invite=f"invite {name} {LENGTH}")
     return bot, opponent
 

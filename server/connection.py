@@ -20,7 +20,8 @@ import time
 
 from protocol import replies
 from server.app import App
-from server.dispatch import Context, dispatch
+from server.context import Context
+from server.dispatch import dispatch
 from server.login import login_dialog, reader_with_timeout
 from server.match_flow import session_ended
 from server.session import Session

@@ -8,39 +8,16 @@ unexpected, which answers an internal-error line while the session goes on.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
-from dataclasses import dataclass
 
 from protocol import replies
 from protocol.errors import CommandError, UsageError
 from protocol.parser import is_repeat, parse, repeat, state_refusal
-from server.app import App
+from server.bindings import BINDINGS
+from server.context import Context
 from server.errors import Reply
-from server.handlers import HANDLERS
-from server.session import Session
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Context:
-    """What a handler works with: the server and the session that sent the command."""
-
-    app: App
-    session: Session
-
-
-HANDLER_MODULES = (
-    "account", "info", "settings", "match", "chat", "ratings", "show", "general", "records"
-)
-"""The modules of server/handlers that register commands."""
-
-
-def load_handlers() -> None:
-    """Import every handler module so each registers its commands."""
-    for module in HANDLER_MODULES:
-        importlib.import_module(f"server.handlers.{module}")
 
 
 async def dispatch(ctx: Context, line: str) -> None:
@@ -77,7 +54,7 @@ async def _run(ctx: Context, line: str) -> None:
     refusal = state_refusal(cmd.command, session.state, cmd.word or cmd.name)
     if refusal is not None:
         raise Reply(*refusal)
-    handler = HANDLERS.get(cmd.name)
+    handler = BINDINGS.get(cmd.name)
     if handler is None:
         raise Reply(replies.unknown_command(cmd.word or cmd.name))
     session.last_command = cmd

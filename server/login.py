@@ -21,7 +21,8 @@ from protocol.commands import SessionState
 from protocol.parser import clean
 from protocol.replies import Mode
 from server.app import App
-from server.dispatch import Context, dispatch
+from server.context import Context
+from server.dispatch import dispatch
 from server.passwords import hash_password, verify_password
 from server.registry import WHO_END
 from server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, Session

@@ -10,7 +10,6 @@ from protocol.commands import (
     COMMAND_LIST,
     COMMANDS,
     HELP_TOPICS,
-    NameArg,
     SessionState,
     help_lines,
     resolve,
@@ -345,13 +344,6 @@ def test_usage_error_defers_to_state() -> None:
     assert state_refusal(info.value.command, SessionState.LOBBY, "resign") == (
         "** You're not playing.",
     )
-
-
-def test_name_arguments() -> None:
-    exact = {"last", "message", "ratings", "oldboard", "oldmoves", "whois", "tellx", "waitfor"}
-    assert {c.name for c in COMMAND_LIST if c.name_arg is NameArg.EXACT} == exact
-    for name in ("tell", "invite", "join", "watch", "look", "gag", "blind", "where", "alert"):
-        assert COMMANDS[name].name_arg is NameArg.COMPLETED
 
 
 def test_repeat() -> None:

@@ -11,8 +11,9 @@ import asyncio
 import logging
 
 from protocol import replies
+from protocol.commands import COMMANDS
 from protocol.errors import CommandError, UsageError
-from protocol.parser import is_repeat, parse, repeat, state_refusal
+from protocol.parser import error_lines, is_repeat, parse, repeat, state_refusal
 from server.bindings import BINDINGS
 from server.context import Context
 from server.errors import Reply
@@ -25,7 +26,9 @@ async def dispatch(ctx: Context, line: str) -> None:
     session = ctx.session
     try:
         await _run(ctx, line)
-    except (CommandError, Reply) as error:
+    except CommandError as error:
+        session.send_lines(error_lines(error))
+    except Reply as error:
         session.send_lines(error.lines)
     except asyncio.CancelledError:
         raise
@@ -47,8 +50,8 @@ async def _run(ctx: Context, line: str) -> None:
         try:
             cmd = parse(line)
         except UsageError as error:
-            refusal = state_refusal(error.command, session.state, line.split()[0])
-            raise Reply(*(refusal or error.lines)) from None
+            refusal = state_refusal(COMMANDS[error.name], session.state, line.split()[0])
+            raise Reply(*(refusal or error_lines(error))) from None
     if cmd is None:
         return
     refusal = state_refusal(cmd.command, session.state, cmd.word or cmd.name)

@@ -11,7 +11,13 @@ import logging
 from collections.abc import Callable
 
 from backgammon.board import BAR, to_absolute
-from backgammon.errors import ActionError, IllegalMoveError, MoveSyntaxError, SnapshotError
+from backgammon.errors import (
+    ActionError,
+    IllegalMoveError,
+    MoveSyntaxError,
+    Refusal,
+    SnapshotError,
+)
 from backgammon.events import Event, WinKind
 from backgammon.match import Action, Match, MatchOptionsError, Phase
 from backgammon.notation import format_move, parse_moves
@@ -302,7 +308,7 @@ async def _act(ctx: Context, command: str, action: Callable[[Match, int], list[E
     try:
         await match_flow.run(ctx.app, live, lambda: action(live.match, player))
     except ActionError as error:
-        raise Reply(_refusal(command, error.code, live, player)) from None
+        raise Reply(_refusal(command, error.reason, live, player)) from None
     except IllegalMoveError as error:
         raise Reply(_move_error(error, live, player)) from None
     except MoveSyntaxError as error:
@@ -312,50 +318,12 @@ async def _act(ctx: Context, command: str, action: Callable[[Match, int], list[E
         raise Reply(replies.move_error(MoveErrorReason.BAD_WORD, error.index)) from None
 
 
-def _refusal(command: str, code: str, live: LiveMatch, player: int) -> str:
+def _refusal(command: str, reason: Refusal, live: LiveMatch, player: int) -> str:
     """The FIBS reply for a refused action (§4.5-§4.7; docs/protocol-decisions.md)."""
-    opponent = live.names[1 - player]
-    match = live.match
-    common = {
-        "double_pending_yours": replies.hasnt_responded_to_double(opponent),
-        "resign_pending_yours": replies.hasnt_responded_to_resign(opponent),
-        "resign_pending_theirs": replies.wanted_to_resign(opponent),
-        "must_answer_double": replies.doubles_offer(opponent),
-        "no_game": replies.JOIN_NEXT_GAME,
-        "match_over": replies.NOT_PLAYING,
-    }
-    by_command = {
-        "roll": {
-            "not_your_turn": replies.NOT_YOUR_TURN_TO_ROLL,
-            "already_rolled": replies.ALREADY_ROLLED,
-        },
-        "move": {"not_your_turn": replies.NOT_YOUR_TURN_TO_MOVE, "must_roll": replies.ROLL_FIRST},
-        "double": {
-            "already_rolled": replies.DOUBLE_BEFORE_ROLL,
-            "not_your_turn": (
-                replies.wait_until_moved(opponent)
-                if match.phase is Phase.MOVE
-                else replies.NOT_YOUR_TURN_TO_DOUBLE
-            ),
-            "not_owner": replies.NOT_YOUR_TURN_TO_DOUBLE,
-            "crawford": replies.CRAWFORD_NO_DOUBLE,
-            "holland": replies.HOLLAND_NO_DOUBLE,
-            "dead_cube": replies.DEAD_CUBE_NO_DOUBLE,
-            "cube_limit": replies.CUBE_LIMIT_NO_DOUBLE,
-        },
-        "accept": {"nothing_offered": replies.didnt_double_or_resign(opponent)},
-        "reject": {"nothing_offered": replies.didnt_double_or_resign(opponent)},
-        "redouble": {
-            "redoubles_unlimited_only": replies.REDOUBLES_ONLY_UNLIMITED,
-            "redouble_limit": replies.NOT_ALLOWED_TO_REDOUBLE,
-            "nothing_offered": replies.NOT_ALLOWED_TO_REDOUBLE,
-            "cube_limit": replies.NOT_ALLOWED_TO_REDOUBLE,
-        },
-        "resign": {"already_resigned": replies.ALREADY_DID_THAT},
-    }
-    text = by_command.get(command, {}).get(code) or common.get(code)
+    opponent_moving = live.match.phase is Phase.MOVE
+    text = replies.refusal(command, reason, live.names[1 - player], opponent_moving=opponent_moving)
     if text is None:
-        log.warning("no FIBS reply for %s refusal %r", command, code)
+        log.warning("no FIBS reply for %s refusal %r", command, reason.value)
         return replies.NOT_YOUR_TURN
     return text
 

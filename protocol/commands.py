@@ -29,6 +29,11 @@ class SessionState(enum.Flag):
     """In a match (also between its games)."""
     WATCHING = enum.auto()
     """Watching another player (§4.11)."""
+    NEW_PASSWORD = enum.auto()
+    """A guest who chose a name and was asked for a password (§1.7): the next line is
+    that password, not a command."""
+    RETYPE_PASSWORD = enum.auto()
+    """A guest asked to type the new password again (§1.7): the next line is no command."""
 
 
 NOBODY: Final = SessionState(0)
@@ -38,6 +43,8 @@ USER: Final = SessionState.LOBBY | SessionState.PLAYING | SessionState.WATCHING
 ANYONE: Final = USER | SessionState.GUEST
 IN_GAME: Final = SessionState.PLAYING | SessionState.WATCHING
 NOT_PLAYING: Final = SessionState.LOBBY | SessionState.WATCHING
+DIALOG: Final = SessionState.NEW_PASSWORD | SessionState.RETYPE_PASSWORD
+"""The states of a prompt that takes the next line as typed (no command runs in them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +71,9 @@ class Command:
     """The reply for a wrong number of arguments."""
     repeatable: bool = True
     """``!!`` may repeat it (not the chat commands, §4.1)."""
+    remembered: bool = True
+    """It becomes the command ``!!`` looks at; ``False`` for ``name``, a step of the guest
+    dialog, after which ``!!`` still means the guest's last command."""
     prefixable: bool = True
     """A unique prefix selects it; ``False`` for exact-only words (``name``, ``co``)."""
     hidden: bool = False
@@ -407,6 +417,7 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         refusal=(replies.NAME_NOT_CHANGEABLE,),
         min_args=1,
         max_args=1,
+        remembered=False,
         prefixable=False,
         hidden=True,
     ),

@@ -1,7 +1,8 @@
 """The one place where a command of the table (:mod:`protocol.commands`) meets its handler.
 
 :data:`BINDINGS` maps every table name a session can run to the handler that answers it;
-dispatch looks the command up here and nowhere else. Adding a command: a row in
+:data:`DIALOGS` maps each dialog state (a prompt that takes the next line as typed) to
+the handler of that line. Dispatch looks them up here and nowhere else. Adding a command: a row in
 ``protocol/commands.py``, a handler in ``server/handlers/``, a line here
 (tests/server/test_bindings.py fails until all three agree).
 """
@@ -10,7 +11,9 @@ from __future__ import annotations
 
 from typing import Final
 
+from protocol.commands import SessionState
 from server.handlers import (
+    DialogHandler,
     Handler,
     account,
     chat,
@@ -19,16 +22,18 @@ from server.handlers import (
     match,
     ratings,
     records,
+    registration,
     settings,
     show,
 )
 
 BINDINGS: Final[dict[str, Handler]] = {
-    # account
+    # account and registration
     "bye": account.bye,
     "wave": account.wave,
     "password": account.password,
     "address": account.address,
+    "name": registration.name,
     # chat and lists of people
     "tell": chat.tell,
     "tellx": chat.tellx,
@@ -99,6 +104,11 @@ UNBOUND: Final[dict[str, str]] = {
     "co": "no state allows it: dispatch answers the table's refusal, a handler never runs",
     "ne": "no state allows it: dispatch answers the table's refusal, a handler never runs",
     "ye": "no state allows it: dispatch answers the table's refusal, a handler never runs",
-    "name": "the guest dialog in server/login.py answers it, not dispatch",
 }
 """Table commands without a handler, each with the reason why none is needed."""
+
+DIALOGS: Final[dict[SessionState, DialogHandler]] = {
+    SessionState.NEW_PASSWORD: registration.new_password,
+    SessionState.RETYPE_PASSWORD: registration.retype_password,
+}
+"""Dialog state -> the handler of the line typed at its prompt."""

@@ -108,7 +108,9 @@ async def _command_loop(
         if line is None:
             return
         session.last_input = time.monotonic()
-        if not line.strip():
+        if line == TOO_LONG and not session.logged_in:
+            line = ""  # a guest's over-long line reads as a blank one, as ever (§1.7)
+        if not line.strip() and not session.in_dialog:
             # A blank line (parse() sees none) costs no token and gets no reply in
             # CLIP mode; in telnet mode the prompt again (and the away reminder).
             if not session.clip:

@@ -1,5 +1,8 @@
 """One command line in, its reply out: parse, check the session state, run the handler.
 
+In a dialog state (a password prompt of the guest's registration) the line is no
+command: it goes as typed to the handler bound to that state.
+
 Errors become replies here and nowhere else: the protocol's command errors, the
 server's :class:`~server.errors.Reply`, and (logged with its traceback) anything
 unexpected, which answers an internal-error line while the session goes on.
@@ -14,7 +17,7 @@ from protocol import replies
 from protocol.commands import COMMANDS
 from protocol.errors import CommandError, UsageError
 from protocol.parser import error_lines, is_repeat, parse, repeat, state_refusal
-from server.bindings import BINDINGS
+from server.bindings import BINDINGS, DIALOGS
 from server.context import Context
 from server.errors import Reply
 
@@ -24,8 +27,12 @@ log = logging.getLogger(__name__)
 async def dispatch(ctx: Context, line: str) -> None:
     """Run one line the user sent and finish the reply (away line, telnet prompt)."""
     session = ctx.session
+    dialog = DIALOGS.get(session.state) if session.state is not None else None
     try:
-        await _run(ctx, line)
+        if dialog is not None:
+            await dialog(ctx, line)
+        else:
+            await _run(ctx, line)
     except CommandError as error:
         session.send_lines(error_lines(error))
     except Reply as error:
@@ -33,7 +40,8 @@ async def dispatch(ctx: Context, line: str) -> None:
     except asyncio.CancelledError:
         raise
     except Exception:
-        log.exception("command %r of %s failed", _mask(line), session.name or "-")
+        shown = "***" if dialog is not None else _mask(line)  # a dialog's line is a password
+        log.exception("command %r of %s failed", shown, session.name or "-")
         session.send(replies.INTERNAL_ERROR)
     finally:
         session.end_reply()
@@ -57,11 +65,9 @@ async def _run(ctx: Context, line: str) -> None:
     refusal = state_refusal(cmd.command, session.state, cmd.word or cmd.name)
     if refusal is not None:
         raise Reply(*refusal)
-    handler = BINDINGS.get(cmd.name)
-    if handler is None:
-        raise Reply(replies.unknown_command(cmd.word or cmd.name))
-    session.last_command = cmd
-    await handler(ctx, cmd)
+    if cmd.command.remembered:
+        session.last_command = cmd
+    await BINDINGS[cmd.name](ctx, cmd)
 
 
 def _mask(line: str) -> str:

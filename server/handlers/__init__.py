@@ -17,3 +17,5 @@ if TYPE_CHECKING:
 
 Handler = Callable[["Context", "ParsedCommand"], Awaitable[None]]
 """What :mod:`server.bindings` maps a command's table name to."""
+DialogHandler = Callable[["Context", str], Awaitable[None]]
+"""What :mod:`server.bindings` maps a dialog state to: it gets the next line as typed."""

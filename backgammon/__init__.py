@@ -14,6 +14,7 @@ from backgammon.errors import (
     InvalidPositionError,
     InvalidRollError,
     MoveSyntaxError,
+    Refusal,
     SnapshotError,
 )
 from backgammon.match import Action, Match, MatchOptions, Phase
@@ -49,6 +50,7 @@ __all__ = [
     "Play",
     "Player",
     "Position",
+    "Refusal",
     "Roll",
     "ScriptedDice",
     "SeededDice",

@@ -83,16 +83,42 @@ class IllegalMoveError(BackgammonError):
         self.count = count
 
 
+class Refusal(enum.Enum):
+    """Why an action is not allowed now (:class:`ActionError`); the values are stable codes.
+
+    ``protocol.replies.refusal`` gives the FIBS text for each, per command.
+    """
+
+    MATCH_OVER = "match_over"
+    GAME_IN_PROGRESS = "game_in_progress"  # a new game while one is being played
+    NO_GAME = "no_game"  # between games: nobody has joined the next one yet
+    ALREADY_RESIGNED = "already_resigned"  # a second resignation while one waits
+    RESIGN_PENDING_YOURS = "resign_pending_yours"  # your resignation waits for an answer
+    RESIGN_PENDING_THEIRS = "resign_pending_theirs"  # answer the opponent's resignation first
+    NOTHING_OFFERED = "nothing_offered"  # accept/reject/redouble with no offer to answer
+    DOUBLE_PENDING_YOURS = "double_pending_yours"  # your cube offer waits for an answer
+    MUST_ANSWER_DOUBLE = "must_answer_double"  # answer the opponent's cube offer first
+    REDOUBLES_UNLIMITED_ONLY = "redoubles_unlimited_only"  # instant redoubles in a match
+    REDOUBLE_LIMIT = "redouble_limit"  # no more instant redoubles allowed
+    NOT_YOUR_TURN = "not_your_turn"
+    ALREADY_ROLLED = "already_rolled"
+    MUST_ROLL = "must_roll"  # a move before the roll
+    NOT_OWNER = "not_owner"  # a double while the opponent owns the cube
+    CRAWFORD = "crawford"  # no doubling in the Crawford game
+    HOLLAND = "holland"  # the Holland rule: both sides roll twice first
+    DEAD_CUBE = "dead_cube"  # the cube already wins the match as it is
+    CUBE_LIMIT = "cube_limit"  # the cube reached its limit
+
+
 class ActionError(BackgammonError):
     """An action that is not allowed now: wrong player, wrong phase, rule forbids it.
 
-    :ivar code: a stable machine-readable reason (``"not_your_turn"``, ``"crawford"``...),
-        which ``protocol`` maps to the FIBS reply.
+    :ivar reason: why, which ``protocol`` maps to the FIBS reply.
     """
 
-    def __init__(self, message: str, code: str) -> None:
+    def __init__(self, message: str, reason: Refusal) -> None:
         super().__init__(message)
-        self.code = code
+        self.reason = reason
 
 
 class SnapshotError(BackgammonError):

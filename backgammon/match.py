@@ -20,7 +20,7 @@ from typing import Any
 
 from backgammon.board import BAR, CHECKERS, Colour, Player, Position
 from backgammon.dice import DiceRoller, Roll, roll
-from backgammon.errors import ActionError, BackgammonError, SnapshotError
+from backgammon.errors import ActionError, BackgammonError, Refusal, SnapshotError
 from backgammon.events import (
     AutoDoubled,
     CheckersMoved,
@@ -410,88 +410,91 @@ class Match:
         if refusal is not None:
             raise ActionError(refusal[1], refusal[0])
 
-    def _refusal(self, player: Player | None, action: Action) -> tuple[str, str] | None:
-        """Why ``player`` may not take ``action`` now, as (code, message), or None."""
+    def _refusal(self, player: Player | None, action: Action) -> tuple[Refusal, str] | None:
+        """Why ``player`` may not take ``action`` now, as (reason, message), or None."""
         if action is Action.START_GAME:
             if self.phase is Phase.MATCH_OVER:
-                return ("match_over", "the match is over")
+                return (Refusal.MATCH_OVER, "the match is over")
             if self.phase not in (Phase.NOT_STARTED, Phase.GAME_OVER):
-                return ("game_in_progress", "a game is in progress")
+                return (Refusal.GAME_IN_PROGRESS, "a game is in progress")
             return None
         if self.phase is Phase.MATCH_OVER:
-            return ("match_over", "the match is over")
+            return (Refusal.MATCH_OVER, "the match is over")
         if self.phase in (Phase.NOT_STARTED, Phase.GAME_OVER):
-            return ("no_game", "no game is in progress")
+            return (Refusal.NO_GAME, "no game is in progress")
         assert player is not None
         if self.resignation is not None:
             if self.resignation.player == player:
                 if action is Action.RESIGN:
-                    return ("already_resigned", "you already offered to resign")
-                return ("resign_pending_yours", "your resignation waits for an answer")
+                    return (Refusal.ALREADY_RESIGNED, "you already offered to resign")
+                return (Refusal.RESIGN_PENDING_YOURS, "your resignation waits for an answer")
             if action in (Action.ACCEPT_RESIGNATION, Action.REJECT_RESIGNATION):
                 return None
-            return ("resign_pending_theirs", "the opponent offered to resign")
+            return (Refusal.RESIGN_PENDING_THEIRS, "the opponent offered to resign")
         if action in (Action.ACCEPT_RESIGNATION, Action.REJECT_RESIGNATION):
-            return ("nothing_offered", "nobody offered to resign")
+            return (Refusal.NOTHING_OFFERED, "nobody offered to resign")
         if action is Action.RESIGN:
             return None
         if self.phase is Phase.DOUBLED:
             assert self.offer is not None
             if self.offer.doubler == player:
-                return ("double_pending_yours", "your cube offer waits for an answer")
+                return (Refusal.DOUBLE_PENDING_YOURS, "your cube offer waits for an answer")
             if action in (Action.TAKE, Action.DROP):
                 return None
             if action is Action.REDOUBLE:
                 return self._redouble_refusal()
-            return ("must_answer_double", "answer the cube offer first")
+            return (Refusal.MUST_ANSWER_DOUBLE, "answer the cube offer first")
         if action in (Action.TAKE, Action.DROP, Action.REDOUBLE):
             if action is Action.REDOUBLE and self.options.length:
-                return ("redoubles_unlimited_only", "instant redoubles are for unlimited matches")
-            return ("nothing_offered", "nobody offered the cube")
+                return (
+                    Refusal.REDOUBLES_UNLIMITED_ONLY,
+                    "instant redoubles are for unlimited matches",
+                )
+            return (Refusal.NOTHING_OFFERED, "nobody offered the cube")
         if player != self.turn:
-            return ("not_your_turn", "it is not your turn")
+            return (Refusal.NOT_YOUR_TURN, "it is not your turn")
         if action is Action.ROLL:
             return (
-                ("already_rolled", "the dice are already rolled")
+                (Refusal.ALREADY_ROLLED, "the dice are already rolled")
                 if self.phase is Phase.MOVE
                 else None
             )
         if action is Action.MOVE:
-            return ("must_roll", "roll the dice first") if self.phase is Phase.TURN else None
+            return (Refusal.MUST_ROLL, "roll the dice first") if self.phase is Phase.TURN else None
         return self._double_refusal(player)
 
-    def _double_refusal(self, player: Player) -> tuple[str, str] | None:
+    def _double_refusal(self, player: Player) -> tuple[Refusal, str] | None:
         """Why ``player``, whose turn it is, may not double now."""
         if self.crawford_game:  # named first: GBOT reacts to FIBS's Crawford text (§4.6)
-            return ("crawford", "no doubling in the Crawford game")
+            return (Refusal.CRAWFORD, "no doubling in the Crawford game")
         if self.phase is Phase.MOVE:
-            return ("already_rolled", "doubling comes before rolling")
+            return (Refusal.ALREADY_ROLLED, "doubling comes before rolling")
         if self.cube_owner is not None and self.cube_owner != player:
-            return ("not_owner", "the opponent owns the cube")
+            return (Refusal.NOT_OWNER, "the opponent owns the cube")
         if not self._cube_below_limit():
-            return ("cube_limit", "the cube has reached its limit")
+            return (Refusal.CUBE_LIMIT, "the cube has reached its limit")
         length = self.options.length
         trailer = self.score[player] < length - 1
         if self.options.holland and self.post_crawford and trailer and min(self.rolls) < 2:
-            return ("holland", "the Holland rule: both sides must roll twice first")
+            return (Refusal.HOLLAND, "the Holland rule: both sides must roll twice first")
         if (
             length
             and not self.options.dead_cube_doubles
             and self.score[player] + self.cube >= length
         ):
-            return ("dead_cube", "the cube is dead: you win the match with it as it is")
+            return (Refusal.DEAD_CUBE, "the cube is dead: you win the match with it as it is")
         return None
 
-    def _redouble_refusal(self) -> tuple[str, str] | None:
+    def _redouble_refusal(self) -> tuple[Refusal, str] | None:
         assert self.offer is not None
         if self.options.length:
-            return ("redoubles_unlimited_only", "instant redoubles are for unlimited matches")
+            return (Refusal.REDOUBLES_UNLIMITED_ONLY, "instant redoubles are for unlimited matches")
         limit = self.options.instant_redoubles
         if limit is not None and self.offer.redoubles >= limit:
-            return ("redouble_limit", "no more instant redoubles are allowed")
+            return (Refusal.REDOUBLE_LIMIT, "no more instant redoubles are allowed")
         cube_limit = self.options.cube_limit
         if cube_limit is not None and self.offer.value * 2 > cube_limit:
-            return ("cube_limit", "the cube has reached its limit")
+            return (Refusal.CUBE_LIMIT, "the cube has reached its limit")
         return None
 
     def _cube_below_limit(self) -> bool:

@@ -29,6 +29,11 @@ class SessionState(enum.Flag):
     """In a match (also between its games)."""
     WATCHING = enum.auto()
     """Watching another player (§4.11)."""
+    NEW_PASSWORD = enum.auto()
+    """A guest who chose a name and was asked for a password (§1.7): the next line is
+    that password, not a command."""
+    RETYPE_PASSWORD = enum.auto()
+    """A guest asked to type the new password again (§1.7): the next line is no command."""
 
 
 NOBODY: Final = SessionState(0)
@@ -38,17 +43,8 @@ USER: Final = SessionState.LOBBY | SessionState.PLAYING | SessionState.WATCHING
 ANYONE: Final = USER | SessionState.GUEST
 IN_GAME: Final = SessionState.PLAYING | SessionState.WATCHING
 NOT_PLAYING: Final = SessionState.LOBBY | SessionState.WATCHING
-
-
-class NameArg(enum.Enum):
-    """Whether a command's first argument is a user name, and how it is matched (§4.1)."""
-
-    NONE = "none"
-    COMPLETED = "completed"
-    """A prefix of a logged-in user's name is completed (case-sensitive match first)."""
-    EXACT = "exact"
-    """The exact name, no completion (``last``, ``message``, ``ratings``, ``oldboard``,
-    ``oldmoves``, ``whois``, ``tellx``, ``waitfor``)."""
+DIALOG: Final = SessionState.NEW_PASSWORD | SessionState.RETYPE_PASSWORD
+"""The states of a prompt that takes the next line as typed (no command runs in them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +63,6 @@ class Command:
     refusal: tuple[str, ...] = ()
     """The reply when the session state is not in :attr:`states`; empty = treat the
     command as unknown in that state (``** Unknown command: '<word>'``)."""
-    name_arg: NameArg = NameArg.NONE
     min_args: int = 0
     max_args: int | None = None
     no_args_ok: bool = False
@@ -76,6 +71,9 @@ class Command:
     """The reply for a wrong number of arguments."""
     repeatable: bool = True
     """``!!`` may repeat it (not the chat commands, §4.1)."""
+    remembered: bool = True
+    """It becomes the command ``!!`` looks at; ``False`` for ``name``, a step of the guest
+    dialog, after which ``!!`` still means the guest's last command."""
     prefixable: bool = True
     """A unique prefix selects it; ``False`` for exact-only words (``name``, ``co``)."""
     hidden: bool = False
@@ -121,7 +119,6 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "alert",
         "alert <name> <text>",
         "Like tell, but shown as an alert (CLIP 20).",
-        name_arg=NameArg.COMPLETED,
         min_args=2,
         repeatable=False,
     ),
@@ -139,7 +136,6 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "blind",
         "blind [name]",
         "List blinded users, or toggle banning name from watching you.",
-        name_arg=NameArg.COMPLETED,
     ),
     Command(
         "board",
@@ -176,7 +172,6 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "gag",
         "gag [name]",
         "List gagged users, or toggle ignoring name.",
-        name_arg=NameArg.COMPLETED,
     ),
     Command("help", "help [topic]", "Help on a command or topic.", aliases=("man",), states=ANYONE),
     Command(
@@ -187,7 +182,6 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         " 'invite bob unlimited jacoby autodoubles=1 cubelimit=64'.",
         states=NOT_PLAYING,
         refusal=(replies.ALREADY_PLAYING,),
-        name_arg=NameArg.COMPLETED,
         min_args=1,
         usage=(replies.INVITE_WHO,),
     ),
@@ -195,7 +189,6 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "join",
         "join [name]",
         "Accept an invitation, or start the next game of your match.",
-        name_arg=NameArg.COMPLETED,
     ),
     Command(
         "kibitz",
@@ -209,7 +202,6 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "last",
         "last",
         "The last 20 logins and logouts.",
-        name_arg=NameArg.EXACT,
         max_args=0,
         usage=(replies.LAST_USE_WHOIS,),
     ),
@@ -224,7 +216,6 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "look",
         "look <name>",
         "Show the board of name's game once.",
-        name_arg=NameArg.COMPLETED,
         min_args=1,
         usage=(replies.LOOK_AT_WHO,),
     ),
@@ -232,7 +223,6 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "message",
         "message [<name> <text>]",
         "Leave a message for name, or read yours.",
-        name_arg=NameArg.EXACT,
         min_args=2,
         no_args_ok=True,
         usage=(replies.MESSAGE_USAGE,),
@@ -259,7 +249,6 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "Show the board of your saved match with name.",
         states=NOT_PLAYING,
         refusal=(replies.CANT_WHILE_PLAYING,),
-        name_arg=NameArg.EXACT,
         min_args=1,
         usage=(replies.OLDBOARD_USAGE,),
     ),
@@ -267,7 +256,6 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "oldmoves",
         "oldmoves <name>",
         "The moves of the current game of your saved match.",
-        name_arg=NameArg.EXACT,
         min_args=1,
         usage=(replies.OLDMOVES_USAGE,),
     ),
@@ -309,9 +297,7 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         states=SessionState.PLAYING,
         refusal=_NOT_PLAYING,
     ),
-    Command(
-        "ratings", "ratings [name] [from <n>] [to <m>]", "The rating list.", name_arg=NameArg.EXACT
-    ),
+    Command("ratings", "ratings [name] [from <n>] [to <m>]", "The rating list."),
     Command("rawwho", "rawwho [args]", "The who list as CLIP 5 lines ended by 6."),
     Command(
         "redouble",
@@ -365,14 +351,12 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "tell",
         "tell <name> <text>",
         "Send a private message to name.",
-        name_arg=NameArg.COMPLETED,
         repeatable=False,
     ),
     Command(
         "tellx",
         "tellx <name> <text>",
         "Tell without name completion.",
-        name_arg=NameArg.EXACT,
         repeatable=False,
     ),
     Command(
@@ -391,19 +375,18 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         refusal=(replies.NOT_WATCHING,),
     ),
     Command("version", "version", "The server version.", states=ANYONE),
-    Command("waitfor", "waitfor [name ...]", "Be told when name logs in.", name_arg=NameArg.EXACT),
+    Command("waitfor", "waitfor [name ...]", "Be told when name logs in."),
     Command(
         "watch",
         "watch <name>",
         "Watch name's games.",
         states=NOT_PLAYING,
         refusal=(replies.CANT_WATCH_WHILE_PLAYING,),
-        name_arg=NameArg.COMPLETED,
         min_args=1,
         usage=(replies.WATCH_WHO,),
     ),
     Command("wave", "wave", "Wave goodbye; twice to log out."),
-    Command("where", "where [name]", "Where a user comes from.", name_arg=NameArg.COMPLETED),
+    Command("where", "where [name]", "Where a user comes from."),
     Command(
         "whisper",
         "whisper <text>",
@@ -417,13 +400,11 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "who [ready|playing|away|count|<name>|from <site>]",
         "Who is logged in.",
         states=ANYONE,
-        name_arg=NameArg.COMPLETED,
     ),
     Command(
         "whois",
         "whois <name>",
         "Details about a user.",
-        name_arg=NameArg.EXACT,
         min_args=1,
         usage=(replies.WHOIS_USAGE,),
     ),
@@ -436,6 +417,7 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         refusal=(replies.NAME_NOT_CHANGEABLE,),
         min_args=1,
         max_args=1,
+        remembered=False,
         prefixable=False,
         hidden=True,
     ),

@@ -1,16 +1,12 @@
 """The protocol layer's exceptions: a small tree under :class:`ValueError`.
 
-Two families: :class:`CommandError` for a command line a user typed (it carries the FIBS
-reply lines, so dispatch only has to send them), and :class:`LineParseError` for a server
-line that does not parse back (a ``board:`` line or a CLIP line read by a bot or a test).
+Two families: :class:`CommandError` for a command line a user typed, and
+:class:`LineParseError` for a server line that does not parse back (a ``board:`` line or a
+CLIP line read by a bot or a test). They carry data only and import nothing of the
+protocol: the FIBS reply to a command error is :func:`protocol.parser.error_lines`.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from protocol.commands import Command
 
 
 class ProtocolError(ValueError):
@@ -20,27 +16,19 @@ class ProtocolError(ValueError):
 class CommandError(ProtocolError):
     """A command line that cannot be run as typed.
 
-    :ivar lines: the FIBS reply, one string per line, without line terminators.
+    :ivar word: the first word exactly as typed (the FIBS reply quotes it).
     """
 
-    def __init__(self, message: str, lines: tuple[str, ...]) -> None:
+    def __init__(self, message: str, word: str) -> None:
         super().__init__(message)
-        self.lines = lines
+        self.word = word
 
 
 class UnknownCommandError(CommandError):
-    """The first word names no command (§4.1: ``** Unknown command: '<word>'``).
-
-    :ivar word: the first word exactly as typed.
-    """
+    """The first word names no command (§4.1: ``** Unknown command: '<word>'``)."""
 
     def __init__(self, word: str) -> None:
-        # Imported here: replies is the one home of every text (§4.1), errors must not
-        # import it at module level to keep the import graph a tree.
-        from protocol import replies
-
-        super().__init__(f"unknown command {word!r}", (replies.unknown_command(word),))
-        self.word = word
+        super().__init__(f"unknown command {word!r}", word)
 
 
 class AmbiguousCommandError(UnknownCommandError):
@@ -58,13 +46,13 @@ class AmbiguousCommandError(UnknownCommandError):
 class UsageError(CommandError):
     """A known command with a wrong number of arguments (the usage reply of §4.3-§4.17).
 
-    :ivar command: the resolved command, so dispatch can check the session state first
-        and prefer the state refusal over the usage text when both apply.
+    :ivar name: the resolved command's table name, so dispatch can check the session
+        state first and prefer the state refusal over the usage text when both apply.
     """
 
-    def __init__(self, command: Command, lines: tuple[str, ...]) -> None:
-        super().__init__(f"wrong arguments for {command.name!r}", lines)
-        self.command = command
+    def __init__(self, name: str, word: str) -> None:
+        super().__init__(f"wrong arguments for {name!r}", word)
+        self.name = name
 
 
 class LineParseError(ProtocolError):

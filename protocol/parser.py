@@ -15,10 +15,11 @@ Rules (§1.1, §4.1):
 * ``!!`` repeats the last command unless that was a chat command (§4.1). The parser does
   not remember lines; the session does, with :func:`repeat`.
 
-Errors are :class:`~protocol.errors.CommandError` subclasses whose ``lines`` are the FIBS
-reply. Dispatch should check the session state with :func:`state_refusal` *before*
-reporting a :class:`~protocol.errors.UsageError` (it carries the resolved command), so
-``resign`` outside a game answers ``** You're not playing.``, not the resign usage.
+Errors are :class:`~protocol.errors.CommandError` subclasses carrying the typed word;
+:func:`error_lines` is their FIBS reply. Dispatch should check the session state with
+:func:`state_refusal` *before* reporting a :class:`~protocol.errors.UsageError` (it names
+the resolved command), so ``resign`` outside a game answers ``** You're not playing.``,
+not the resign usage.
 Decisions: D34-D40 in docs/protocol-decisions.md.
 """
 
@@ -30,7 +31,7 @@ from typing import Final
 
 from protocol import replies
 from protocol.commands import COMMANDS, Command, SessionState, resolve
-from protocol.errors import UsageError
+from protocol.errors import CommandError, UsageError
 
 REPEAT: Final = "!!"
 """§4.1: repeat the previous command."""
@@ -99,8 +100,17 @@ def parse(line: str) -> ParsedCommand | None:
     command = resolve(first)
     parsed = ParsedCommand(command, tuple(words[1:]), raw, first)
     if not command.arguments_ok(len(parsed.args)):
-        raise UsageError(command, command.usage or (replies.unknown_command(first),))
+        raise UsageError(command.name, first)
     return parsed
+
+
+def error_lines(error: CommandError) -> tuple[str, ...]:
+    """The FIBS reply to a line :func:`parse` refused: the command's usage text for a
+    wrong number of arguments (unknown-command when it has none), else
+    ``** Unknown command: '<word>'`` (§4.1)."""
+    if isinstance(error, UsageError) and COMMANDS[error.name].usage:
+        return COMMANDS[error.name].usage
+    return (replies.unknown_command(error.word),)
 
 
 def state_refusal(command: Command, state: SessionState, word: str) -> tuple[str, ...] | None:

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from backgammon.errors import Refusal
 from protocol import clip
 
 
@@ -1682,6 +1683,55 @@ DEAD_CUBE_NO_DOUBLE: Final = "** You can't double: the cube is dead for you."
 """D54: only with ``[rules] dead_cube_doubles = no`` (FIBS allows such doubles)."""
 CUBE_LIMIT_NO_DOUBLE: Final = "** The cube has reached its limit."
 """D54: ``[rules] cube_limit``."""
+
+
+_REFUSED_ANY: Final[Mapping[Refusal, Callable[[str], str]]] = {
+    Refusal.DOUBLE_PENDING_YOURS: hasnt_responded_to_double,
+    Refusal.RESIGN_PENDING_YOURS: hasnt_responded_to_resign,
+    Refusal.RESIGN_PENDING_THEIRS: wanted_to_resign,
+    Refusal.MUST_ANSWER_DOUBLE: doubles_offer,
+    Refusal.NO_GAME: lambda _: JOIN_NEXT_GAME,
+    Refusal.MATCH_OVER: lambda _: NOT_PLAYING,
+}
+"""Refusal texts that are the same whichever game command was refused (given the opponent)."""
+
+_REFUSED_COMMAND: Final[Mapping[tuple[str, Refusal], Callable[[str], str]]] = {
+    ("roll", Refusal.NOT_YOUR_TURN): lambda _: NOT_YOUR_TURN_TO_ROLL,
+    ("roll", Refusal.ALREADY_ROLLED): lambda _: ALREADY_ROLLED,
+    ("move", Refusal.NOT_YOUR_TURN): lambda _: NOT_YOUR_TURN_TO_MOVE,
+    ("move", Refusal.MUST_ROLL): lambda _: ROLL_FIRST,
+    ("double", Refusal.ALREADY_ROLLED): lambda _: DOUBLE_BEFORE_ROLL,
+    ("double", Refusal.NOT_OWNER): lambda _: NOT_YOUR_TURN_TO_DOUBLE,
+    ("double", Refusal.CRAWFORD): lambda _: CRAWFORD_NO_DOUBLE,
+    ("double", Refusal.HOLLAND): lambda _: HOLLAND_NO_DOUBLE,
+    ("double", Refusal.DEAD_CUBE): lambda _: DEAD_CUBE_NO_DOUBLE,
+    ("double", Refusal.CUBE_LIMIT): lambda _: CUBE_LIMIT_NO_DOUBLE,
+    ("accept", Refusal.NOTHING_OFFERED): didnt_double_or_resign,
+    ("reject", Refusal.NOTHING_OFFERED): didnt_double_or_resign,
+    ("redouble", Refusal.REDOUBLES_UNLIMITED_ONLY): lambda _: REDOUBLES_ONLY_UNLIMITED,
+    ("redouble", Refusal.REDOUBLE_LIMIT): lambda _: NOT_ALLOWED_TO_REDOUBLE,
+    ("redouble", Refusal.NOTHING_OFFERED): lambda _: NOT_ALLOWED_TO_REDOUBLE,
+    ("redouble", Refusal.CUBE_LIMIT): lambda _: NOT_ALLOWED_TO_REDOUBLE,
+    ("resign", Refusal.ALREADY_RESIGNED): lambda _: ALREADY_DID_THAT,
+}
+"""Refusal texts that depend on the refused command (its table name; ``redouble`` for
+``beaver``, ``raccoon`` and ``otter``, ``accept``/``reject`` for doubles and resignations)."""
+
+
+def refusal(
+    command: str, reason: Refusal, opponent: str, *, opponent_moving: bool = False
+) -> str | None:
+    """The FIBS reply when the core refuses ``command`` for ``reason`` (§4.5-§4.7).
+
+    :param opponent: the refused player's opponent, whom several texts name.
+    :param opponent_moving: the opponent is moving now: a ``double`` out of turn then
+        answers "wait until ... moved" instead of "not your turn to double".
+    :returns: ``None`` when no text fits (the caller answers :data:`NOT_YOUR_TURN`).
+    """
+    if command == "double" and reason is Refusal.NOT_YOUR_TURN:
+        return wait_until_moved(opponent) if opponent_moving else NOT_YOUR_TURN_TO_DOUBLE
+    text = _REFUSED_COMMAND.get((command, reason)) or _REFUSED_ANY.get(reason)
+    return text(opponent) if text is not None else None
 
 
 # =====================================================================================

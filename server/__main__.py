@@ -25,7 +25,6 @@ from db.repository import Database
 from protocol import replies
 from server.app import App
 from server.config import ConfigError, Settings, load
-from server.dispatch import load_handlers
 from server.export import record_to_mat
 
 log = logging.getLogger("server")
@@ -50,7 +49,6 @@ def settings_from(args: argparse.Namespace) -> Settings:
 
 async def run(settings: Settings) -> None:
     """Serve until SIGINT or SIGTERM."""
-    load_handlers()
     db = await Database.open(settings.database)
     app = App(settings, db)
     stop = asyncio.Event()

@@ -1,7 +1,7 @@
 """The running server: settings, database, who is online, and start/stop.
 
 One :class:`App` per server process. Connections get it through
-:class:`server.dispatch.Context`; nothing else is global.
+:class:`server.context.Context`; nothing else is global.
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ import time
 
 from protocol import replies
 from server.app import App
-from server.dispatch import Context, dispatch
+from server.context import Context
+from server.dispatch import dispatch
 from server.login import login_dialog, reader_with_timeout
 from server.match_flow import session_ended
 from server.session import Session
@@ -107,7 +108,9 @@ async def _command_loop(
         if line is None:
             return
         session.last_input = time.monotonic()
-        if not line.strip():
+        if line == TOO_LONG and not session.logged_in:
+            line = ""  # a guest's over-long line reads as a blank one, as ever (§1.7)
+        if not line.strip() and not session.in_dialog:
             # A blank line (parse() sees none) costs no token and gets no reply in
             # CLIP mode; in telnet mode the prompt again (and the away reminder).
             if not session.clip:

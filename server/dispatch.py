@@ -1,5 +1,8 @@
 """One command line in, its reply out: parse, check the session state, run the handler.
 
+In a dialog state (a password prompt of the guest's registration) the line is no
+command: it goes as typed to the handler bound to that state.
+
 Errors become replies here and nowhere else: the protocol's command errors, the
 server's :class:`~server.errors.Reply`, and (logged with its traceback) anything
 unexpected, which answers an internal-error line while the session goes on.
@@ -8,52 +11,37 @@ unexpected, which answers an internal-error line while the session goes on.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
-from dataclasses import dataclass
 
 from protocol import replies
+from protocol.commands import COMMANDS
 from protocol.errors import CommandError, UsageError
-from protocol.parser import is_repeat, parse, repeat, state_refusal
-from server.app import App
+from protocol.parser import error_lines, is_repeat, parse, repeat, state_refusal
+from server.bindings import BINDINGS, DIALOGS
+from server.context import Context
 from server.errors import Reply
-from server.handlers import HANDLERS
-from server.session import Session
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Context:
-    """What a handler works with: the server and the session that sent the command."""
-
-    app: App
-    session: Session
-
-
-HANDLER_MODULES = (
-    "account", "info", "settings", "match", "chat", "ratings", "show", "general", "records"
-)
-"""The modules of server/handlers that register commands."""
-
-
-def load_handlers() -> None:
-    """Import every handler module so each registers its commands."""
-    for module in HANDLER_MODULES:
-        importlib.import_module(f"server.handlers.{module}")
 
 
 async def dispatch(ctx: Context, line: str) -> None:
     """Run one line the user sent and finish the reply (away line, telnet prompt)."""
     session = ctx.session
+    dialog = DIALOGS.get(session.state) if session.state is not None else None
     try:
-        await _run(ctx, line)
-    except (CommandError, Reply) as error:
+        if dialog is not None:
+            await dialog(ctx, line)
+        else:
+            await _run(ctx, line)
+    except CommandError as error:
+        session.send_lines(error_lines(error))
+    except Reply as error:
         session.send_lines(error.lines)
     except asyncio.CancelledError:
         raise
     except Exception:
-        log.exception("command %r of %s failed", _mask(line), session.name or "-")
+        shown = "***" if dialog is not None else _mask(line)  # a dialog's line is a password
+        log.exception("command %r of %s failed", shown, session.name or "-")
         session.send(replies.INTERNAL_ERROR)
     finally:
         session.end_reply()
@@ -70,18 +58,16 @@ async def _run(ctx: Context, line: str) -> None:
         try:
             cmd = parse(line)
         except UsageError as error:
-            refusal = state_refusal(error.command, session.state, line.split()[0])
-            raise Reply(*(refusal or error.lines)) from None
+            refusal = state_refusal(COMMANDS[error.name], session.state, line.split()[0])
+            raise Reply(*(refusal or error_lines(error))) from None
     if cmd is None:
         return
     refusal = state_refusal(cmd.command, session.state, cmd.word or cmd.name)
     if refusal is not None:
         raise Reply(*refusal)
-    handler = HANDLERS.get(cmd.name)
-    if handler is None:
-        raise Reply(replies.unknown_command(cmd.word or cmd.name))
-    session.last_command = cmd
-    await handler(ctx, cmd)
+    if cmd.command.remembered:
+        session.last_command = cmd
+    await BINDINGS[cmd.name](ctx, cmd)
 
 
 def _mask(line: str) -> str:

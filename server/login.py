@@ -1,8 +1,10 @@
-"""The login dialog (§1): CLIP login, telnet login, autologin, guest registration.
+"""The login dialog (§1): CLIP login, telnet login, autologin, entering as a guest.
 
 Until a user is logged in, the connection answers only the ``login: `` prompt; a
 failed login gets nothing but a new prompt (§1.5), a little later each time from the
 same address, and the connection closes after ``[limits] login_attempts`` failures.
+``guest`` ends this dialog too: the guest state's commands, ``name`` and its password
+prompts among them, run through dispatch (server/handlers/registration.py).
 """
 
 from __future__ import annotations
@@ -10,29 +12,22 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
-import re
 import time
 from collections.abc import Awaitable, Callable
 
-from db.errors import UserExistsError
 from db.records import User
 from protocol import clip, replies
 from protocol.commands import SessionState
 from protocol.parser import clean
 from protocol.replies import Mode
 from server.app import App
-from server.dispatch import Context, dispatch
-from server.passwords import hash_password, verify_password
+from server.passwords import verify_password
 from server.registry import WHO_END
-from server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, Session
+from server.session import Session
 from server.telnet import TOO_LONG, LineReader, Payload
 
 MAX_CLIENT_NAME = 20
 """§1.3: a longer client name makes the CLIP login fail."""
-MAX_NAME = 20
-"""D52: user names are 1 to 20 letters or underscores."""
-_NAME = re.compile(r"[A-Za-z_]+\Z")
-RESERVED_NAMES = frozenset({"guest"})
 _DUMMY_HASH = "scrypt$2$1$1$00$00"
 """Checked for unknown users too, so a reply's timing does not tell which names exist."""
 
@@ -53,7 +48,8 @@ def reader_with_timeout(app: App, lines: LineReader) -> ReadLine:
 
 
 async def login_dialog(app: App, session: Session, read: ReadLine) -> bool:
-    """Run the dialog until a user is logged in (True) or the connection gives up."""
+    """Run the dialog until a user is logged in or a guest entered (True), or the
+    connection gives up (False)."""
     output = session.output
     now = dt.datetime.now(dt.UTC)
     output.send(replies.banner(now.astimezone(), now))
@@ -69,12 +65,8 @@ async def login_dialog(app: App, session: Session, read: ReadLine) -> bool:
             output.prompt(replies.LOGIN_PROMPT)
             continue
         if words[0] == "guest" and len(words) == 1:
-            if await register(app, session, read):
-                return True
-            if session.output.closing:
-                return False
-            output.prompt(replies.LOGIN_PROMPT)
-            continue
+            enter_as_guest(session)
+            return True
         if words[0] == "login" and len(words) >= 5:
             ok = await _clip_login(app, session, words)
         elif words[0] == "connect" and len(words) == 3:
@@ -139,11 +131,17 @@ async def _password_login(
     session.mode = Mode.TELNET
     session.prompts = prompts
     await complete_login(app, session, user)
+    if session.logged_in:  # not when too many are logged in (closed)
+        session.end_reply()
     return True
 
 
 async def complete_login(app: App, session: Session, user: User) -> None:
-    """Everything after a good password: the CLIP 1..6 sequence or the telnet greeting."""
+    """Everything after a good password: the CLIP 1..6 sequence or the telnet greeting.
+
+    The caller ends the reply (the telnet prompt): the login dialog, or dispatch after
+    a guest's registration.
+    """
     registry = app.registry
     output = session.output
     old = registry.get(user.name)
@@ -190,100 +188,11 @@ async def complete_login(app: App, session: Session, user: User) -> None:
         # every login: docs/performance.md §3).
         session.send_payload(Payload([*registry.who_list(), WHO_END]))
     registry.announce_login(session)
-    if not session.clip:
-        session.end_reply()
 
 
-async def register(app: App, session: Session, read: ReadLine) -> bool:
-    """The guest dialog of §1.7: ``name <x>``, the password twice, then logged in."""
-    output = session.output
+def enter_as_guest(session: Session) -> None:
+    """``guest`` at the login prompt (§1.7): the welcome, then the guest state's prompt."""
     session.state = SessionState.GUEST
     session.mode = Mode.TELNET
-    output.send(replies.GUEST_WELCOME)
-    output.prompt(replies.TELNET_PROMPT)
-    while True:
-        raw = await read()
-        if raw is None:
-            return False
-        words = clean(raw).split() if raw != TOO_LONG else []
-        if not words:
-            output.prompt(replies.TELNET_PROMPT)
-            continue
-        command = words[0].lower()
-        if command in ("bye", "quit", "logout", "exit", "adios", "ciao", "end", "tschoe"):
-            output.send(replies.GOODBYE)
-            output.close()
-            return False
-        if command != "name" or len(words) != 2:
-            # help, who, time, about, version: what the command table allows a guest (D37).
-            await dispatch(Context(app, session), raw)
-            continue
-        name = words[1]
-        problem = await _name_problem(app, name)
-        if problem:
-            output.send([problem])
-            output.prompt(replies.TELNET_PROMPT)
-            continue
-        password = await _new_password(session, name, read)
-        if password is None:
-            if output.closing:
-                return False
-            output.prompt(replies.TELNET_PROMPT)
-            continue
-        hashed = await hash_password(password, app.cost)
-        try:
-            user = await app.db.create_user(
-                name, hashed, toggles=DEFAULT_TOGGLES, settings=DEFAULT_SETTINGS
-            )
-        except UserExistsError:
-            output.send([replies.name_taken(name)])
-            output.prompt(replies.TELNET_PROMPT)
-            continue
-        output.send([replies.REGISTERED, replies.REGISTERED_HINT])
-        session.prompts = True
-        session.state = None
-        await complete_login(app, session, user)
-        return True
-
-
-async def _name_problem(app: App, name: str) -> str | None:
-    if not _NAME.match(name):
-        return replies.NAME_INVALID
-    if len(name) > MAX_NAME:
-        return replies.NAME_TOO_LONG
-    if name.lower() in RESERVED_NAMES or await app.db.user_exists(name):
-        return replies.name_taken(name)
-    return None
-
-
-async def _new_password(session: Session, name: str, read: ReadLine) -> str | None:
-    """Ask for the password twice (§1.7); None when the user gave none (back to ``name``)."""
-    output = session.output
-    output.send([replies.name_will_be(name), replies.NO_PASSWORD_HINT])
-    output.echo_off()
-    output.prompt(replies.GIVE_PASSWORD_PROMPT)
-    while True:
-        first = await read()
-        if first is None:
-            return None
-        first = "" if first == TOO_LONG else first.strip()
-        if not first:
-            output.echo_on()
-            output.send([replies.NO_PASSWORD_GIVEN])
-            return None
-        if len(first) < 4 or ":" in first:
-            output.send(
-                [replies.PASSWORD_TOO_SHORT if len(first) < 4 else replies.PASSWORD_HAS_COLON]
-            )
-            output.prompt(replies.GIVE_PASSWORD_PROMPT)
-            continue
-        output.prompt(replies.RETYPE_PASSWORD_PROMPT)
-        second = await read()
-        if second is None:
-            return None
-        if second.strip() != first:
-            output.prompt(replies.PASSWORDS_DIFFER_PROMPT)
-            continue
-        output.echo_on()
-        output.send([""])
-        return first
+    session.output.send(replies.GUEST_WELCOME)
+    session.output.prompt(replies.TELNET_PROMPT)

@@ -17,7 +17,7 @@ from backgammon.rating import INITIAL_RATING
 from db.records import User, UserSettings
 from protocol import replies
 from protocol.clip import OwnInfo, WhoInfo
-from protocol.commands import SessionState
+from protocol.commands import DIALOG, SessionState
 from protocol.parser import ParsedCommand
 from protocol.replies import Mode
 from server.telnet import Payload
@@ -45,6 +45,9 @@ DEFAULT_TOGGLES: Mapping[str, bool] = {
 DEFAULT_SETTINGS = UserSettings(boardstyle=2)
 """New accounts: ASCII boards (style 2) for people; every client sets style 3 itself."""
 
+_LOBBY, _PLAYING, _WATCHING = SessionState.LOBBY, SessionState.PLAYING, SessionState.WATCHING
+"""The logged-in states (``protocol.commands.USER``), for :attr:`Session.logged_in`."""
+
 
 class Output(Protocol):
     """Where a session's text goes (:class:`server.telnet.TelnetOutput` in production)."""
@@ -67,6 +70,14 @@ class Output(Protocol):
 
     @property
     def closing(self) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class NewAccount:
+    """A guest's registration under way (§1.7): the chosen name, then the first password."""
+
+    name: str
+    password: str = ""
 
 
 @dataclass(eq=False)
@@ -95,6 +106,8 @@ class Session:
     opponent: str | None = None
     watching: str | None = None
     last_command: ParsedCommand | None = None
+    new_account: NewAccount | None = None
+    """While a guest answers the password prompts: what it chose so far."""
     waved: bool = False
     prompts: bool = True
     """Telnet mode sends ``> `` after replies; not after a ``connect`` autologin (§1.6)."""
@@ -116,7 +129,13 @@ class Session:
 
     @property
     def logged_in(self) -> bool:
-        return self.state is not None and self.state is not SessionState.GUEST
+        state = self.state  # identity tests: the registry asks this of every session
+        return state is _LOBBY or state is _PLAYING or state is _WATCHING
+
+    @property
+    def in_dialog(self) -> bool:
+        """A prompt waits for the next line as typed (the guest's password, §1.7)."""
+        return self.state is not None and self.state in DIALOG
 
     @property
     def clip(self) -> bool:
@@ -174,10 +193,11 @@ class Session:
             self.output.send_payload(payload)
 
     def end_reply(self) -> None:
-        """What follows every command's reply: the away reminder, the telnet prompt."""
+        """What follows every command's reply: the away reminder, the telnet prompt
+        (not while a dialog's own prompt waits for the next line)."""
         if self.away is not None and self.logged_in:
             self.send(replies.YOURE_AWAY)
-        if not self.clip and self.prompts and not self.closed:
+        if not self.clip and self.prompts and not self.closed and not self.in_dialog:
             self.output.prompt(replies.TELNET_PROMPT)
 
     # -- CLIP views ------------------------------------------------------------------

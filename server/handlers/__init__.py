@@ -1,4 +1,4 @@
-"""Command handlers, grouped by area; each registers itself with :func:`handles`.
+"""Command handlers, grouped by area; :mod:`server.bindings` binds them to the table.
 
 A handler is ``async def handler(ctx, cmd) -> None``: it answers through
 ``ctx.session.send`` (and broadcasts through the registry), and stops with
@@ -13,20 +13,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from protocol.parser import ParsedCommand
-    from server.dispatch import Context
+    from server.context import Context
 
 Handler = Callable[["Context", "ParsedCommand"], Awaitable[None]]
-HANDLERS: dict[str, Handler] = {}
-
-
-def handles(*names: str) -> Callable[[Handler], Handler]:
-    """Register the decorated function for the commands ``names`` (table names)."""
-
-    def register(function: Handler) -> Handler:
-        for name in names:
-            if name in HANDLERS:
-                raise ValueError(f"two handlers for {name!r}")
-            HANDLERS[name] = function
-        return function
-
-    return register
+"""What :mod:`server.bindings` maps a command's table name to."""
+DialogHandler = Callable[["Context", str], Awaitable[None]]
+"""What :mod:`server.bindings` maps a dialog state to: it gets the next line as typed."""

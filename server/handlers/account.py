@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from protocol import replies
 from protocol.parser import ParsedCommand
-from server.dispatch import Context
+from server.context import Context
 from server.errors import Reply
-from server.handlers import handles
 from server.passwords import hash_password, verify_password
 from server.telnet import Payload
 
@@ -22,12 +21,10 @@ def log_out(ctx: Context) -> None:
     session.output.close()
 
 
-@handles("bye")
 async def bye(ctx: Context, cmd: ParsedCommand) -> None:
     log_out(ctx)
 
 
-@handles("wave")
 async def wave(ctx: Context, cmd: ParsedCommand) -> None:
     """First ``wave`` waves, the second logs out (§1.8)."""
     session = ctx.session
@@ -45,7 +42,6 @@ async def wave(ctx: Context, cmd: ParsedCommand) -> None:
         session.send(replies.YOU_WAVE)
 
 
-@handles("password")
 async def password(ctx: Context, cmd: ParsedCommand) -> None:
     """``password old:new:new`` (§4.17)."""
     parts = cmd.text_after(0).split(":")
@@ -63,7 +59,6 @@ async def password(ctx: Context, cmd: ParsedCommand) -> None:
     ctx.session.send(replies.PASSWORD_CHANGED)
 
 
-@handles("address")
 async def address(ctx: Context, cmd: ParsedCommand) -> None:
     """``address <email>`` (§4.17): stored, shown in CLIP 5 and whois."""
     if not cmd.args:

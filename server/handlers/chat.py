@@ -16,9 +16,8 @@ from db.errors import UnknownUserError
 from protocol import replies
 from protocol.parser import ParsedCommand
 from protocol.replies import Mode
-from server.dispatch import Context
+from server.context import Context
 from server.errors import Reply
-from server.handlers import handles
 from server.registry import Broadcast, mode_of
 from server.session import Session
 
@@ -77,14 +76,12 @@ def talk(ctx: Context, target: Session, text: str, render: Render = replies.says
 # -- tell, tellx, alert, say, shout ---------------------------------------------------------
 
 
-@handles("tell")
 async def tell(ctx: Context, cmd: ParsedCommand) -> None:
     """``tell <name> <text>``: name completion (§4.1, §4.12)."""
     text = text_or_usage(cmd, 1)
     talk(ctx, ctx.app.registry.complete(cmd.args[0]), text)
 
 
-@handles("tellx")
 async def tellx(ctx: Context, cmd: ParsedCommand) -> None:
     """``tellx <name> <text>``: the exact name, no completion (§4.2; bots use it)."""
     text = text_or_usage(cmd, 1)
@@ -94,14 +91,12 @@ async def tellx(ctx: Context, cmd: ParsedCommand) -> None:
     talk(ctx, target, text)
 
 
-@handles("alert")
 async def alert(ctx: Context, cmd: ParsedCommand) -> None:
     """``alert <name> <text>``: a tell shown as CLIP 20 (§2.1 ⚠, optional; BaldLies)."""
     text = text_or_usage(cmd, 1)
     talk(ctx, ctx.app.registry.complete(cmd.args[0]), text, replies.alert)
 
 
-@handles("say")
 async def say(ctx: Context, cmd: ParsedCommand) -> None:
     """``say <text>`` to the opponent: 12 to them, 16 with their name to you (§4.12, D44)."""
     session = ctx.session
@@ -111,7 +106,6 @@ async def say(ctx: Context, cmd: ParsedCommand) -> None:
     talk(ctx, target, text_or_usage(cmd, 0))
 
 
-@handles("shout")
 async def shout(ctx: Context, cmd: ParsedCommand) -> None:
     """``shout <text>``: 13 to everyone who hears shouts, 17 to you (§4.12, §6.5)."""
     session = ctx.session
@@ -136,7 +130,6 @@ async def shout(ctx: Context, cmd: ParsedCommand) -> None:
 # -- message ------------------------------------------------------------------------------
 
 
-@handles("message")
 async def message(ctx: Context, cmd: ParsedCommand) -> None:
     """``message <name> <text>``: delivered at once (9, and 10 to you) to a logged-in
     user, else stored (11) and delivered at their next login; ``message`` alone delivers
@@ -181,7 +174,6 @@ def _now(ctx: Context) -> int:
 # -- away and back ------------------------------------------------------------------------
 
 
-@handles("away")
 async def away(ctx: Context, cmd: ParsedCommand) -> None:
     """``away <message>`` marks you away; ``away`` lists who is (§4.13).
 
@@ -203,7 +195,6 @@ async def away(ctx: Context, cmd: ParsedCommand) -> None:
     )
 
 
-@handles("back")
 async def back(ctx: Context, cmd: ParsedCommand) -> None:
     """``back`` clears away (§4.13)."""
     session = ctx.session
@@ -265,7 +256,6 @@ async def _toggle_listed(
     return name
 
 
-@handles("gag")
 async def gag(ctx: Context, cmd: ParsedCommand) -> None:
     """``gag`` lists; ``gag <name>`` toggles ignoring name; stored (§4.12)."""
     db = ctx.app.db
@@ -273,7 +263,6 @@ async def gag(ctx: Context, cmd: ParsedCommand) -> None:
     await _toggle_listed(ctx, cmd, ctx.session.gagged, db.add_gag, db.remove_gag, texts)
 
 
-@handles("blind")
 async def blind(ctx: Context, cmd: ParsedCommand) -> None:
     """``blind`` lists; ``blind <name>`` toggles banning name from watching you (§4.12);
     a blinded user who is watching you stops at once (§4.11)."""
@@ -300,7 +289,6 @@ async def blind(ctx: Context, cmd: ParsedCommand) -> None:
 # -- waitfor ------------------------------------------------------------------------------
 
 
-@handles("waitfor")
 async def waitfor(ctx: Context, cmd: ParsedCommand) -> None:
     """``waitfor`` lists; ``waitfor <name> ...`` asks to be told when each logs in
     (§4.12; the registry tells the waiter at that login)."""

@@ -10,9 +10,8 @@ from importlib import metadata
 from protocol import clip, replies
 from protocol.commands import help_lines
 from protocol.parser import ParsedCommand
-from server.dispatch import Context
+from server.context import Context
 from server.errors import Reply
-from server.handlers import handles
 
 
 def package_version() -> str:
@@ -28,30 +27,25 @@ def release() -> str:
     return f"{package_version()} (Python {platform.python_version()})"
 
 
-@handles("help")
 async def help_(ctx: Context, cmd: ParsedCommand) -> None:
     """``help`` lists the commands, ``help <topic>`` explains one (§4.2, D41)."""
     ctx.session.send_lines(help_lines(cmd.args[0] if cmd.args else None))
 
 
-@handles("motd")
 async def motd(ctx: Context, cmd: ParsedCommand) -> None:
     """The message of the day: ``3``, the text, ``4`` in CLIP mode (§4.14)."""
     lines = ctx.app.motd
     ctx.session.send_lines(clip.motd(lines) if ctx.session.clip else lines)
 
 
-@handles("version")
 async def version(ctx: Context, cmd: ParsedCommand) -> None:
     ctx.session.send(replies.version(f"{ctx.app.settings.server_name} {release()}"))
 
 
-@handles("about")
 async def about(ctx: Context, cmd: ParsedCommand) -> None:
     ctx.session.send_lines(replies.about(ctx.app.settings.server_name, release()))
 
 
-@handles("stat")
 async def stat(ctx: Context, cmd: ParsedCommand) -> None:
     """SPEC's ``stat`` lines this server has numbers for, then its own (D160)."""
     registry = ctx.app.registry
@@ -69,7 +63,6 @@ async def stat(ctx: Context, cmd: ParsedCommand) -> None:
     )
 
 
-@handles("average")
 async def average(ctx: Context, cmd: ParsedCommand) -> None:
     """SPEC's table of users logged in by hour of the day, UTC (D160)."""
     hours = ctx.app.registry.users_by_hour.hours(ctx.app.clock())
@@ -77,19 +70,16 @@ async def average(ctx: Context, cmd: ParsedCommand) -> None:
     ctx.session.send_lines([replies.AVERAGE_HEADER, *rows])
 
 
-@handles("port")
 async def port(ctx: Context, cmd: ParsedCommand) -> None:
     """Undocumented ``port`` (§4.2)."""
     ctx.session.send(replies.port(ctx.app.port))
 
 
-@handles("cls")
 async def cls(ctx: Context, cmd: ParsedCommand) -> None:
     """``cls``/``clear``: ``ESC [ ; H ESC [ 2 J`` and CR LF (§4.17)."""
     ctx.session.send(replies.CLEAR_SCREEN)
 
 
-@handles("erase", "shutdown")
 async def admin_only(ctx: Context, cmd: ParsedCommand) -> None:
     """Administrators' commands: ``** Permission denied`` for everyone here (§4.2)."""
     raise Reply(replies.PERMISSION_DENIED)

@@ -9,9 +9,8 @@ from zoneinfo import ZoneInfo
 
 from protocol import replies
 from protocol.parser import ParsedCommand
-from server.dispatch import Context
+from server.context import Context
 from server.errors import Reply
-from server.handlers import handles
 from server.handlers.chat import find_online
 from server.handlers.settings import timezone_or_reply
 from server.registry import WHO_END
@@ -68,7 +67,6 @@ def _minutes(seconds: float) -> str:
     return f"{int(seconds) // 60}"
 
 
-@handles("who")
 async def who(ctx: Context, cmd: ParsedCommand) -> None:
     """CLIP 5 lines and 6 in CLIP mode; the table in telnet mode."""
     session = ctx.session
@@ -97,7 +95,6 @@ async def who(ctx: Context, cmd: ParsedCommand) -> None:
     )
 
 
-@handles("rawwho")
 async def rawwho(ctx: Context, cmd: ParsedCommand) -> None:
     """Always CLIP 5 lines ended by 6; nobody found gives just the 6 (§4.14)."""
     try:
@@ -118,7 +115,6 @@ def local_time(ctx: Context, when: float) -> dt.datetime:
     return dt.datetime.fromtimestamp(when, ZoneInfo(ctx.session.settings.timezone))
 
 
-@handles("whois")
 async def whois(ctx: Context, cmd: ParsedCommand) -> None:
     """``whois <name>``: the §4.14 block for an online or offline user, exact name."""
     name = cmd.args[0]
@@ -157,7 +153,6 @@ async def whois(ctx: Context, cmd: ParsedCommand) -> None:
     ctx.session.send_lines(replies.whois(info))
 
 
-@handles("where")
 async def where(ctx: Context, cmd: ParsedCommand) -> None:
     """``where <name>``: where a logged-in user comes from; alone, everyone (§4.14, D74)."""
     if not cmd.args:
@@ -173,7 +168,6 @@ async def where(ctx: Context, cmd: ParsedCommand) -> None:
 # -- time, last ----------------------------------------------------------------------------
 
 
-@handles("time")
 async def time_(ctx: Context, cmd: ParsedCommand) -> None:
     """``time [zone]`` / ``date``: now in your (or the given) zone and in UTC (§4.14)."""
     zone = timezone_or_reply(cmd.args[0]) if cmd.args else ctx.session.settings.timezone
@@ -181,7 +175,6 @@ async def time_(ctx: Context, cmd: ParsedCommand) -> None:
     ctx.session.send(replies.date_line(now.astimezone(ZoneInfo(zone)), now))
 
 
-@handles("last")
 async def last(ctx: Context, cmd: ParsedCommand) -> None:
     """``last``: the 20 latest logins and logouts, oldest first (§4.14, D74)."""
     lines = [replies.LAST_HEADER]

@@ -11,7 +11,13 @@ import logging
 from collections.abc import Callable
 
 from backgammon.board import BAR, to_absolute
-from backgammon.errors import ActionError, IllegalMoveError, MoveSyntaxError, SnapshotError
+from backgammon.errors import (
+    ActionError,
+    IllegalMoveError,
+    MoveSyntaxError,
+    Refusal,
+    SnapshotError,
+)
 from backgammon.events import Event, WinKind
 from backgammon.match import Action, Match, MatchOptionsError, Phase
 from backgammon.notation import format_move, parse_moves
@@ -22,9 +28,8 @@ from protocol.parser import ParsedCommand
 from protocol.replies import MoveErrorReason
 from server import match_flow
 from server.config import RulesDefaults
-from server.dispatch import Context
+from server.context import Context
 from server.errors import Reply
-from server.handlers import handles
 from server.matches import Invitation, LiveMatch, match_options
 from server.session import Session
 from server.telnet import Payload
@@ -48,7 +53,6 @@ def live_match(ctx: Context) -> LiveMatch:
 # -- invite and join (§4.3) ---------------------------------------------------------------
 
 
-@handles("invite")
 async def invite(ctx: Context, cmd: ParsedCommand) -> None:
     session = ctx.session
     app = ctx.app
@@ -149,7 +153,6 @@ def _length(word: str, session: Session) -> int | None:
     return length
 
 
-@handles("join")
 async def join(ctx: Context, cmd: ParsedCommand) -> None:
     session = ctx.session
     app = ctx.app
@@ -305,7 +308,7 @@ async def _act(ctx: Context, command: str, action: Callable[[Match, int], list[E
     try:
         await match_flow.run(ctx.app, live, lambda: action(live.match, player))
     except ActionError as error:
-        raise Reply(_refusal(command, error.code, live, player)) from None
+        raise Reply(_refusal(command, error.reason, live, player)) from None
     except IllegalMoveError as error:
         raise Reply(_move_error(error, live, player)) from None
     except MoveSyntaxError as error:
@@ -315,50 +318,12 @@ async def _act(ctx: Context, command: str, action: Callable[[Match, int], list[E
         raise Reply(replies.move_error(MoveErrorReason.BAD_WORD, error.index)) from None
 
 
-def _refusal(command: str, code: str, live: LiveMatch, player: int) -> str:
+def _refusal(command: str, reason: Refusal, live: LiveMatch, player: int) -> str:
     """The FIBS reply for a refused action (§4.5-§4.7; docs/protocol-decisions.md)."""
-    opponent = live.names[1 - player]
-    match = live.match
-    common = {
-        "double_pending_yours": replies.hasnt_responded_to_double(opponent),
-        "resign_pending_yours": replies.hasnt_responded_to_resign(opponent),
-        "resign_pending_theirs": replies.wanted_to_resign(opponent),
-        "must_answer_double": replies.doubles_offer(opponent),
-        "no_game": replies.JOIN_NEXT_GAME,
-        "match_over": replies.NOT_PLAYING,
-    }
-    by_command = {
-        "roll": {
-            "not_your_turn": replies.NOT_YOUR_TURN_TO_ROLL,
-            "already_rolled": replies.ALREADY_ROLLED,
-        },
-        "move": {"not_your_turn": replies.NOT_YOUR_TURN_TO_MOVE, "must_roll": replies.ROLL_FIRST},
-        "double": {
-            "already_rolled": replies.DOUBLE_BEFORE_ROLL,
-            "not_your_turn": (
-                replies.wait_until_moved(opponent)
-                if match.phase is Phase.MOVE
-                else replies.NOT_YOUR_TURN_TO_DOUBLE
-            ),
-            "not_owner": replies.NOT_YOUR_TURN_TO_DOUBLE,
-            "crawford": replies.CRAWFORD_NO_DOUBLE,
-            "holland": replies.HOLLAND_NO_DOUBLE,
-            "dead_cube": replies.DEAD_CUBE_NO_DOUBLE,
-            "cube_limit": replies.CUBE_LIMIT_NO_DOUBLE,
-        },
-        "accept": {"nothing_offered": replies.didnt_double_or_resign(opponent)},
-        "reject": {"nothing_offered": replies.didnt_double_or_resign(opponent)},
-        "redouble": {
-            "redoubles_unlimited_only": replies.REDOUBLES_ONLY_UNLIMITED,
-            "redouble_limit": replies.NOT_ALLOWED_TO_REDOUBLE,
-            "nothing_offered": replies.NOT_ALLOWED_TO_REDOUBLE,
-            "cube_limit": replies.NOT_ALLOWED_TO_REDOUBLE,
-        },
-        "resign": {"already_resigned": replies.ALREADY_DID_THAT},
-    }
-    text = by_command.get(command, {}).get(code) or common.get(code)
+    opponent_moving = live.match.phase is Phase.MOVE
+    text = replies.refusal(command, reason, live.names[1 - player], opponent_moving=opponent_moving)
     if text is None:
-        log.warning("no FIBS reply for %s refusal %r", command, code)
+        log.warning("no FIBS reply for %s refusal %r", command, reason.value)
         return replies.NOT_YOUR_TURN
     return text
 
@@ -375,17 +340,14 @@ def _move_error(error: IllegalMoveError, live: LiveMatch, player: int) -> str:
     return replies.move_error(reason, error.index, point, error.count)
 
 
-@handles("roll")
 async def roll(ctx: Context, cmd: ParsedCommand) -> None:
     await _act(ctx, "roll", lambda m, p: m.roll(p))
 
 
-@handles("double")
 async def double(ctx: Context, cmd: ParsedCommand) -> None:
     await _act(ctx, "double", lambda m, p: m.double(p))
 
 
-@handles("move")
 async def move(ctx: Context, cmd: ParsedCommand) -> None:
     live = live_match(ctx)
     colour = live.match.colour(live.player_of(ctx.session.name))
@@ -393,7 +355,6 @@ async def move(ctx: Context, cmd: ParsedCommand) -> None:
     await _act(ctx, "move", lambda m, p: m.move(p, parse_moves(text, colour)))
 
 
-@handles("off")
 async def off(ctx: Context, cmd: ParsedCommand) -> None:
     """Bear off with every die, when that is a legal play (§4.5)."""
     live = live_match(ctx)
@@ -409,7 +370,6 @@ async def off(ctx: Context, cmd: ParsedCommand) -> None:
     await _act(ctx, "move", lambda m, p: m.move(p, play.moves))
 
 
-@handles("accept")
 async def accept(ctx: Context, cmd: ParsedCommand) -> None:
     """Take a double or accept a resignation, whichever waits for the caller."""
     live = live_match(ctx)
@@ -419,7 +379,6 @@ async def accept(ctx: Context, cmd: ParsedCommand) -> None:
         await _act(ctx, "accept", lambda m, p: m.take(p))
 
 
-@handles("reject")
 async def reject(ctx: Context, cmd: ParsedCommand) -> None:
     live = live_match(ctx)
     if live.match.resignation is not None:
@@ -428,7 +387,6 @@ async def reject(ctx: Context, cmd: ParsedCommand) -> None:
         await _act(ctx, "reject", lambda m, p: m.drop(p))
 
 
-@handles("redouble", "beaver", "raccoon", "otter")
 async def redouble(ctx: Context, cmd: ParsedCommand) -> None:
     """An instant redouble; ``beaver``/``raccoon``/``otter`` name the 1st/2nd/3rd (§4.6)."""
     live = live_match(ctx)
@@ -453,7 +411,6 @@ _RESIGN_KINDS = {
 }
 
 
-@handles("resign")
 async def resign(ctx: Context, cmd: ParsedCommand) -> None:
     live_match(ctx)
     kind = _RESIGN_KINDS.get(cmd.args[0].lower()) if cmd.args else None
@@ -462,14 +419,12 @@ async def resign(ctx: Context, cmd: ParsedCommand) -> None:
     await _act(ctx, "resign", lambda m, p: m.resign(p, kind))
 
 
-@handles("panic")
 async def panic(ctx: Context, cmd: ParsedCommand) -> None:
     """§4.9: the match is stored after every action already, so it is saved right now."""
     live_match(ctx)
     ctx.session.send(replies.PANIC_SAVED)
 
 
-@handles("leave")
 async def leave(ctx: Context, cmd: ParsedCommand) -> None:
     """Stop the match; it stays saved for a later ``invite`` + ``join`` (§4.9)."""
     live = ctx.app.matches.get(ctx.session.name)
@@ -486,7 +441,6 @@ async def leave(ctx: Context, cmd: ParsedCommand) -> None:
 # -- boards and looking (§4.10) ----------------------------------------------------------------
 
 
-@handles("board")
 async def board(ctx: Context, cmd: ParsedCommand) -> None:
     session = ctx.session
     live = ctx.app.matches.get(session.name)
@@ -509,7 +463,6 @@ def _send_board(session: Session, live: LiveMatch, name: str, *, you: bool) -> N
     session.send_lines(board_lines(state, colour, session.settings.boardstyle, you=you))
 
 
-@handles("pip")
 async def pip(ctx: Context, cmd: ParsedCommand) -> None:
     session = ctx.session
     live = ctx.app.matches.get(session.name)
@@ -532,7 +485,6 @@ async def pip(ctx: Context, cmd: ParsedCommand) -> None:
     session.send(replies.pipcounts(a, position.pips(0), b, position.pips(1)))
 
 
-@handles("look")
 async def look(ctx: Context, cmd: ParsedCommand) -> None:
     if not cmd.args:
         raise Reply(replies.LOOK_AT_WHO)
@@ -551,7 +503,6 @@ def _players(ctx: Context, live: LiveMatch) -> list[Session]:
     return [s for s in (ctx.app.registry.get(n) for n in live.names) if s is not None]
 
 
-@handles("oldboard")
 async def oldboard(ctx: Context, cmd: ParsedCommand) -> None:
     if not cmd.args:
         raise Reply(replies.OLDBOARD_USAGE)
@@ -564,7 +515,6 @@ async def oldboard(ctx: Context, cmd: ParsedCommand) -> None:
     _send_board(ctx.session, live, ctx.session.name, you=True)
 
 
-@handles("oldmoves")
 async def oldmoves(ctx: Context, cmd: ParsedCommand) -> None:
     if not cmd.args:
         raise Reply(replies.OLDMOVES_USAGE)
@@ -585,7 +535,6 @@ def _restored(ctx: Context, saved: SavedMatch) -> LiveMatch:
 # -- watching and table talk (§4.11, §4.12) ----------------------------------------------------
 
 
-@handles("watch")
 async def watch(ctx: Context, cmd: ParsedCommand) -> None:
     session = ctx.session
     app = ctx.app
@@ -642,7 +591,6 @@ def stop_watching(ctx: Context, session: Session, *, quiet: bool = False) -> Non
     ctx.app.registry.who_update(session)
 
 
-@handles("unwatch")
 async def unwatch(ctx: Context, cmd: ParsedCommand) -> None:
     if ctx.session.watching is None:
         raise Reply(replies.NOT_WATCHING)
@@ -663,7 +611,6 @@ def _listening(ctx: Context, recipients: list[Session]) -> list[Session]:
     return [s for s in recipients if s is not ctx.session and me not in s.gagged]
 
 
-@handles("kibitz")
 async def kibitz(ctx: Context, cmd: ParsedCommand) -> None:
     """To the players and every watcher of the game (§4.12, §6.5)."""
     live = _table(ctx)
@@ -674,7 +621,6 @@ async def kibitz(ctx: Context, cmd: ParsedCommand) -> None:
     ctx.session.send(replies.you_kibitz(text, ctx.session.mode), replies.heard_you(len(hearers)))
 
 
-@handles("whisper")
 async def whisper(ctx: Context, cmd: ParsedCommand) -> None:
     """To the watchers only (§4.12, §6.5)."""
     live = _table(ctx)

@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from db.records import RatingEntry
 from protocol import replies
 from protocol.parser import ParsedCommand
-from server.dispatch import Context
+from server.context import Context
 from server.errors import Reply
-from server.handlers import handles
 
 TOP = 20
 """§4.14: ``ratings`` alone shows the top 20."""
@@ -53,7 +52,6 @@ def parse_query(args: tuple[str, ...]) -> RatingsQuery:
     return RatingsQuery(name, bounds.get("from"), bounds.get("to"))
 
 
-@handles("ratings")
 async def ratings(ctx: Context, cmd: ParsedCommand) -> None:
     query = parse_query(cmd.args)
     db = ctx.app.db

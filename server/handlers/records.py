@@ -15,10 +15,9 @@ import math
 from backgammon.errors import SnapshotError
 from protocol import replies
 from protocol.parser import ParsedCommand
-from server.dispatch import Context
+from server.context import Context
 from server.errors import Reply
 from server.export import record_to_mat
-from server.handlers import handles
 
 EXPORT_LIST_LENGTH = 20
 """How many finished matches ``export`` lists (``last`` shows 20 lines too, §4.14)."""
@@ -28,7 +27,6 @@ PAIR_FREEDOM = 35
 """Degrees of freedom of the ordered pairs' chi-square: 36 cells, one constraint."""
 
 
-@handles("export")
 async def export(ctx: Context, cmd: ParsedCommand) -> None:
     """``export``: the caller's last finished matches; ``export <id>``: one as ``.mat``."""
     session = ctx.session
@@ -65,7 +63,6 @@ async def export(ctx: Context, cmd: ParsedCommand) -> None:
     session.send_lines(lines)
 
 
-@handles("dicetest")
 async def dicetest(ctx: Context, cmd: ParsedCommand) -> None:
     """§4.14: ``*** running dice test:`` ... ``Done.``: the rolls since the start, the
     count of every ordered pair (SPEC's table), of every face, and the chi-square of

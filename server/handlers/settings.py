@@ -10,9 +10,8 @@ from typing import Any
 from db.records import SORTWHO_VALUES, UserSettings
 from protocol import replies
 from protocol.parser import ParsedCommand
-from server.dispatch import Context
+from server.context import Context
 from server.errors import Reply
-from server.handlers import handles
 
 
 async def store(ctx: Context) -> None:
@@ -21,7 +20,6 @@ async def store(ctx: Context) -> None:
     await ctx.app.db.save_settings(session.name, session.toggles, session.settings)
 
 
-@handles("toggle")
 async def toggle(ctx: Context, cmd: ParsedCommand) -> None:
     """``toggle`` lists; ``toggle a b`` flips each and answers one line each."""
     session = ctx.session
@@ -52,7 +50,6 @@ def _toggle_name(word: str) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-@handles("save")
 async def save(ctx: Context, cmd: ParsedCommand) -> None:
     await store(ctx)
     ctx.session.send(replies.SETTINGS_SAVED)
@@ -86,7 +83,6 @@ def timezone_or_reply(text: str) -> str:
     raise Reply(replies.bad_timezone(text), *replies.zone_list(sorted(_zones())))
 
 
-@handles("set")
 async def set_variable(ctx: Context, cmd: ParsedCommand) -> None:
     """``set``, ``set <var>``, ``set <var> <value>`` (§4.16)."""
     session = ctx.session

@@ -13,9 +13,8 @@ from collections.abc import Awaitable, Callable
 from protocol import replies
 from protocol.parser import ParsedCommand
 from protocol.replies import SavedMark
-from server.dispatch import Context
+from server.context import Context
 from server.errors import Reply
-from server.handlers import handles
 from server.handlers.match import games_lines, watchers_lines
 
 Topic = Callable[[Context, tuple[str, ...]], Awaitable[list[str]]]
@@ -89,6 +88,5 @@ def topic(word: str) -> Topic:
     return TOPICS[found[0]]
 
 
-@handles("show")
 async def show(ctx: Context, cmd: ParsedCommand) -> None:
     ctx.session.send_lines(await topic(cmd.args[0])(ctx, cmd.args[1:]))

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from backgammon.dice import Roll, ScriptedDice, SeededDice
-from backgammon.errors import ActionError, IllegalMoveError, SnapshotError
+from backgammon.errors import ActionError, IllegalMoveError, Refusal, SnapshotError
 from backgammon.events import (
     AutoDoubled,
     CubeDropped,
@@ -80,17 +80,17 @@ def test_a_turn_roll_move_pass() -> None:
     match.start_game()  # player 0 starts with 6-2
     with pytest.raises(ActionError) as error:
         match.roll(0)
-    assert error.value.code == "already_rolled"
+    assert error.value.reason is Refusal.ALREADY_ROLLED
     with pytest.raises(ActionError) as error:
         match.move(1, [Move(24, 18)])
-    assert error.value.code == "not_your_turn"
+    assert error.value.reason is Refusal.NOT_YOUR_TURN
     events = match.move(0, [Move(24, 18), Move(13, 11)])
     assert events[0].moves == (Move(24, 18), Move(13, 11))  # type: ignore[union-attr]
     assert match.phase is Phase.TURN and match.turn == 1
     assert match.allowed(1) == {Action.ROLL, Action.DOUBLE, Action.RESIGN}
     with pytest.raises(ActionError) as error:
         match.move(1, [Move(8, 5), Move(6, 5)])
-    assert error.value.code == "must_roll"
+    assert error.value.reason is Refusal.MUST_ROLL
     events = match.roll(1)
     assert events == [DiceRolled(1, Roll(3, 1), 2)]
     match.move(1, [Move(8, 5), Move(6, 5)])
@@ -141,7 +141,7 @@ def test_match_won_at_the_length() -> None:
     assert match.allowed(0) == frozenset() and match.allowed(1) == frozenset()
     with pytest.raises(ActionError) as error:
         match.start_game()
-    assert error.value.code == "match_over"
+    assert error.value.reason is Refusal.MATCH_OVER
 
 
 def test_double_take_and_the_doubler_rolls() -> None:
@@ -171,7 +171,7 @@ def test_only_the_owner_redoubles() -> None:
     match = at(mine=side({13: 15}), theirs=side({13: 15}), cube=2, owner=1, turn=0)
     with pytest.raises(ActionError) as error:
         match.double(0)
-    assert error.value.code == "not_owner"
+    assert error.value.reason is Refusal.NOT_OWNER
 
 
 def test_crawford_example_of_the_spec() -> None:
@@ -196,7 +196,7 @@ def test_crawford_example_of_the_spec() -> None:
     match.move(match.turn, [Move(24, 18), Move(13, 11)])
     with pytest.raises(ActionError) as error:
         match.double(match.turn)
-    assert error.value.code == "crawford"
+    assert error.value.reason is Refusal.CRAWFORD
     assert not match.cube_available(0) and not match.cube_available(1)
     # Player 0 wins the Crawford game: 1-4, and the cube is back.
     match.resign(1, WinKind.SINGLE)
@@ -237,7 +237,7 @@ def test_holland_rule_timing() -> None:
     )
     with pytest.raises(ActionError) as error:
         match.double(0)
-    assert error.value.code == "holland"
+    assert error.value.reason is Refusal.HOLLAND
     match = at(
         mine=side({13: 15}),
         theirs=side({13: 15}),
@@ -280,7 +280,7 @@ def test_dead_cube_doubles_follow_fibs_by_default() -> None:
     )
     with pytest.raises(ActionError) as error:
         match.double(0)
-    assert error.value.code == "dead_cube"
+    assert error.value.reason is Refusal.DEAD_CUBE
 
 
 def test_jacoby_gammon_counts_single_until_the_cube_is_turned() -> None:
@@ -314,7 +314,7 @@ def test_beaver_and_raccoon_values() -> None:
     assert match.redouble(0) == [CubeRedoubled(0, 8, 2)]  # raccoon
     with pytest.raises(ActionError) as error:
         match.redouble(1)
-    assert error.value.code == "redouble_limit"
+    assert error.value.reason is Refusal.REDOUBLE_LIMIT
     events = match.take(1)
     assert events[0] == CubeTaken(1, 8, True)
     assert match.cube == 8 and match.cube_owner == 1
@@ -335,7 +335,7 @@ def test_instant_redoubles_only_in_unlimited_matches() -> None:
     match.double(0)
     with pytest.raises(ActionError) as error:
         match.redouble(1)
-    assert error.value.code == "redoubles_unlimited_only"
+    assert error.value.reason is Refusal.REDOUBLES_UNLIMITED_ONLY
     with pytest.raises(MatchOptionsError):
         MatchOptions(length=5, instant_redoubles=1)
     with pytest.raises(MatchOptionsError):
@@ -361,10 +361,10 @@ def test_resignations_accepted_and_rejected() -> None:
     assert match.allowed(0) == {Action.ACCEPT_RESIGNATION, Action.REJECT_RESIGNATION}
     with pytest.raises(ActionError) as error:
         match.roll(0)
-    assert error.value.code == "resign_pending_theirs"
+    assert error.value.reason is Refusal.RESIGN_PENDING_THEIRS
     with pytest.raises(ActionError) as error:
         match.resign(1, WinKind.SINGLE)
-    assert error.value.code == "already_resigned"
+    assert error.value.reason is Refusal.ALREADY_RESIGNED
     match.reject_resignation(0)
     assert match.phase is Phase.TURN and match.allowed(0) >= {Action.ROLL}
     match.resign(1, WinKind.BACKGAMMON)

@@ -50,7 +50,6 @@ from protocol import match_view
 from protocol.board_view import NO_DICE, BoardState, BoardView
 from server.app import App
 from server.config import Settings
-from server.dispatch import load_handlers
 from tests.conftest import DbTarget
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,7 +91,6 @@ CONFIG_KEYS = {
 async def serving(db_target: DbTarget, dice_seed: int) -> AsyncIterator[App]:
     """An in-process server on port 0: every match's dice seeded with ``dice_seed``; the
     inviter plays O in the first game."""
-    load_handlers()
     settings = TEST_SETTINGS.replace(database=db_target.url)
     db = await db_target.open()
     app = App(settings, db, dice=lambda: SeededDice(dice_seed), coin=lambda: 0)

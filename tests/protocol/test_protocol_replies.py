@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from backgammon.errors import Refusal
 from protocol import replies
 from protocol.replies import Mode, MoveErrorReason, RatingChange, SavedMark
 
@@ -434,3 +435,28 @@ def test_rating_calculation_sample() -> None:
 
 def test_modes_differ_only_where_the_spec_says() -> None:
     assert replies.kibitzes("a", "b", Mode.CLIP) != replies.kibitzes("a", "b", Mode.TELNET)
+
+
+def test_refusal_texts_per_command() -> None:
+    """A refused game action answers the command's own text, else the common one (§4.5-§4.7)."""
+    assert replies.refusal("roll", Refusal.NOT_YOUR_TURN, "bob") == replies.NOT_YOUR_TURN_TO_ROLL
+    assert replies.refusal("move", Refusal.NOT_YOUR_TURN, "bob") == replies.NOT_YOUR_TURN_TO_MOVE
+    assert replies.refusal("double", Refusal.NOT_YOUR_TURN, "bob") == (
+        replies.NOT_YOUR_TURN_TO_DOUBLE
+    )
+    assert replies.refusal("double", Refusal.NOT_YOUR_TURN, "bob", opponent_moving=True) == (
+        replies.wait_until_moved("bob")
+    )
+    assert replies.refusal("redouble", Refusal.CUBE_LIMIT, "bob") == (
+        replies.NOT_ALLOWED_TO_REDOUBLE
+    )
+    assert replies.refusal("double", Refusal.CUBE_LIMIT, "bob") == replies.CUBE_LIMIT_NO_DOUBLE
+    assert replies.refusal("accept", Refusal.NOTHING_OFFERED, "bob") == (
+        replies.didnt_double_or_resign("bob")
+    )
+    for command in ("roll", "move", "double", "resign"):
+        assert replies.refusal(command, Refusal.MUST_ANSWER_DOUBLE, "bob") == (
+            replies.doubles_offer("bob")
+        )
+        assert replies.refusal(command, Refusal.MATCH_OVER, "bob") == replies.NOT_PLAYING
+    assert replies.refusal("roll", Refusal.HOLLAND, "bob") is None

@@ -12,7 +12,6 @@ import pytest
 from protocol import replies
 from server.app import App
 from server.config import Settings
-from server.dispatch import load_handlers
 from server.passwords import ScryptCost, hash_password_sync
 from server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES
 from tests.conftest import DbTarget
@@ -139,7 +138,6 @@ def settings(db_target: DbTarget) -> Settings:
 @contextlib.asynccontextmanager
 async def running(settings: Settings, db_target: DbTarget) -> AsyncIterator[App]:
     """An App on ``db_target`` (restarts, special limits); stopped at the end."""
-    load_handlers()
     db = await db_target.open()
     app = App(settings, db)
     await app.start()

@@ -1,0 +1,109 @@
+"""Guest registration (§1.7): ``name <x>``, then the password twice, then logged in.
+
+``name`` is an ordinary command of the guest state. A good name moves the session into
+the password dialog: :attr:`SessionState.NEW_PASSWORD` and then
+:attr:`SessionState.RETYPE_PASSWORD`, whose next line dispatch hands to
+:func:`new_password` and :func:`retype_password` as typed (server/bindings.py). No
+password, or a name taken meanwhile, goes back to the guest state.
+"""
+
+from __future__ import annotations
+
+import re
+
+from db.errors import UserExistsError
+from protocol import replies
+from protocol.commands import SessionState
+from protocol.parser import ParsedCommand
+from server.app import App
+from server.context import Context
+from server.errors import Reply
+from server.login import complete_login
+from server.passwords import hash_password
+from server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, NewAccount
+
+MAX_NAME = 20
+"""D52: user names are 1 to 20 letters or underscores."""
+_NAME = re.compile(r"[A-Za-z_]+\Z")
+RESERVED_NAMES = frozenset({"guest"})
+MIN_PASSWORD = 4
+"""§1.7: a shorter password is refused."""
+
+
+async def name_problem(app: App, name: str) -> str | None:
+    """Why ``name`` cannot be registered (the reply), or None when it can."""
+    if not _NAME.match(name):
+        return replies.NAME_INVALID
+    if len(name) > MAX_NAME:
+        return replies.NAME_TOO_LONG
+    if name.lower() in RESERVED_NAMES or await app.db.user_exists(name):
+        return replies.name_taken(name)
+    return None
+
+
+async def name(ctx: Context, cmd: ParsedCommand) -> None:
+    """``name <x>``: check the name, then ask for its password with echo off."""
+    session = ctx.session
+    chosen = cmd.args[0]
+    problem = await name_problem(ctx.app, chosen)
+    if problem:
+        raise Reply(problem)
+    session.new_account = NewAccount(chosen)
+    session.state = SessionState.NEW_PASSWORD
+    output = session.output
+    output.send([replies.name_will_be(chosen), replies.NO_PASSWORD_HINT])
+    output.echo_off()
+    output.prompt(replies.GIVE_PASSWORD_PROMPT)
+
+
+async def new_password(ctx: Context, line: str) -> None:
+    """The password (first time): none gives up, a bad one is asked again."""
+    session = ctx.session
+    output = session.output
+    password = line.strip()
+    if not password:
+        output.echo_on()
+        output.send([replies.NO_PASSWORD_GIVEN])
+        _back_to_guest(ctx)
+        return
+    if len(password) < MIN_PASSWORD or ":" in password:
+        too_short = len(password) < MIN_PASSWORD
+        output.send([replies.PASSWORD_TOO_SHORT if too_short else replies.PASSWORD_HAS_COLON])
+        output.prompt(replies.GIVE_PASSWORD_PROMPT)
+        return
+    assert session.new_account is not None
+    session.new_account = NewAccount(session.new_account.name, password)
+    session.state = SessionState.RETYPE_PASSWORD
+    output.prompt(replies.RETYPE_PASSWORD_PROMPT)
+
+
+async def retype_password(ctx: Context, line: str) -> None:
+    """The password again: a mismatch starts over, a match creates the account."""
+    session = ctx.session
+    output = session.output
+    account = session.new_account
+    assert account is not None
+    if line.strip() != account.password:
+        session.state = SessionState.NEW_PASSWORD
+        output.prompt(replies.PASSWORDS_DIFFER_PROMPT)
+        return
+    output.echo_on()
+    output.send([""])
+    hashed = await hash_password(account.password, ctx.app.cost)
+    try:
+        user = await ctx.app.db.create_user(
+            account.name, hashed, toggles=DEFAULT_TOGGLES, settings=DEFAULT_SETTINGS
+        )
+    except UserExistsError:
+        _back_to_guest(ctx)
+        raise Reply(replies.name_taken(account.name)) from None
+    output.send([replies.REGISTERED, replies.REGISTERED_HINT])
+    session.new_account = None
+    session.prompts = True
+    session.state = None
+    await complete_login(ctx.app, session, user)
+
+
+def _back_to_guest(ctx: Context) -> None:
+    ctx.session.new_account = None
+    ctx.session.state = SessionState.GUEST

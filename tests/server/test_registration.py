@@ -1,0 +1,102 @@
+"""Guest registration (§1.7) byte for byte: the guest state's commands and the password
+prompts, which take the next line as typed (server/handlers/registration.py)."""
+
+from __future__ import annotations
+
+from protocol import replies
+from server.app import App
+
+from .conftest import Connect, FibsClient
+
+IAC_WILL_ECHO = b"\xff\xfb\x01"
+IAC_WONT_ECHO = b"\xff\xfc\x01"
+
+
+def crlf(*lines: str) -> bytes:
+    return b"".join(line.encode() + b"\r\n" for line in lines)
+
+
+async def raw(client: FibsClient, wanted: bytes) -> None:
+    """The next bytes are exactly ``wanted`` (telnet commands included)."""
+    assert not client.buffer
+    assert await client.reader.readexactly(len(wanted)) == wanted
+
+
+async def as_guest(connect: Connect) -> FibsClient:
+    client = await connect()
+    await client.prompt(replies.LOGIN_PROMPT)
+    await client.send("guest")
+    await client.expect(replies.GUEST_WELCOME[-1])
+    await client.prompt(replies.TELNET_PROMPT)
+    return client
+
+
+async def test_password_prompts_bytes(connect: Connect, app: App) -> None:
+    client = await as_guest(connect)
+    await client.send("name newuser")
+    await raw(
+        client,
+        crlf(replies.name_will_be("newuser"), replies.NO_PASSWORD_HINT)
+        + IAC_WILL_ECHO
+        + replies.GIVE_PASSWORD_PROMPT.encode(),
+    )
+    await client.send("who")  # no command at the password prompt: a (too short) password
+    await raw(client, crlf(replies.PASSWORD_TOO_SHORT) + replies.GIVE_PASSWORD_PROMPT.encode())
+    await client.send("sec:ret")
+    await raw(client, crlf(replies.PASSWORD_HAS_COLON) + replies.GIVE_PASSWORD_PROMPT.encode())
+    await client.send("")  # no password: back to the guest prompt
+    await raw(client, IAC_WONT_ECHO + crlf(replies.NO_PASSWORD_GIVEN) + b"> ")
+    await client.send("name newuser")
+    await client.prompt(replies.GIVE_PASSWORD_PROMPT)
+    await client.send("secret")
+    await raw(client, replies.RETYPE_PASSWORD_PROMPT.encode())
+    await client.send("")
+    await raw(client, replies.PASSWORDS_DIFFER_PROMPT.encode())
+    await client.send("secret")
+    await raw(client, replies.RETYPE_PASSWORD_PROMPT.encode())
+    await client.send(" secret ")
+    await raw(client, IAC_WONT_ECHO + crlf("", replies.REGISTERED, replies.REGISTERED_HINT))
+    await client.expect(replies.user_authenticated("newuser"))
+    await client.prompt(replies.TELNET_PROMPT)
+    await client.nothing(0.2)  # one prompt, not two
+    assert await app.db.user_exists("newuser")
+
+
+async def test_over_long_lines_read_as_blank_ones(connect: Connect, app: App) -> None:
+    client = await as_guest(connect)
+    too_long = b"y" * (app.settings.max_line_length + 10) + b"\r\n"
+    await client.send_raw(too_long)
+    await raw(client, b"> ")
+    await client.send("name newuser")
+    await client.prompt(replies.GIVE_PASSWORD_PROMPT)
+    await client.send_raw(too_long)
+    await raw(client, IAC_WONT_ECHO + crlf(replies.NO_PASSWORD_GIVEN) + b"> ")
+
+
+async def test_repeat_after_name_repeats_the_guests_command(connect: Connect) -> None:
+    client = await as_guest(connect)
+    await client.send("!!")
+    assert await client.line() == replies.unknown_command("!!")
+    await client.prompt(replies.TELNET_PROMPT)
+    await client.send("version")
+    version = await client.prompt(replies.TELNET_PROMPT)
+    await client.send("name bad-name")
+    assert await client.line() == replies.NAME_INVALID
+    await client.prompt(replies.TELNET_PROMPT)
+    await client.send("!!")  # name is no command !! remembers
+    assert await client.prompt(replies.TELNET_PROMPT) == version
+
+
+async def test_a_guest_says_bye(connect: Connect) -> None:
+    client = await as_guest(connect)
+    await client.send("Quit")
+    for line in replies.GOODBYE:
+        assert await client.line() == line
+    assert await client.closed()
+
+
+async def test_name_with_two_words_is_unknown(connect: Connect) -> None:
+    client = await as_guest(connect)
+    await client.send("name new user")
+    assert await client.line() == replies.unknown_command("name")
+    await client.prompt(replies.TELNET_PROMPT)

@@ -6,7 +6,7 @@ state, and the events of the current game and of the finished ones;
 match the rules could reach. :func:`match_to_json_text` is the same data as compact JSON
 text, the form the server stores (docs/database.md); with ``events=False`` it is the
 state alone, made after every action of a running match, so it is kept cheap: the options
-are turned into JSON data once per options value, and the text is one encoder call.
+are turned into JSON data once per options object, and the text is one encoder call.
 
 Kept apart from :mod:`backgammon.match` so the state machine holds the rules only; the
 snapshot reads and sets the match's public attributes.

@@ -1,4 +1,4 @@
-"""The match state machine: games, turns, the cube, resignations, scoring, snapshots.
+"""The match state machine: games, turns, the cube, resignations, scoring.
 
 :class:`Match` is the single source of truth for a running match. At every moment it
 says who must act (:attr:`Match.to_act`) and what each player may do
@@ -7,20 +7,19 @@ that it is allowed, changes the state, and returns the :mod:`backgammon.events` 
 describe what happened; a refused action raises and changes nothing.
 
 Rules that differ between FIBS and other rule sets follow FIBS by default and are
-match options (:class:`MatchOptions`); docs/rules.md lists each choice.
+match options (:class:`MatchOptions`); docs/rules.md lists each choice. A match as
+JSON, and back, is :mod:`backgammon.snapshot`.
 """
 
 from __future__ import annotations
 
 import enum
-import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
-from typing import Any
+from dataclasses import dataclass
 
 from backgammon.board import BAR, CHECKERS, Colour, Player, Position
 from backgammon.dice import DiceRoller, Roll, roll
-from backgammon.errors import ActionError, BackgammonError, Refusal, SnapshotError
+from backgammon.errors import ActionError, BackgammonError, Refusal
 from backgammon.events import (
     AutoDoubled,
     CheckersMoved,
@@ -40,8 +39,6 @@ from backgammon.events import (
     ResignationRejected,
     TurnPassed,
     WinKind,
-    event_from_json,
-    event_to_json,
 )
 from backgammon.moves import LegalResults, Move, Play, apply_moves, legal_plays, legal_results
 from backgammon.notation import (
@@ -51,12 +48,6 @@ from backgammon.notation import (
     encode_position_id,
 )
 from backgammon.validate import validate_play
-
-SNAPSHOT_VERSION = 1
-
-_COMPACT = json.JSONEncoder(separators=(",", ":"))
-"""Compact JSON, the same text as ``json.dumps(data, separators=(",", ":"))``: the form
-the server stores snapshots in, which :meth:`Match.to_json_text` must reproduce exactly."""
 
 
 class Phase(enum.Enum):
@@ -194,9 +185,6 @@ class Match:
         self.history: list[list[Event]] = []
         self._legal: LegalResults | None = None
         """The legal plays of the dice out, in compact form (computed once a turn)."""
-        self._options_text: tuple[MatchOptions | None, str] = (None, "")
-        """The options as compact JSON, with the options object it is of (for
-        :meth:`to_json_text` of the state alone, made after every action)."""
 
     # -- what is going on ------------------------------------------------------------
 
@@ -602,143 +590,3 @@ class Match:
                 score=self._score(),
             )
         )
-
-    # -- snapshots -------------------------------------------------------------------
-
-    def to_json(self) -> dict[str, Any]:
-        """The whole match as plain JSON data; :meth:`from_json` restores it exactly."""
-        data: dict[str, Any] = {"version": SNAPSHOT_VERSION, "options": asdict(self.options)}
-        data.update(self._state_json())
-        data["record"] = [event_to_json(e) for e in self.record]
-        data["history"] = [[event_to_json(e) for e in game] for game in self.history]
-        return data
-
-    def to_json_text(self, *, events: bool = True) -> str:
-        """:meth:`to_json` as compact JSON text, exactly
-        ``json.dumps(self.to_json(), separators=(",", ":"))``.
-
-        :param events: False leaves ``record`` and ``history`` empty: the state alone, a
-            few hundred bytes, for a store that keeps the events apart (the server saves
-            a running match after every action, its events as rows: docs/database.md).
-        """
-        if events:
-            return _COMPACT.encode(self.to_json())
-        if self._options_text[0] is not self.options:
-            # Options are frozen, but a new object may be assigned: key on the object.
-            self._options_text = (self.options, _COMPACT.encode(asdict(self.options)))
-        state = _COMPACT.encode(self._state_json())
-        # The pieces in to_json's key order; state[1:-1] is the state without its braces.
-        return (
-            f'{{"version":{SNAPSHOT_VERSION},"options":{self._options_text[1]},{state[1:-1]},'
-            '"record":[],"history":[]}'
-        )
-
-    def _state_json(self) -> dict[str, Any]:
-        """What :meth:`to_json` holds between the options and the record, in its order."""
-        return {
-            "score": list(self.score),
-            "game": self.game,
-            "crawford_game": self.crawford_game,
-            "crawford_played": self.crawford_played,
-            "o_player": self.o_player,
-            "position": [list(self.position.counts(0)), list(self.position.counts(1))],
-            "phase": self.phase.value,
-            "turn": self.turn,
-            "dice": [self.dice.d1, self.dice.d2] if self.dice else None,
-            "cube": self.cube,
-            "cube_owner": self.cube_owner,
-            "offer": asdict(self.offer) if self.offer else None,
-            "resignation": (
-                {
-                    "player": self.resignation.player,
-                    "kind": self.resignation.kind.value,
-                    "points": self.resignation.points,
-                }
-                if self.resignation
-                else None
-            ),
-            "rolls": list(self.rolls),
-            "cube_turned": self.cube_turned,
-            "auto_doubles": self.auto_doubles,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any], roller: DiceRoller) -> Match:
-        """Restore a match from :meth:`to_json`'s data, rolling future dice with ``roller``.
-
-        :raises SnapshotError: data that does not describe a valid match.
-        """
-        try:
-            if data["version"] != SNAPSHOT_VERSION:
-                raise SnapshotError(f"unknown snapshot version {data['version']!r}")
-            option_names = {f.name for f in fields(MatchOptions)}
-            if set(data["options"]) != option_names:
-                raise SnapshotError("snapshot options do not match MatchOptions")
-            match = cls(MatchOptions(**data["options"]), roller, o_player=_player(data["o_player"]))
-            match.score = [_count(v) for v in data["score"]]
-            match.game = _count(data["game"])
-            match.crawford_game = _bool(data["crawford_game"])
-            match.crawford_played = _bool(data["crawford_played"])
-            side0, side1 = data["position"]
-            match.position = Position.from_counts(side0, side1)
-            match.phase = Phase(data["phase"])
-            match.turn = _player(data["turn"])
-            match.dice = Roll.of(*data["dice"]) if data["dice"] is not None else None
-            match.cube = _count(data["cube"])
-            match.cube_owner = None if data["cube_owner"] is None else _player(data["cube_owner"])
-            offer = data["offer"]
-            match.offer = (
-                CubeOffer(
-                    _player(offer["doubler"]), _count(offer["value"]), _count(offer["redoubles"])
-                )
-                if offer is not None
-                else None
-            )
-            res = data["resignation"]
-            match.resignation = (
-                Resignation(_player(res["player"]), WinKind(res["kind"]), _count(res["points"]))
-                if res is not None
-                else None
-            )
-            match.rolls = [_count(v) for v in data["rolls"]]
-            match.cube_turned = _bool(data["cube_turned"])
-            match.auto_doubles = _count(data["auto_doubles"])
-            match.record = [event_from_json(e) for e in data["record"]]
-            match.history = [[event_from_json(e) for e in game] for game in data["history"]]
-        except SnapshotError:
-            raise
-        except (KeyError, TypeError, ValueError) as exc:
-            raise SnapshotError(f"not a valid match snapshot: {exc}") from exc
-        match._check_consistency()
-        return match
-
-    def _check_consistency(self) -> None:
-        """Refuse a restored state that the rules could never reach."""
-        if len(self.score) != 2 or len(self.rolls) != 2:
-            raise SnapshotError("score and rolls need two entries")
-        if self.cube < 1 or self.cube & (self.cube - 1):
-            raise SnapshotError(f"the cube must be a power of two, not {self.cube}")
-        if (self.phase is Phase.MOVE) != (self.dice is not None):
-            raise SnapshotError("dice are out exactly while a player must move")
-        if (self.phase is Phase.DOUBLED) != (self.offer is not None):
-            raise SnapshotError("a cube offer is pending exactly in the doubled phase")
-        if self.phase is Phase.MOVE and not self.moves_required():
-            raise SnapshotError("the player with dice has no legal move")
-
-
-def _player(value: object) -> Player:
-    if not isinstance(value, int) or isinstance(value, bool) or value not in (0, 1):
-        raise SnapshotError(f"a player is 0 or 1, not {value!r}")
-    return value
-
-
-def _count(value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise SnapshotError(f"expected a whole number of 0 or more, not {value!r}")
-    return value
-
-
-def _bool(value: object) -> bool:
-    if not isinstance(value, bool):
-        raise SnapshotError(f"expected true or false, not {value!r}")
-    return value

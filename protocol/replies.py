@@ -1592,8 +1592,9 @@ CLEAR_SCREEN: Final = "\x1b[;H\x1b[2J"
 
 
 @dataclass(frozen=True, slots=True)
-class RatingChange:
-    """One player's part of a rating calculation (§5.1, §5.3)."""
+class RatingCalculationPlayer:
+    """One player's part of the §5.3 rating calculation block (§5.1): the text's view of
+    :class:`backgammon.rating.RatingChange`, which holds both players' results."""
 
     name: str
     experience: int
@@ -1606,8 +1607,8 @@ def rating_calculation(
     length: int,
     upset_probability: float,
     probability: float,
-    winner: RatingChange,
-    loser: RatingChange,
+    winner: RatingCalculationPlayer,
+    loser: RatingCalculationPlayer,
 ) -> list[str]:
     """§5.3: the block sent with ``toggle ratings`` before the match-end line (winner first).
 

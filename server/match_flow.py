@@ -662,8 +662,8 @@ def rating_block(
         change.length,
         change.upset_probability,
         change.probability,
-        replies.RatingChange(winner, winner_exp, change.winner_k, change.winner_change),
-        replies.RatingChange(loser, loser_exp, change.loser_k, change.loser_change),
+        replies.RatingCalculationPlayer(winner, winner_exp, change.winner_k, change.winner_change),
+        replies.RatingCalculationPlayer(loser, loser_exp, change.loser_k, change.loser_change),
     )
 
 

@@ -22,13 +22,16 @@ from backgammon.dice import DiceRoller
 from backgammon.errors import SnapshotError
 from backgammon.events import Event, event_to_json
 from backgammon.match import Match, MatchOptions
+from backgammon.snapshot import match_from_json, match_to_json, match_to_json_text
 from db.records import SavedEvents, SavedMatch
 from server.config import RulesDefaults
 from server.session import Session
 
-SNAPSHOT_VERSION = 1
-"""The whole match in one text (:meth:`LiveMatch.snapshot`): match records, exports, and
-saved matches stored before their events became rows."""
+WHOLE_SNAPSHOT_VERSION = 1
+"""The version of the whole match in one text (:meth:`LiveMatch.snapshot`: the names, the
+start and the core's snapshot, whose own version is
+:data:`backgammon.snapshot.SNAPSHOT_VERSION`): match records, exports, and saved matches
+stored before their events became rows."""
 SAVED_STATE_VERSION = 2
 """A saved match's state without its events, which are rows (:meth:`LiveMatch.next_save`)."""
 
@@ -113,10 +116,10 @@ class LiveMatch:
         match is saved with :meth:`next_save`."""
         return _COMPACT.encode(
             {
-                "version": SNAPSHOT_VERSION,
+                "version": WHOLE_SNAPSHOT_VERSION,
                 "players": list(self.names),
                 "started_at": self.started_at,
-                "match": self.match.to_json(),
+                "match": match_to_json(self.match),
             }
         )
 
@@ -141,7 +144,7 @@ class LiveMatch:
         count = sum(len(game) for game in games)
         state = (
             f'{{"version":{SAVED_STATE_VERSION},{self._head()},"games":{len(games) - 1},'
-            f'"events":{count},"match":{match.to_json_text(events=False)}}}'
+            f'"events":{count},"match":{match_to_json_text(match, events=False)}}}'
         )
         marks = tuple((game, len(game), game[-1] if game else None) for game in games)
         return MatchSave(state, tuple(rows), append, marks)
@@ -175,7 +178,7 @@ class LiveMatch:
             players = data["players"]
             if sorted(players) != sorted((saved.player1, saved.player2)):
                 raise SnapshotError("the saved match's players do not match its pair")
-            match = Match.from_json(data["match"], roller)
+            match = match_from_json(data["match"], roller)
             started = int(data["started_at"])
         except (ValueError, KeyError, TypeError) as exc:
             raise SnapshotError(f"not a saved match: {exc}") from exc
@@ -193,7 +196,7 @@ def whole_snapshot(saved: SavedMatch) -> dict[str, Any]:
         version = data.get("version")
         if version == SAVED_STATE_VERSION:
             _put_events(data, saved.events)
-        elif version != SNAPSHOT_VERSION:
+        elif version != WHOLE_SNAPSHOT_VERSION:
             raise SnapshotError(f"unknown saved match version {version!r}")
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise SnapshotError(f"not a saved match: {exc}") from exc
@@ -230,7 +233,7 @@ def _put_events(data: dict[str, Any], rows: tuple[SavedEvents, ...]) -> None:
         games[row.game].extend(json.loads(row.events))
     if sum(len(game) for game in games) != data.pop("events"):
         raise SnapshotError("the saved match's events are incomplete")
-    data["version"] = SNAPSHOT_VERSION
+    data["version"] = WHOLE_SNAPSHOT_VERSION
     data["match"]["history"] = games[:finished]
     data["match"]["record"] = games[finished]
 

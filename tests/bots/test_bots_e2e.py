@@ -36,6 +36,7 @@ import server.match_flow as match_flow
 from backgammon.board import Colour, Position
 from backgammon.dice import Roll, SeededDice
 from backgammon.match import Match, Phase
+from backgammon.snapshot import match_from_json
 from bots import events as ev
 from bots.backoff import Backoff
 from bots.client import ClientConfig, FibsClient
@@ -777,7 +778,7 @@ async def test_bots_survive_a_server_restart_in_the_middle_of_a_match(tmp_path: 
                 assert max(saved.score1, saved.score2) < 3
                 stored = json.loads(saved.snapshot)
                 state = ServerState.of(
-                    Match.from_json(stored["match"], SeededDice(0)), stored["players"]
+                    match_from_json(stored["match"], SeededDice(0)), stored["players"]
                 )
                 before = len(alice.events), len(bob.events)
                 await server.start()  # same file, same port

@@ -9,7 +9,7 @@ import pytest
 
 from backgammon.errors import Refusal
 from protocol import replies
-from protocol.replies import Mode, MoveErrorReason, RatingChange, SavedMark
+from protocol.replies import Mode, MoveErrorReason, RatingCalculationPlayer, SavedMark
 
 # -- §1 ------------------------------------------------------------------------------------
 
@@ -426,8 +426,8 @@ def test_rating_calculation_sample() -> None:
         3,
         0.423029,
         0.423029,
-        RatingChange("myself", 2761, 1.0, 2.930831),
-        RatingChange("someplayer", 187, 3.13, -9.173502),
+        RatingCalculationPlayer("myself", 2761, 1.0, 2.930831),
+        RatingCalculationPlayer("someplayer", 187, 3.13, -9.173502),
     )
     lines.append(replies.wins_match("myself", 3, 3, 0))
     assert lines == RATING_BLOCK.strip("\n").split("\n")

@@ -50,6 +50,7 @@ from backgammon.events import (
 )
 from backgammon.match import Action, Match, MatchOptions, Phase
 from backgammon.moves import Move
+from backgammon.snapshot import match_to_json
 from protocol import replies
 from server.app import App
 from server.config import Settings
@@ -334,7 +335,12 @@ def _random_match(seed: int, options: MatchOptions, *, games: int = 4) -> Match:
 
 def _snapshot(match: Match) -> str:
     return json.dumps(
-        {"version": 1, "players": ["alice", "bob"], "started_at": START, "match": match.to_json()}
+        {
+            "version": 1,
+            "players": ["alice", "bob"],
+            "started_at": START,
+            "match": match_to_json(match),
+        }
     )
 
 

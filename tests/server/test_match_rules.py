@@ -7,6 +7,7 @@ import pytest
 from backgammon.dice import Roll, ScriptedDice
 from backgammon.moves import legal_plays
 from backgammon.notation import format_moves
+from backgammon.snapshot import match_to_json
 from protocol import replies
 from protocol.board_fibs import parse_board
 from server.app import App
@@ -174,7 +175,7 @@ async def test_rejected_resignation_continues_without_a_board(
 async def test_refusals_during_play_change_nothing(connect: Connect, app: App) -> None:
     alice, bob = await start(connect, app, "3", (3, 1))
     await alice.expect(replies.YOUR_TURN_TO_MOVE)
-    snapshot = app.matches["alice"].match.to_json()
+    snapshot = match_to_json(app.matches["alice"].match)
     await bob.send("move 1-4 1-2")
     await bob.expect(replies.NOT_YOUR_TURN_TO_MOVE)
     await bob.send("roll")
@@ -197,8 +198,8 @@ async def test_refusals_during_play_change_nothing(connect: Connect, app: App) -
     assert await alice.expect(replies.RESIGN_USAGE) == []
     await bob.send("beaver")
     await bob.expect(replies.REDOUBLES_ONLY_UNLIMITED)
-    assert app.matches["alice"].match.to_json()["phase"] in ("turn", "move")
-    assert snapshot["score"] == app.matches["alice"].match.to_json()["score"]
+    assert match_to_json(app.matches["alice"].match)["phase"] in ("turn", "move")
+    assert snapshot["score"] == match_to_json(app.matches["alice"].match)["score"]
 
 
 async def test_rules_chosen_with_invite(connect: Connect, app: App) -> None:

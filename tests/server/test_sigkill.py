@@ -31,9 +31,9 @@ from pathlib import Path
 from backgammon.board import Colour, Player, Position
 from backgammon.dice import Roll, SeededDice
 from backgammon.events import CheckersMoved, GameStarted, GameWon
-from backgammon.match import Match
 from backgammon.moves import apply_moves, legal_plays
 from backgammon.notation import format_move, format_moves
+from backgammon.snapshot import match_from_json
 from db.records import UserSettings
 from db.repository import Database
 from protocol import replies
@@ -222,7 +222,7 @@ async def read_saved(url: str) -> Stored:
             elif isinstance(event, GameWon):
                 keys.append((*event.score, position))
                 after_move.append(count)
-    match = Match.from_json(json.loads(saved.snapshot)["match"], SeededDice(0))
+    match = match_from_json(json.loads(saved.snapshot)["match"], SeededDice(0))
     assert keys[-1] == (match.score[0], match.score[1], match.position)
     return Stored(moves, keys, after_move)
 

@@ -1,0 +1,195 @@
+"""A match as plain JSON data and compact JSON text, and back (docs/rules.md "Snapshots").
+
+:func:`match_to_json` is the whole :class:`~backgammon.match.Match`: its options, its
+state, and the events of the current game and of the finished ones;
+:func:`match_from_json` restores exactly that match and refuses data that describes no
+match the rules could reach. :func:`match_to_json_text` is the same data as compact JSON
+text, the form the server stores (docs/database.md); with ``events=False`` it is the
+state alone, made after every action of a running match, so it is kept cheap: the options
+are turned into JSON data once per options object, and the text is one encoder call.
+
+Kept apart from :mod:`backgammon.match` so the state machine holds the rules only; the
+snapshot reads and sets the match's public attributes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, fields
+from typing import Any
+
+from backgammon.board import Player, Position
+from backgammon.dice import DiceRoller, Roll
+from backgammon.errors import SnapshotError
+from backgammon.events import WinKind, event_from_json, event_to_json
+from backgammon.match import CubeOffer, Match, MatchOptions, Phase, Resignation
+
+SNAPSHOT_VERSION = 1
+"""The version of the core's match snapshot (the ``version`` key of :func:`match_to_json`)."""
+
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+"""Compact JSON, the same text as ``json.dumps(data, separators=(",", ":"))``: the form
+the server stores snapshots in."""
+
+_OPTION_NAMES = frozenset(f.name for f in fields(MatchOptions))
+
+_OPTIONS_CACHE: dict[int, tuple[MatchOptions, dict[str, Any]]] = {}
+"""Options objects by ``id`` with their JSON data, oldest first. An entry holds its
+object, so no other object can take its ``id`` while it is here."""
+_OPTIONS_CACHE_SIZE = 4096
+"""At most this many entries, the oldest dropped first (a miss only costs an ``asdict``)."""
+
+
+def match_to_json(match: Match) -> dict[str, Any]:
+    """The whole match as plain JSON data; :func:`match_from_json` restores it exactly."""
+    data: dict[str, Any] = {"version": SNAPSHOT_VERSION, "options": asdict(match.options)}
+    data.update(_state_json(match))
+    data["record"] = [event_to_json(e) for e in match.record]
+    data["history"] = [[event_to_json(e) for e in game] for game in match.history]
+    return data
+
+
+def match_to_json_text(match: Match, *, events: bool = True) -> str:
+    """:func:`match_to_json` as compact JSON text, exactly
+    ``json.dumps(match_to_json(match), separators=(",", ":"))``.
+
+    :param events: False leaves ``record`` and ``history`` empty: the state alone, a few
+        hundred bytes, for a store that keeps the events apart (the server saves a
+        running match after every action, its events as rows: docs/database.md).
+    """
+    if events:
+        return _COMPACT.encode(match_to_json(match))
+    return _COMPACT.encode(
+        {
+            "version": SNAPSHOT_VERSION,
+            "options": _options_json(match.options),
+            **_state_json(match),
+            "record": [],
+            "history": [],
+        }
+    )
+
+
+def _options_json(options: MatchOptions) -> dict[str, Any]:
+    """``asdict(options)``, made once per options object: ``asdict`` copies deeply, and
+    the state alone is encoded after every action. Keyed on the object, not on equality:
+    equal options may differ in JSON (``1 == True``). Only ever encoded, never changed."""
+    key = id(options)
+    cached = _OPTIONS_CACHE.get(key)
+    if cached is None:
+        if len(_OPTIONS_CACHE) >= _OPTIONS_CACHE_SIZE:
+            del _OPTIONS_CACHE[next(iter(_OPTIONS_CACHE))]
+        cached = _OPTIONS_CACHE[key] = (options, asdict(options))
+    return cached[1]
+
+
+def _state_json(match: Match) -> dict[str, Any]:
+    """What :func:`match_to_json` holds between the options and the record, in its order."""
+    return {
+        "score": list(match.score),
+        "game": match.game,
+        "crawford_game": match.crawford_game,
+        "crawford_played": match.crawford_played,
+        "o_player": match.o_player,
+        "position": [list(match.position.counts(0)), list(match.position.counts(1))],
+        "phase": match.phase.value,
+        "turn": match.turn,
+        "dice": [match.dice.d1, match.dice.d2] if match.dice else None,
+        "cube": match.cube,
+        "cube_owner": match.cube_owner,
+        "offer": asdict(match.offer) if match.offer else None,
+        "resignation": (
+            {
+                "player": match.resignation.player,
+                "kind": match.resignation.kind.value,
+                "points": match.resignation.points,
+            }
+            if match.resignation
+            else None
+        ),
+        "rolls": list(match.rolls),
+        "cube_turned": match.cube_turned,
+        "auto_doubles": match.auto_doubles,
+    }
+
+
+def match_from_json(data: dict[str, Any], roller: DiceRoller) -> Match:
+    """Restore a match from :func:`match_to_json`'s data, rolling future dice with ``roller``.
+
+    :raises SnapshotError: data that does not describe a valid match.
+    """
+    try:
+        if data["version"] != SNAPSHOT_VERSION:
+            raise SnapshotError(f"unknown snapshot version {data['version']!r}")
+        if set(data["options"]) != _OPTION_NAMES:
+            raise SnapshotError("snapshot options do not match MatchOptions")
+        match = Match(MatchOptions(**data["options"]), roller, o_player=_player(data["o_player"]))
+        match.score = [_count(v) for v in data["score"]]
+        match.game = _count(data["game"])
+        match.crawford_game = _bool(data["crawford_game"])
+        match.crawford_played = _bool(data["crawford_played"])
+        side0, side1 = data["position"]
+        match.position = Position.from_counts(side0, side1)
+        match.phase = Phase(data["phase"])
+        match.turn = _player(data["turn"])
+        match.dice = Roll.of(*data["dice"]) if data["dice"] is not None else None
+        match.cube = _count(data["cube"])
+        match.cube_owner = None if data["cube_owner"] is None else _player(data["cube_owner"])
+        offer = data["offer"]
+        match.offer = (
+            CubeOffer(_player(offer["doubler"]), _count(offer["value"]), _count(offer["redoubles"]))
+            if offer is not None
+            else None
+        )
+        res = data["resignation"]
+        match.resignation = (
+            Resignation(_player(res["player"]), WinKind(res["kind"]), _count(res["points"]))
+            if res is not None
+            else None
+        )
+        match.rolls = [_count(v) for v in data["rolls"]]
+        match.cube_turned = _bool(data["cube_turned"])
+        match.auto_doubles = _count(data["auto_doubles"])
+        match.record = [event_from_json(e) for e in data["record"]]
+        match.history = [[event_from_json(e) for e in game] for game in data["history"]]
+    except SnapshotError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SnapshotError(f"not a valid match snapshot: {exc}") from exc
+    _check_consistency(match)
+    return match
+
+
+def _check_consistency(match: Match) -> None:
+    """Refuse a restored state that the rules could never reach."""
+    if len(match.score) != 2 or len(match.rolls) != 2:
+        raise SnapshotError("score and rolls need two entries")
+    if match.cube < 1 or match.cube & (match.cube - 1):
+        raise SnapshotError(f"the cube must be a power of two, not {match.cube}")
+    if (match.phase is Phase.MOVE) != (match.dice is not None):
+        raise SnapshotError("dice are out exactly while a player must move")
+    if (match.phase is Phase.DOUBLED) != (match.offer is not None):
+        raise SnapshotError("a cube offer is pending exactly in the doubled phase")
+    if match.phase is Phase.MOVE and not match.moves_required():
+        raise SnapshotError("the player with dice has no legal move")
+
+
+def _player(value: object) -> Player:
+    """``value`` as a player (0 or 1), refusing anything else (``True`` too)."""
+    if not isinstance(value, int) or isinstance(value, bool) or value not in (0, 1):
+        raise SnapshotError(f"a player is 0 or 1, not {value!r}")
+    return value
+
+
+def _count(value: object) -> int:
+    """``value`` as a whole number of 0 or more, refusing anything else."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise SnapshotError(f"expected a whole number of 0 or more, not {value!r}")
+    return value
+
+
+def _bool(value: object) -> bool:
+    """``value`` as true or false, refusing anything else (``0`` and ``1`` too)."""
+    if not isinstance(value, bool):
+        raise SnapshotError(f"expected true or false, not {value!r}")
+    return value

@@ -23,7 +23,7 @@ from protocol.replies import Mode
 from server.app import App
 from server.dispatch import Context, dispatch
 from server.passwords import hash_password, verify_password
-from server.registry import WHO_END
+from server.presence import WHO_END
 from server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, Session
 from server.telnet import TOO_LONG, LineReader, Payload
 
@@ -144,18 +144,17 @@ async def _password_login(
 
 async def complete_login(app: App, session: Session, user: User) -> None:
     """Everything after a good password: the CLIP 1..6 sequence or the telnet greeting."""
-    registry = app.registry
+    presence = app.presence
     output = session.output
-    old = registry.get(user.name)
-    if old is None and len(registry) >= app.settings.max_logins:
+    online = presence.get(user.name) is not None
+    if not online and presence.count() >= app.settings.max_logins:
         output.send([replies.TOO_MANY_LOGINS])
         output.close()
         return
     app.login_succeeded(output.host)
-    if old is not None:
+    if online:
         output.send([replies.ALREADY_LOGGED_IN])
-        old.replaced = True
-        old.output.close()
+        presence.replace(user.name)
     previous_time = user.last_login_at or 0
     previous_host = user.last_login_host or output.host
     await app.db.update_login(user.name, output.host)
@@ -183,13 +182,13 @@ async def complete_login(app: App, session: Session, user: User) -> None:
             session.send_lines(
                 replies.message_line(m.sender, m.sent_at, m.text, Mode.TELNET) for m in messages
             )
-    registry.add(session)
+    presence.add(session)
     if session.clip:
         # The who list and its CLIP 6 end in one write, from the cached CLIP 5 lines,
         # encoded at once rather than through telnetlib3's write (thousands of lines at
         # every login: docs/performance.md §3).
-        session.send_payload(Payload([*registry.who_list(), WHO_END]))
-    registry.announce_login(session)
+        session.send_payload(Payload([*presence.who_list(), WHO_END]))
+    presence.announce_login(session)
     if not session.clip:
         session.end_reply()
 

@@ -343,17 +343,27 @@ class LocalPresence:
 
     def broadcast(self, lines: Lines, audience: Audience) -> None:
         """Each recipient gets one shared :class:`Payload`: one for everyone when
-        ``lines`` are the same in both modes, else one per mode (:class:`Broadcast`)."""
-        recipients = [s for s in self._sessions.values() if audience.admits(s)]
-        if callable(lines):
-            render = lines
-            out: Broadcast[bool] = Broadcast(lambda clip_mode: render(mode_of(clip_mode)))
-            for session in recipients:
-                out.send(session, session.clip)
-            return
-        payload = Payload(lines)
-        for session in recipients:
-            session.send_payload(payload)
+        ``lines`` are the same in both modes, else one per mode (:class:`Broadcast`).
+
+        :meth:`Audience.admits` is inlined: a broadcast may go to thousands of users
+        (docs/performance.md §3)."""
+        exclude, also = audience.exclude, audience.also
+        toggle_on, toggle_off = audience.toggle_on, audience.toggle_off
+        gagging = audience.not_gagging
+        render = lines if callable(lines) else None
+        shared = None if callable(lines) else Payload(lines)
+        out: Broadcast[bool] = Broadcast(
+            lambda clip_mode: render(mode_of(clip_mode)) if render is not None else ()
+        )
+        for s in list(self._sessions.values()):
+            if (
+                s.logged_in
+                and s.name not in exclude
+                and (toggle_off is None or not s.toggles[toggle_off])
+                and (toggle_on is None or s.toggles[toggle_on] or s.name in also)
+                and (gagging is None or gagging not in s.gagged)
+            ):
+                s.send_payload(shared if shared is not None else out.payload(s.clip))
 
     # -- other users' state ------------------------------------------------------------------
 

@@ -422,3 +422,35 @@ async def test_a_second_login_replaces_the_first(world: World) -> None:
     assert old.replaced
     assert old.output.closing
     assert not world.presence.replace("nobody")
+
+
+AUDIENCES = [
+    Audience(),
+    Audience(exclude=frozenset(["u0", "u3"])),
+    Audience(toggle_off="silent"),
+    Audience(toggle_on="report"),
+    Audience(toggle_on="report", also=frozenset(["u1", "u2"])),
+    Audience(not_gagging="u0"),
+    Audience(frozenset(["u0"]), "report", frozenset(["u4", "u5"]), "silent", "u0"),
+]
+
+
+@pytest.mark.parametrize("audience", AUDIENCES, ids=repr)
+async def test_a_broadcast_reaches_exactly_whom_the_audience_admits(
+    world: World, audience: Audience
+) -> None:
+    """:meth:`Audience.admits` is the definition: every back end's recipients match it."""
+    names = [f"u{i}" for i in range(8)]
+    for i, name in enumerate(names):
+        session = world.login(name, node=i % 2)
+        session.toggles["silent"] = i % 2 == 1
+        session.toggles["report"] = i % 3 == 0
+        if i % 4 == 2:
+            session.gagged.add("u0")
+        world.presence.who_update(session)
+    await quiet(world, *names)
+    world.act("u0", lambda: world.presence.broadcast(["news"], audience))
+    await world.settle()
+    heard = [name for name in names if world.heard(name) == ["news"]]
+    assert heard == [p.name for p in world.presence.users() if audience.admits(p)]
+    assert heard  # every audience here reaches someone

@@ -55,9 +55,11 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Protocol
 
+from db.records import UserSettings
 from protocol import clip
 from protocol.replies import HourUsers, Mode
 from server.session import Session
+from server.telnet import Payload
 
 WHO_END = clip.WhoInfoEnd().format()
 """CLIP 6, the end of a who list (``who``, ``rawwho``, the login who list) or of one
@@ -102,6 +104,16 @@ class Peer(Protocol):
     @property
     def gagged(self) -> AbstractSet[str]:
         """Names this user does not listen to (``gag``, §4.12)."""
+        ...
+
+    @property
+    def blinded(self) -> AbstractSet[str]:
+        """Names this user does not let watch or look at their matches (``blind``)."""
+        ...
+
+    @property
+    def settings(self) -> UserSettings:
+        """The user's ``set`` variables (the board style lines to them are drawn in)."""
         ...
 
     @property
@@ -244,6 +256,11 @@ class Presence(Protocol):
 
     def send_lines(self, to: Peer, lines: Iterable[str]) -> None:
         """:meth:`send` for an iterable."""
+        ...
+
+    def send_payload(self, to: Peer, payload: Payload) -> None:
+        """:meth:`send` for lines rendered and encoded once for several recipients (a
+        match step's outbox, docs/performance.md §3)."""
         ...
 
     def broadcast(self, lines: Lines, audience: Audience) -> None:

@@ -341,6 +341,9 @@ class LocalPresence:
     def send_lines(self, to: Peer, lines: Iterable[str]) -> None:
         self._session(to).send_lines(lines)
 
+    def send_payload(self, to: Peer, payload: Payload) -> None:
+        self._session(to).send_payload(payload)
+
     def broadcast(self, lines: Lines, audience: Audience) -> None:
         """Each recipient gets one shared :class:`Payload`: one for everyone when
         ``lines`` are the same in both modes, else one per mode (:class:`Broadcast`).

@@ -186,6 +186,7 @@ async def test_a_peer_shows_the_user_s_state(world: World) -> None:
     bob = world.login("bob", clip_mode=False, node=1)
     bob.away = "lunch"
     bob.toggles["ready"] = True
+    bob.blinded.add("carol")
     world.presence.who_update(bob)
     await world.settle()
     peer = world.presence.get("bob")
@@ -197,6 +198,8 @@ async def test_a_peer_shows_the_user_s_state(world: World) -> None:
         True,
     )
     assert peer.host == "example.org"
+    assert "carol" in peer.blinded
+    assert peer.settings == bob.settings
     assert clip.WhoInfo.parse(peer.who_line()).name == "bob"
 
 
@@ -236,8 +239,9 @@ async def test_lines_reach_their_recipient_in_order(world: World) -> None:
     assert bob is not None
     world.act("alice", lambda: presence.send(bob, "one", "two"))
     world.act("alice", lambda: presence.send_lines(bob, iter(["three"])))
+    world.act("alice", lambda: presence.send_payload(bob, Payload(["four", "five"])))
     await world.settle()
-    assert world.heard("bob") == ["one", "two", "three"]
+    assert world.heard("bob") == ["one", "two", "three", "four", "five"]
     assert world.heard("alice") == []
 
 

@@ -3,10 +3,10 @@
 Starts the server's own telnet edge (:func:`server.telnet.start_server`) in this
 process with a shell that only keeps each connection's :class:`server.telnet.TelnetOutput`,
 connects ``--clients`` raw sockets on 127.0.0.1 that read and discard, makes each a
-logged-in CLIP session with ``notify`` on in a :class:`server.registry.Registry`, then
+logged-in CLIP session with ``notify`` on in a :class:`server.registry.LocalPresence`, then
 times, on the same connections, the event-loop CPU of:
 
-* ``two_writes``: how ``Registry.announce_login`` sent a login before
+* ``two_writes``: how ``LocalPresence.announce_login`` sent a login before
   docs/performance.md §3 was applied: per recipient the CLIP 7 notice is formatted and
   sent, then the who lines are sent (two ``TelnetOutput.send`` calls, each a telnetlib3
   write: encoding, IAC escaping, one ``send`` system call);
@@ -14,10 +14,10 @@ times, on the same connections, the event-loop CPU of:
 * ``pre_encoded``: the three lines encoded once, one bare ``transport.write`` of the same
   bytes per recipient (the floor for any way through ``TelnetOutput``);
 * ``announce_login``, ``announce_logout``, ``who_update``: the server's own
-  ``Registry`` methods, as a login, a logout and a status change run them;
+  ``LocalPresence`` methods, as a login, a logout and a status change run them;
 * ``who_list_format``: the new user's who list formatted from scratch
   (``Session.who_info().format()`` per user, as ``complete_login`` did before §3), against
-  ``who_list``: ``Registry.who_list()``, the cached CLIP 5 lines it sends now.
+  ``who_list``: ``LocalPresence.who_list()``, the cached CLIP 5 lines it sends now.
 
 Prints one JSON object (microseconds per recipient, milliseconds per broadcast).
 ``python benchmarks/broadcast.py --clients 2000 --rounds 20``.
@@ -41,7 +41,7 @@ if str(ROOT) not in sys.path:
 from protocol import clip, replies  # noqa: E402
 from protocol.replies import Mode  # noqa: E402
 from server.config import Settings  # noqa: E402
-from server.registry import Registry  # noqa: E402
+from server.registry import LocalPresence  # noqa: E402
 from server.session import Session  # noqa: E402
 from server.telnet import LineReader, TelnetOutput, bound_port, start_server  # noqa: E402
 
@@ -77,7 +77,7 @@ async def run(clients: int, rounds: int) -> dict[str, Any]:
         await loop.create_connection(lambda s=sink: s, "127.0.0.1", port)  # type: ignore[misc]
         sinks.append(sink)
     await asyncio.wait_for(connected.wait(), 60)
-    registry = Registry()
+    registry = LocalPresence()
     sessions = []
     for i, output in enumerate(outputs):
         session = Session(output)

@@ -21,7 +21,8 @@ from server.config import Settings
 from server.dice_stats import DiceStats
 from server.matches import Invitation, LiveMatch
 from server.passwords import ScryptCost, shutdown_hashing
-from server.registry import Registry
+from server.presence import Presence
+from server.registry import LocalPresence
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,12 @@ class App:
         self.settings = settings
         self.db = db
         self.clock = clock
-        self.registry = Registry(settings.status_interval, clock)
+        self.registry = LocalPresence(settings.status_interval, clock)
+        """This process's logged-in sessions (start and stop reach them all)."""
+        self.presence: Presence = self.registry
+        """How a session reaches the others (:mod:`server.presence`): who is online,
+        status notices, lines to other users. The same object as :attr:`registry` while
+        the server is one node; a bus back end (several nodes) takes its place here."""
         self.started_at = clock()
         self.cost = ScryptCost(settings.scrypt_n, settings.scrypt_r, settings.scrypt_p)
         self.motd = settings.motd()

@@ -156,16 +156,16 @@ async def _read_or_time_out(app: App, session: Session, lines: LineReader) -> st
 
 
 async def end_session(app: App, session: Session) -> None:
-    """Cleanup, exactly once: leave the registry, tell the others, store the logout."""
+    """Cleanup, exactly once: leave the presence, tell the others, store the logout."""
     if session.closed:
         return
     session.closed = True
     try:
         if session.logged_in:
             await session_ended(app, session)
-            app.registry.remove(session)
+            app.presence.remove(session)
             if not session.replaced and not app.stopping:
-                app.registry.announce_logout(session)
+                app.presence.announce_logout(session)
             await app.db.update_logout(session.name)
     except Exception:
         log.exception("cleanup of %s failed", session.name)

@@ -22,7 +22,7 @@ from protocol.parser import clean
 from protocol.replies import Mode
 from server.app import App
 from server.passwords import verify_password
-from server.registry import WHO_END
+from server.presence import WHO_END
 from server.session import Session
 from server.telnet import TOO_LONG, LineReader, Payload
 
@@ -142,18 +142,17 @@ async def complete_login(app: App, session: Session, user: User) -> None:
     The caller ends the reply (the telnet prompt): the login dialog, or dispatch after
     a guest's registration.
     """
-    registry = app.registry
+    presence = app.presence
     output = session.output
-    old = registry.get(user.name)
-    if old is None and len(registry) >= app.settings.max_logins:
+    online = presence.get(user.name) is not None
+    if not online and presence.count() >= app.settings.max_logins:
         output.send([replies.TOO_MANY_LOGINS])
         output.close()
         return
     app.login_succeeded(output.host)
-    if old is not None:
+    if online:
         output.send([replies.ALREADY_LOGGED_IN])
-        old.replaced = True
-        old.output.close()
+        presence.replace(user.name)
     previous_time = user.last_login_at or 0
     previous_host = user.last_login_host or output.host
     await app.db.update_login(user.name, output.host)
@@ -181,13 +180,13 @@ async def complete_login(app: App, session: Session, user: User) -> None:
             session.send_lines(
                 replies.message_line(m.sender, m.sent_at, m.text, Mode.TELNET) for m in messages
             )
-    registry.add(session)
+    presence.add(session)
     if session.clip:
         # The who list and its CLIP 6 end in one write, from the cached CLIP 5 lines,
         # encoded at once rather than through telnetlib3's write (thousands of lines at
         # every login: docs/performance.md §3).
-        session.send_payload(Payload([*registry.who_list(), WHO_END]))
-    registry.announce_login(session)
+        session.send_payload(Payload([*presence.who_list(), WHO_END]))
+    presence.announce_login(session)
 
 
 def enter_as_guest(session: Session) -> None:

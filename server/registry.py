@@ -1,4 +1,7 @@
-"""Who is online, name completion, and the broadcasts every status change causes.
+"""The in-process presence (:class:`LocalPresence`): who is online in this server
+process, name completion, delivery to other sessions, and the broadcasts every status
+change causes. It implements :class:`server.presence.Presence` for a server that is one
+node; its contract is there.
 
 Broadcasts write to each recipient's output at once and never await anyone's
 socket: a slow reader is cut off by its own write-buffer limit instead.
@@ -13,13 +16,13 @@ however many changes a batch holds (D79). Three rules keep the batches from reor
 anything (D140):
 
 * a user's login notice reaches every other user before any line that user's actions
-  write to them: :meth:`Registry.fence`, called by :meth:`Session.send` and its kin for
+  write to them: :meth:`LocalPresence.fence`, called by :meth:`Session.send` and its kin for
   every write, brings the recipient up to date first while that login is still being
   announced (:data:`ACTOR` says whose action is running);
 * the players and watchers of a match that ends or stops get their part at once, after
-  the lines that end it (:meth:`Registry.flush_soon`), and the later batch does not
-  repeat it (:meth:`Registry.flush_for`);
-* a batch holding a login or logout leaves within :meth:`Registry.notice_gap` (50 ms on
+  the lines that end it (:meth:`LocalPresence.flush_soon`), and the later batch does not
+  repeat it (:meth:`LocalPresence.flush_for`);
+* a batch holding a login or logout leaves within :meth:`LocalPresence.notice_gap` (50 ms on
   a small server, up to ``status_interval`` at 5,000 users); one holding only who
   updates within ``status_interval``, so each user's changes in that time still make
   one CLIP 5 line.
@@ -31,14 +34,15 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from protocol import clip, replies
-from protocol.replies import Mode
+from protocol import replies
+from protocol.replies import HourUsers, Mode
 from server.errors import Reply
+from server.presence import WHO_END, Audience, Lines, Peer
 from server.session import Session
 from server.telnet import Payload
 from server.user_stats import UsersByHour
@@ -66,15 +70,11 @@ BROADCAST_CHUNK = 256
 """Recipients written per turn of the event loop when a batch goes to everyone (about
 5 ms of writes): a batch to thousands of users never holds up anyone's command."""
 
-WHO_END = clip.WhoInfoEnd().format()
-"""CLIP 6, the end of a who list or of one who update."""
-
-
 ACTOR: ContextVar[Session | None] = ContextVar("actor", default=None)
 """The user whose action the running code performs. Set in the connection's task when its
-user logs in (:meth:`Registry.announce_login`): every command of that user, and the
+user logs in (:meth:`LocalPresence.announce_login`): every command of that user, and the
 cleanup when they leave, run there, as do the tasks and timers they start. Lines written
-to another session from there pass :meth:`Registry.fence` (D140)."""
+to another session from there pass :meth:`LocalPresence.fence` (D140)."""
 
 
 def mode_of(clip_mode: bool) -> Mode:
@@ -109,7 +109,7 @@ class _Notice:
     """A login or logout waiting for the next batch of status notices."""
 
     seq: int
-    """Its place among the queued changes (:attr:`Registry._seq`)."""
+    """Its place among the queued changes (:attr:`LocalPresence._seq`)."""
     session: Session
     name: str
     login: bool
@@ -123,7 +123,7 @@ _Key = tuple[bool, bool, Session | None, int]
 """What a recipient's part of a batch depends on: CLIP mode, ``notify``, the recipient
 itself when the batch announces its own login (nobody hears of their own login), and
 the sequence number up to which it already got the batch's changes ahead of it
-(:meth:`Registry.flush_for`)."""
+(:meth:`LocalPresence.flush_for`)."""
 
 
 class _Batch:
@@ -179,7 +179,7 @@ class _Batch:
 
     def write(self, session: Session, key: _Key) -> None:
         """``session``'s part, straight to its output: the registry's own writes do not
-        pass :meth:`Registry.fence` (they are what the fence waits for)."""
+        pass :meth:`LocalPresence.fence` (they are what the fence waits for)."""
         if session.closed:
             return
         session.output.send_payload(self.out.payload(key))
@@ -213,8 +213,13 @@ class _Delivery:
         self.batch.write(session, self.recipients[i][1])
 
 
-class Registry:
-    """The logged-in sessions by exact name."""
+class LocalPresence:
+    """The logged-in sessions of this process by exact name: the presence of a server
+    that is a single node (:class:`server.presence.Presence`).
+
+    A peer (:class:`server.presence.Peer`) is the user's own :class:`Session`; the
+    methods that take one write to it or change it directly.
+    """
 
     HISTORY = 20
     """``last`` shows the 20 latest logins and logouts (§4.14)."""
@@ -270,20 +275,16 @@ class Registry:
         return len(self._sessions)
 
     def __iter__(self) -> Iterator[Session]:
+        """This process's sessions (the server's start and stop)."""
         return iter(list(self._sessions.values()))
+
+    # -- who is online ---------------------------------------------------------------------
+
+    def count(self) -> int:
+        return len(self._sessions)
 
     def get(self, name: str) -> Session | None:
         return self._sessions.get(name)
-
-    def add(self, session: Session) -> None:
-        self._sessions[session.name] = session
-        self.users_by_hour.observe(self._clock(), len(self._sessions))
-        session.before_write = self.fence
-
-    def remove(self, session: Session) -> None:
-        if self._sessions.get(session.name) is session:
-            del self._sessions[session.name]
-            self.users_by_hour.observe(self._clock(), len(self._sessions))
 
     def complete(self, prefix: str) -> Session:
         """The online user that ``prefix`` names (§4.1 name completion).
@@ -309,16 +310,119 @@ class Registry:
                 raise Reply(*replies.ambiguous_name(sorted(s.name for s in found), prefix))
         raise Reply(replies.no_one_called(prefix))
 
+    def find(self, prefix: str) -> Session | None:
+        folded = prefix.lower()
+        if not any(
+            s.logged_in and s.name.lower().startswith(folded) for s in self._sessions.values()
+        ):
+            return None
+        return self.complete(prefix)
+
+    def users(self) -> list[Peer]:
+        return [s for s in self._sessions.values() if s.logged_in]
+
+    def watchers_of(self, names: Collection[str]) -> list[Peer]:
+        return [s for s in self._sessions.values() if s.watching in names]
+
+    def hours(self, now: float) -> list[HourUsers]:
+        return self.users_by_hour.hours(now)
+
+    # -- lines to other users ----------------------------------------------------------------
+
+    @staticmethod
+    def _session(peer: Peer) -> Session:
+        """The session a peer of this presence is (its peers are the sessions)."""
+        assert isinstance(peer, Session), peer
+        return peer
+
+    def send(self, to: Peer, *lines: str) -> None:
+        self._session(to).send(*lines)
+
+    def send_lines(self, to: Peer, lines: Iterable[str]) -> None:
+        self._session(to).send_lines(lines)
+
+    def send_payload(self, to: Peer, payload: Payload) -> None:
+        self._session(to).send_payload(payload)
+
+    def broadcast(self, lines: Lines, audience: Audience) -> None:
+        """Each recipient gets one shared :class:`Payload`: one for everyone when
+        ``lines`` are the same in both modes, else one per mode (:class:`Broadcast`).
+
+        :meth:`Audience.admits` is inlined: a broadcast may go to thousands of users
+        (docs/performance.md §3)."""
+        exclude, also = audience.exclude, audience.also
+        toggle_on, toggle_off = audience.toggle_on, audience.toggle_off
+        gagging = audience.not_gagging
+        render = lines if callable(lines) else None
+        shared = None if callable(lines) else Payload(lines)
+        out: Broadcast[bool] = Broadcast(
+            lambda clip_mode: render(mode_of(clip_mode)) if render is not None else ()
+        )
+        for s in list(self._sessions.values()):
+            if (
+                s.logged_in
+                and s.name not in exclude
+                and (toggle_off is None or not s.toggles[toggle_off])
+                and (toggle_on is None or s.toggles[toggle_on] or s.name in also)
+                and (gagging is None or gagging not in s.gagged)
+            ):
+                s.send_payload(shared if shared is not None else out.payload(s.clip))
+
+    # -- other users' state ------------------------------------------------------------------
+
+    def stop_watching(self, watcher: Peer, *lines: str) -> None:
+        session = self._session(watcher)
+        session.enter_lobby()
+        session.send(*lines)
+        self.who_update(session)
+
+    def start_playing(self, player: Peer, opponent: str) -> None:
+        session = self._session(player)
+        session.start_playing(opponent)
+        self.who_update(session)
+
+    def enter_lobby(self, player: Peer, *, announce: bool = True) -> None:
+        session = self._session(player)
+        session.enter_lobby()
+        if announce:
+            self.who_update(session)
+
+    def set_rating(self, player: Peer, rating: float, experience: int) -> None:
+        session = self._session(player)
+        session.rating = rating
+        session.experience = experience
+
+    # -- this process's sessions ---------------------------------------------------------------
+
+    def add(self, session: Session) -> None:
+        self._sessions[session.name] = session
+        self.users_by_hour.observe(self._clock(), len(self._sessions))
+        session.before_write = self.fence
+
+    def remove(self, session: Session) -> None:
+        if self._sessions.get(session.name) is session:
+            del self._sessions[session.name]
+            self.users_by_hour.observe(self._clock(), len(self._sessions))
+
+    def replace(self, name: str) -> bool:
+        old = self._sessions.get(name)
+        if old is None:
+            return False
+        old.replaced = True
+        old.output.close()
+        return True
+
     # -- status notices (D79, D140) ----------------------------------------------------------
 
-    def who_update(self, session: Session) -> None:
-        """CLIP 5 + 6 about ``session`` to every CLIP user, itself included (§2.3, §6.6).
+    def who_update(self, user: Peer) -> None:
+        """CLIP 5 + 6 about ``user`` to every CLIP user, itself included (§2.3, §6.6).
 
         Batched with the other status notices (:meth:`_queue_status`, D79): each user
         changed since the last batch appears once, with their latest state, in one who
         list at the end of the batch. A user who logged out meanwhile is left out, so
         no CLIP 5 follows their CLIP 8.
         """
+        session = self._session(user)
         self._seq += 1
         self._changed[session.name] = (session, self._seq)
         self._pending = None
@@ -502,11 +606,11 @@ class Registry:
         pending.write(session, pending.key(session, since))
         self._served[session] = self._seq
 
-    def flush_soon(self, sessions: Iterable[Session | None]) -> None:
+    def flush_soon(self, users: Iterable[Peer | None]) -> None:
         """:meth:`flush_for` ``sessions`` on the next turn of the loop: after the lines the
         running step still writes (the end of a match, ``has left``, a logout), so the
         who lines and the logout notice they get follow the lines they describe (D140)."""
-        self._soon.update(s for s in sessions if s is not None)
+        self._soon.update(self._session(s) for s in users if s is not None)
         if self._soon_handle is not None or not self._soon:
             return
         try:

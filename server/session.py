@@ -120,7 +120,7 @@ class Session:
     before_write: Callable[[Session], None] | None = field(default=None, repr=False)
     """Called with this session before anything is written to it: the registry's fence,
     which sends it pending status notices first when the line comes from a user whose
-    login it has not heard of yet (:meth:`server.registry.Registry.fence`, D140)."""
+    login it has not heard of yet (:meth:`server.registry.LocalPresence.fence`, D140)."""
     _who_cache: _WhoLineParts | None = field(default=None, init=False, repr=False)
     """The CLIP 5 line around its idle field, for the values in its ``key``
     (:meth:`who_line`)."""
@@ -140,6 +140,11 @@ class Session:
     @property
     def clip(self) -> bool:
         return self.mode is Mode.CLIP
+
+    @property
+    def host(self) -> str:
+        """Where the connection comes from (:class:`server.presence.Peer`)."""
+        return self.output.host
 
     def load_user(self, user: User) -> None:
         """Take the stored account's values (toggles default where not stored)."""

@@ -7,7 +7,7 @@ from protocol.parser import ParsedCommand
 from server.context import Context
 from server.errors import Reply
 from server.passwords import hash_password, verify_password
-from server.telnet import Payload
+from server.presence import Audience
 
 
 def log_out(ctx: Context) -> None:
@@ -31,10 +31,9 @@ async def wave(ctx: Context, cmd: ParsedCommand) -> None:
     again = session.waved
     session.waved = True
     text = replies.waves_again(session.name) if again else replies.waves(session.name)
-    payload = Payload([text])  # the same line in both modes: rendered and encoded once
-    for other in ctx.app.registry:
-        if other is not session and other.logged_in and not other.toggles["silent"]:
-            other.send_payload(payload)
+    # The same line in both modes: rendered and encoded once.
+    audience = Audience(exclude=frozenset([session.name]), toggle_off="silent")
+    ctx.app.presence.broadcast([text], audience)
     if again:
         session.send(replies.YOU_WAVE_AGAIN)
         log_out(ctx)
@@ -70,4 +69,4 @@ async def address(ctx: Context, cmd: ParsedCommand) -> None:
     await ctx.app.db.set_address(ctx.session.name, text)
     ctx.session.address = text
     ctx.session.send(replies.address_set(text))
-    ctx.app.registry.who_update(ctx.session)
+    ctx.app.presence.who_update(ctx.session)

@@ -18,27 +18,16 @@ from protocol.parser import ParsedCommand
 from protocol.replies import Mode
 from server.context import Context
 from server.errors import Reply
-from server.registry import Broadcast, mode_of
+from server.presence import Audience, Peer
 from server.session import Session
 
 Render = Callable[[str, str, Mode], str]
 """A recipient's line from (sender, text, recipient's mode): ``replies.says`` etc."""
 
 
-def ring(recipient: Session, line: str) -> str:
+def ring(recipient: Peer, line: str) -> str:
     """``line`` with a BEL when the recipient has ``toggle bell`` on (§2.4)."""
     return line + replies.BELL if recipient.toggles["bell"] else line
-
-
-def find_online(ctx: Context, prefix: str) -> Session | None:
-    """The logged-in user ``prefix`` completes to (§4.1), None when no name starts so.
-
-    :raises Reply: several users match (the ambiguity reply).
-    """
-    folded = prefix.lower()
-    if not any(s.logged_in and s.name.lower().startswith(folded) for s in ctx.app.registry):
-        return None
-    return ctx.app.registry.complete(prefix)
 
 
 def check_gag(sender: Session, recipient: str, recipient_gags: Iterable[str]) -> None:
@@ -60,14 +49,14 @@ def text_or_usage(cmd: ParsedCommand, skip: int) -> str:
     return text
 
 
-def talk(ctx: Context, target: Session, text: str, render: Render = replies.says) -> None:
+def talk(ctx: Context, target: Peer, text: str, render: Render = replies.says) -> None:
     """Deliver a tell (or say/alert) to ``target`` and echo it as CLIP 16 (§4.12)."""
     session = ctx.session
-    if target is session:
+    if target.name == session.name:
         session.send(replies.say_to_yourself(text))
         return
     check_gag(session, target.name, target.gagged)
-    target.send(ring(target, render(session.name, text, target.mode)))
+    ctx.app.presence.send(target, ring(target, render(session.name, text, target.mode)))
     session.send(replies.you_say(target.name, text, session.mode))
     if target.away is not None:
         session.send(replies.is_away(target.name, target.away))
@@ -79,13 +68,13 @@ def talk(ctx: Context, target: Session, text: str, render: Render = replies.says
 async def tell(ctx: Context, cmd: ParsedCommand) -> None:
     """``tell <name> <text>``: name completion (§4.1, §4.12)."""
     text = text_or_usage(cmd, 1)
-    talk(ctx, ctx.app.registry.complete(cmd.args[0]), text)
+    talk(ctx, ctx.app.presence.complete(cmd.args[0]), text)
 
 
 async def tellx(ctx: Context, cmd: ParsedCommand) -> None:
     """``tellx <name> <text>``: the exact name, no completion (§4.2; bots use it)."""
     text = text_or_usage(cmd, 1)
-    target = ctx.app.registry.get(cmd.args[0])
+    target = ctx.app.presence.get(cmd.args[0])
     if target is None or not target.logged_in:
         raise Reply(replies.no_one_called(cmd.args[0]))
     talk(ctx, target, text)
@@ -94,13 +83,13 @@ async def tellx(ctx: Context, cmd: ParsedCommand) -> None:
 async def alert(ctx: Context, cmd: ParsedCommand) -> None:
     """``alert <name> <text>``: a tell shown as CLIP 20 (§2.1 ⚠, optional; BaldLies)."""
     text = text_or_usage(cmd, 1)
-    talk(ctx, ctx.app.registry.complete(cmd.args[0]), text, replies.alert)
+    talk(ctx, ctx.app.presence.complete(cmd.args[0]), text, replies.alert)
 
 
 async def say(ctx: Context, cmd: ParsedCommand) -> None:
     """``say <text>`` to the opponent: 12 to them, 16 with their name to you (§4.12, D44)."""
     session = ctx.session
-    target = ctx.app.registry.get(session.opponent) if session.opponent else None
+    target = ctx.app.presence.get(session.opponent) if session.opponent else None
     if target is None:
         raise Reply(replies.SAY_OUTSIDE_GAME)
     talk(ctx, target, text_or_usage(cmd, 0))
@@ -113,17 +102,10 @@ async def shout(ctx: Context, cmd: ParsedCommand) -> None:
         raise Reply(replies.TOGGLE_SILENT_BEFORE_SHOUT)
     text = text_or_usage(cmd, 0)
     name = session.name
-    out: Broadcast[bool] = Broadcast(
-        lambda clip_mode: [replies.shouts(name, text, mode_of(clip_mode))]
+    ctx.app.presence.broadcast(
+        lambda mode: [replies.shouts(name, text, mode)],
+        Audience(exclude=frozenset([name]), toggle_off="silent", not_gagging=name),
     )
-    for other in ctx.app.registry:
-        if (
-            other is not session
-            and other.logged_in
-            and not other.toggles["silent"]
-            and name not in other.gagged
-        ):
-            out.send(other, other.clip)
     session.send(replies.you_shout(text, session.mode))
 
 
@@ -141,10 +123,11 @@ async def message(ctx: Context, cmd: ParsedCommand) -> None:
         return
     name = cmd.args[0]
     text = text_or_usage(cmd, 1)
-    target = app.registry.get(name)
+    target = app.presence.get(name)
     if target is not None and target.logged_in:
         check_gag(session, name, target.gagged)
-        target.send(ring(target, replies.message_line(session.name, _now(ctx), text, target.mode)))
+        line = replies.message_line(session.name, _now(ctx), text, target.mode)
+        app.presence.send(target, ring(target, line))
         session.send(replies.message_delivered(name, session.mode))
         return
     user = await app.db.get_user(name)
@@ -184,14 +167,15 @@ async def away(ctx: Context, cmd: ParsedCommand) -> None:
     text = cmd.text_after(0)
     if text:
         session.away = text
-        ctx.app.registry.who_update(session)
+        ctx.app.presence.who_update(session)
         return
-    gone = [s for s in ctx.app.registry if s.logged_in and s.away is not None]
+    gone = [s for s in ctx.app.presence.users() if s.away is not None]
     if not gone:
         raise Reply(replies.NONE_AWAY)
     session.send(replies.AWAY_HEADER)
     session.send_lines(
-        replies.away_entry("You" if s is session else s.name, s.away or "") for s in gone
+        replies.away_entry("You" if s.name == session.name else s.name, s.away or "")
+        for s in gone
     )
 
 
@@ -202,7 +186,7 @@ async def back(ctx: Context, cmd: ParsedCommand) -> None:
         raise Reply(replies.NOT_AWAY)
     session.away = None
     session.send(replies.WELCOME_BACK)
-    ctx.app.registry.who_update(session)
+    ctx.app.presence.who_update(session)
 
 
 # -- gag and blind ------------------------------------------------------------------------
@@ -213,7 +197,7 @@ async def _user_name(ctx: Context, prefix: str) -> str:
 
     :raises Reply: ``** There is no one called '<name>'``, or an ambiguous prefix.
     """
-    online = find_online(ctx, prefix)
+    online = ctx.app.presence.find(prefix)
     if online is not None:
         return online.name
     if await ctx.app.db.user_exists(prefix):
@@ -269,7 +253,8 @@ async def blind(ctx: Context, cmd: ParsedCommand) -> None:
     db = ctx.app.db
     texts = (replies.blinded_users, replies.BLIND_YOURSELF, replies.you_blind, replies.you_unblind)
     name = await _toggle_listed(ctx, cmd, ctx.session.blinded, db.add_blind, db.remove_blind, texts)
-    watcher = ctx.app.registry.get(name) if name is not None else None
+    presence = ctx.app.presence
+    watcher = presence.get(name) if name is not None else None
     if watcher is None or watcher.watching is None:
         return
     me = ctx.session.name
@@ -277,13 +262,11 @@ async def blind(ctx: Context, cmd: ParsedCommand) -> None:
     if watcher.watching != me and (live is None or watcher.watching not in live.names):
         return
     if live is not None:
-        live.watchers.discard(watcher)
-        other = ctx.app.registry.get(live.opponent_of(me))
+        live.watchers -= {w for w in live.watchers if w.name == watcher.name}
+        other = presence.get(live.opponent_of(me))
         if other is not None:
-            other.send(replies.bans_from_watching(me, watcher.name))
-    watcher.enter_lobby()
-    watcher.send(replies.bans_you(me))
-    ctx.app.registry.who_update(watcher)
+            presence.send(other, replies.bans_from_watching(me, watcher.name))
+    presence.stop_watching(watcher, replies.bans_you(me))
 
 
 # -- waitfor ------------------------------------------------------------------------------
@@ -291,13 +274,13 @@ async def blind(ctx: Context, cmd: ParsedCommand) -> None:
 
 async def waitfor(ctx: Context, cmd: ParsedCommand) -> None:
     """``waitfor`` lists; ``waitfor <name> ...`` asks to be told when each logs in
-    (§4.12; the registry tells the waiter at that login)."""
+    (§4.12; the presence tells the waiter at that login)."""
     session = ctx.session
     if not cmd.args:
         session.send_lines(replies.waiting_for(sorted(session.waiting_for)))
         return
     for name in cmd.args:
-        online = ctx.app.registry.get(name)
+        online = ctx.app.presence.get(name)
         if name == session.name:
             session.send(replies.WAITFOR_YOURSELF)
         elif online is not None and online.logged_in:

@@ -48,8 +48,8 @@ async def about(ctx: Context, cmd: ParsedCommand) -> None:
 
 async def stat(ctx: Context, cmd: ParsedCommand) -> None:
     """SPEC's ``stat`` lines this server has numbers for, then its own (D160)."""
-    registry = ctx.app.registry
-    online = len(registry)
+    presence = ctx.app.presence
+    online = presence.count()
     started = dt.datetime.fromtimestamp(ctx.app.started_at, dt.UTC)
     registered = await ctx.app.db.count_users()
     ctx.session.send_lines(
@@ -57,15 +57,15 @@ async def stat(ctx: Context, cmd: ParsedCommand) -> None:
             replies.stat_date(started),
             registered,
             online,
-            max(registry.peak, online),
-            registry.logins,
+            max(presence.peak, online),
+            presence.logins,
         )
     )
 
 
 async def average(ctx: Context, cmd: ParsedCommand) -> None:
     """SPEC's table of users logged in by hour of the day, UTC (D160)."""
-    hours = ctx.app.registry.users_by_hour.hours(ctx.app.clock())
+    hours = ctx.app.presence.hours(ctx.app.clock())
     rows = [replies.average_row(hour, hours[hour], hours[hour + 12]) for hour in range(12)]
     ctx.session.send_lines([replies.AVERAGE_HEADER, *rows])
 

@@ -11,18 +11,16 @@ from protocol import replies
 from protocol.parser import ParsedCommand
 from server.context import Context
 from server.errors import Reply
-from server.handlers.chat import find_online
 from server.handlers.settings import timezone_or_reply
-from server.registry import WHO_END
-from server.session import Session
+from server.presence import WHO_END, Peer
 
 
-def select(ctx: Context, args: tuple[str, ...]) -> list[Session] | int:
+def select(ctx: Context, args: tuple[str, ...]) -> list[Peer] | int:
     """The sessions a ``who``/``rawwho`` filter names, sorted by ``set sortwho``.
 
     ``who count`` returns the number instead (§4.14).
     """
-    sessions = [s for s in ctx.app.registry if s.logged_in]
+    sessions = ctx.app.presence.users()
     if args:
         word = args[0].lower()
         if word == "count":
@@ -34,9 +32,9 @@ def select(ctx: Context, args: tuple[str, ...]) -> list[Session] | int:
         elif word == "away":
             sessions = [s for s in sessions if s.away is not None]
         elif word == "from" and len(args) > 1:
-            sessions = [s for s in sessions if args[1].lower() in s.output.host.lower()]
+            sessions = [s for s in sessions if args[1].lower() in s.host.lower()]
         else:
-            found = ctx.app.registry.get(args[0])
+            found = ctx.app.presence.get(args[0])
             if found is None:
                 raise Reply(replies.no_one_called_period(args[0]))
             sessions = [found]
@@ -52,7 +50,7 @@ def select(ctx: Context, args: tuple[str, ...]) -> list[Session] | int:
     return sessions
 
 
-def _status(session: Session) -> str:
+def _status(session: Peer) -> str:
     """§4.14 (HELP who): P playing, W watching, R ready, A away, else -."""
     if session.opponent is not None:
         return "P"
@@ -89,7 +87,7 @@ async def who(ctx: Context, cmd: ParsedCommand) -> None:
             s.experience,
             _minutes(wall - s.login_time),
             _minutes(now - s.last_input),
-            s.output.host,
+            s.host,
         )
         for number, s in enumerate(found, start=1)
     )
@@ -102,7 +100,7 @@ async def rawwho(ctx: Context, cmd: ParsedCommand) -> None:
     except Reply:
         found = []
     if isinstance(found, int):
-        found = [s for s in ctx.app.registry if s.logged_in]
+        found = ctx.app.presence.users()
     now = time.monotonic()
     ctx.session.send_lines([*(s.who_line(now) for s in found), WHO_END])
 
@@ -121,12 +119,12 @@ async def whois(ctx: Context, cmd: ParsedCommand) -> None:
     user = await ctx.app.db.get_user(name)
     if user is None:
         raise Reply(replies.no_information(name))
-    online = ctx.app.registry.get(name)
+    online = ctx.app.presence.get(name)
     if online is not None and online.logged_in:
         info = replies.WhoisInfo(
             name=name,
             last_login=replies.whois_date(local_time(ctx, online.login_time)),
-            host=online.output.host,
+            host=online.host,
             online=True,
             idle_seconds=max(int(time.monotonic() - online.last_input), 0),
             ready=online.toggles["ready"],
@@ -156,13 +154,13 @@ async def whois(ctx: Context, cmd: ParsedCommand) -> None:
 async def where(ctx: Context, cmd: ParsedCommand) -> None:
     """``where <name>``: where a logged-in user comes from; alone, everyone (§4.14, D74)."""
     if not cmd.args:
-        found = [s for s in ctx.app.registry if s.logged_in]
+        found = ctx.app.presence.users()
     else:
-        target = find_online(ctx, cmd.args[0])
+        target = ctx.app.presence.find(cmd.args[0])
         if target is None:
             raise Reply(replies.no_one_there(cmd.args[0]))
         found = [target]
-    ctx.session.send_lines(replies.where(s.name, s.output.host) for s in found)
+    ctx.session.send_lines(replies.where(s.name, s.host) for s in found)
 
 
 # -- time, last ----------------------------------------------------------------------------
@@ -178,7 +176,7 @@ async def time_(ctx: Context, cmd: ParsedCommand) -> None:
 async def last(ctx: Context, cmd: ParsedCommand) -> None:
     """``last``: the 20 latest logins and logouts, oldest first (§4.14, D74)."""
     lines = [replies.LAST_HEADER]
-    for when, text in ctx.app.registry.history:
+    for when, text in ctx.app.presence.history:
         local = local_time(ctx, when)
         lines.append(replies.last_line(f"{local:%a %H:%M}", local.tzname() or "UTC", text))
     ctx.session.send_lines(lines)

@@ -36,7 +36,7 @@ async def toggle(ctx: Context, cmd: ParsedCommand) -> None:
         session.send(replies.toggle_message(name, session.toggles[name]))
         changed = True
         if name == "ready":
-            ctx.app.registry.who_update(session)
+            ctx.app.presence.who_update(session)
     if changed:
         await store(ctx)
 
@@ -103,7 +103,7 @@ async def set_variable(ctx: Context, cmd: ParsedCommand) -> None:
     await store(ctx)
     session.send(replies.set_changed(name, _shown(session.settings)[name]))
     if name == "redoubles":
-        ctx.app.registry.who_update(session)
+        ctx.app.presence.who_update(session)
 
 
 def _parse(name: str, value: str) -> Any:

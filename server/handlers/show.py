@@ -41,7 +41,7 @@ async def _saved(ctx: Context, args: tuple[str, ...]) -> list[str]:
     lines = [replies.SAVED_HEADER]
     for match in saved:
         opponent = match.opponent_of(session.name)
-        online = ctx.app.registry.get(opponent)
+        online = ctx.app.presence.get(opponent)
         if session.opponent == opponent:
             mark = SavedMark.PLAYING
         elif online is not None and online.logged_in:
@@ -61,8 +61,8 @@ async def _savedcount(ctx: Context, args: tuple[str, ...]) -> list[str]:
 
 async def _max(ctx: Context, args: tuple[str, ...]) -> list[str]:
     """``show max``: the login limit and the most users seen at once (§4.14, D74)."""
-    registry = ctx.app.registry
-    return [replies.max_logins(ctx.app.settings.max_logins, max(registry.peak, len(registry)))]
+    presence = ctx.app.presence
+    return [replies.max_logins(ctx.app.settings.max_logins, max(presence.peak, presence.count()))]
 
 
 TOPICS: dict[str, Topic] = {

@@ -16,7 +16,7 @@ from protocol.replies import Mode
 from server import registry
 from server.app import App
 from server.config import ConfigError, load
-from server.registry import Registry
+from server.registry import LocalPresence
 from server.session import Session
 
 from .conftest import Connect, FibsClient, clip_login, make_user
@@ -122,7 +122,7 @@ def test_the_interval_comes_from_fibs_conf(tmp_path: Path) -> None:
     conf.write_text("[limits]\nstatus_interval = -1\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="status_interval"):
         load(conf)
-    assert Registry(0.25).status_interval == 0.25
+    assert LocalPresence(0.25).status_interval == 0.25
 
 
 # -- order and promptness (D140) ---------------------------------------------------------------
@@ -207,7 +207,7 @@ def test_the_fence_writes_ahead_of_a_chunked_batch() -> None:
     of the batch first, once."""
 
     async def scenario() -> list[list[str]]:
-        reg = Registry(3600.0)
+        reg = LocalPresence(3600.0)
         sessions = []
         for name in ("a", "b", "c", "new"):
             session = Session(RecordingOutput())

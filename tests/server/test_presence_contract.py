@@ -1,0 +1,460 @@
+"""The contract of :class:`server.presence.Presence`, checked against every back end.
+
+Each test runs once per implementation in :data:`WORLDS`: a :class:`World` builds the
+back end and logs users in on it (a bus back end spreads them over several nodes, and
+its world waits for the bus in :meth:`World.settle`). Lines are compared as each user
+receives them, so a back end passes only if it delivers the same lines in the same
+order as the in-process one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Protocol
+
+import pytest
+
+from protocol import clip, replies
+from protocol.replies import Mode
+from server.errors import Reply
+from server.presence import WHO_END, Audience, Presence
+from server.registry import LocalPresence
+from server.session import Session
+from server.telnet import Payload
+
+INTERVAL = 0.02
+"""Seconds between two status batches in these tests (``status_interval``)."""
+
+
+class Output:
+    """A session's output that keeps what it is sent (a payload as its lines)."""
+
+    host = "example.org"
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.closing = False
+
+    def send(self, lines: Iterable[str]) -> None:
+        self.sent.extend(lines)
+
+    def send_payload(self, payload: Payload) -> None:
+        self.sent.extend(payload.text.split("\r\n")[:-1])
+
+    def prompt(self, text: str) -> None:
+        self.sent.append(text)
+
+    def echo_off(self) -> None:
+        pass
+
+    def echo_on(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closing = True
+
+    def abort(self) -> None:
+        self.closing = True
+
+
+class World(Protocol):
+    """A presence back end with users on it (what a new back end provides to run here)."""
+
+    presence: Presence
+
+    def login(self, name: str, *, clip_mode: bool = True, node: int = 0) -> Session:
+        """Log ``name`` in (on ``node``, for back ends with several) and announce it;
+        the announcement runs in the user's own context (:meth:`act`)."""
+        ...
+
+    def act(self, name: str, action: Callable[[], None]) -> None:
+        """Run ``action`` as ``name``'s connection would (their commands' context)."""
+        ...
+
+    def heard(self, name: str) -> list[str]:
+        """The lines ``name`` received since the last call."""
+        ...
+
+    async def settle(self) -> None:
+        """Until everything queued has been delivered (status batches included)."""
+        ...
+
+
+class LocalWorld:
+    """:class:`LocalPresence`: one process, every user in it."""
+
+    def __init__(self) -> None:
+        self.local = LocalPresence(INTERVAL)
+        self.presence: Presence = self.local
+        self._sessions: dict[str, Session] = {}
+        self._contexts: dict[str, contextvars.Context] = {}
+        self._read: dict[str, int] = {}
+
+    def login(self, name: str, *, clip_mode: bool = True, node: int = 0) -> Session:
+        session = Session(Output(), name=name, mode=Mode.CLIP if clip_mode else Mode.TELNET)
+        session.enter_lobby()
+        self._sessions[name] = session
+        self._read[name] = 0
+        context = self._contexts[name] = contextvars.copy_context()
+        self.presence.add(session)
+        context.run(self.presence.announce_login, session)
+        return session
+
+    def act(self, name: str, action: Callable[[], None]) -> None:
+        self._contexts[name].run(action)
+
+    def heard(self, name: str) -> list[str]:
+        output = self._sessions[name].output
+        assert isinstance(output, Output)
+        lines = output.sent[self._read[name] :]
+        self._read[name] = len(output.sent)
+        return lines
+
+    async def settle(self) -> None:
+        self.local.flush_status()
+        for _ in range(1000):
+            await asyncio.sleep(INTERVAL / 4)
+            if not self._busy():
+                return
+        raise AssertionError("the presence never settled")
+
+    def _busy(self) -> bool:
+        local = self.local
+        return bool(
+            local._delivery
+            or local._flush
+            or local._soon_handle
+            or local._notices
+            or local._changed
+        )
+
+
+WORLDS: dict[str, Callable[[], World]] = {"local": LocalWorld}
+"""Every presence back end, by name: add a bus back end's world here."""
+
+
+@pytest.fixture(params=sorted(WORLDS))
+async def world(request: pytest.FixtureRequest) -> AsyncIterator[World]:
+    made = WORLDS[request.param]()
+    yield made
+    await made.settle()
+
+
+async def quiet(world: World, *names: str) -> None:
+    """Deliver what is queued and forget what ``names`` heard so far."""
+    await world.settle()
+    for name in names:
+        world.heard(name)
+
+
+def who_names(lines: list[str]) -> list[str]:
+    return [line.split()[1] for line in lines if line.startswith("5 ")]
+
+
+# -- who is online ------------------------------------------------------------------------
+
+
+async def test_lookups_find_online_users_by_name_and_prefix(world: World) -> None:
+    for name in ("alice", "alan", "Bob"):
+        world.login(name)
+    presence = world.presence
+    assert presence.count() == 3
+    assert [p.name for p in presence.users()] == ["alice", "alan", "Bob"]
+    alice = presence.get("alice")
+    assert alice is not None and alice.name == "alice" and alice.logged_in
+    assert presence.get("ali") is None
+    assert presence.complete("ali").name == "alice"
+    assert presence.complete("b").name == "Bob"  # case-insensitive when nothing else
+    with pytest.raises(Reply) as ambiguous:
+        presence.complete("al")
+    assert list(ambiguous.value.lines) == replies.ambiguous_name(["alan", "alice"], "al")
+    with pytest.raises(Reply) as nobody:
+        presence.complete("carol")
+    assert list(nobody.value.lines) == [replies.no_one_called("carol")]
+    assert presence.find("carol") is None
+    found = presence.find("BO")
+    assert found is not None and found.name == "Bob"
+    with pytest.raises(Reply):
+        presence.find("al")
+
+
+async def test_a_peer_shows_the_user_s_state(world: World) -> None:
+    world.login("alice")
+    bob = world.login("bob", clip_mode=False, node=1)
+    bob.away = "lunch"
+    bob.toggles["ready"] = True
+    bob.blinded.add("carol")
+    world.presence.who_update(bob)
+    await world.settle()
+    peer = world.presence.get("bob")
+    assert peer is not None
+    assert (peer.mode, peer.clip, peer.away, peer.toggles["ready"]) == (
+        Mode.TELNET,
+        False,
+        "lunch",
+        True,
+    )
+    assert peer.host == "example.org"
+    assert "carol" in peer.blinded
+    assert peer.settings == bob.settings
+    assert clip.WhoInfo.parse(peer.who_line()).name == "bob"
+
+
+async def test_counts_and_history_for_stat_and_last(world: World) -> None:
+    world.login("alice")
+    bob = world.login("bob")
+    presence = world.presence
+    assert presence.logins == 2
+    assert presence.peak == 2
+    assert [text for _, text in presence.history] == [
+        replies.logs_in("alice"),
+        replies.logs_in("bob"),
+    ]
+    presence.remove(bob)
+    presence.announce_logout(bob)
+    assert presence.count() == 1
+    assert presence.peak == 2
+    assert [text for _, text in presence.history][-1] == replies.drops_connection("bob")
+    assert len(presence.hours(time.time())) == 24
+
+
+async def test_who_list_has_every_user_s_line(world: World) -> None:
+    world.login("alice")
+    world.login("bob")
+    assert who_names(world.presence.who_list()) == ["alice", "bob"]
+
+
+# -- lines to other users -------------------------------------------------------------------
+
+
+async def test_lines_reach_their_recipient_in_order(world: World) -> None:
+    world.login("alice")
+    world.login("bob", node=1)
+    await quiet(world, "alice", "bob")
+    presence = world.presence
+    bob = presence.get("bob")
+    assert bob is not None
+    world.act("alice", lambda: presence.send(bob, "one", "two"))
+    world.act("alice", lambda: presence.send_lines(bob, iter(["three"])))
+    world.act("alice", lambda: presence.send_payload(bob, Payload(["four", "five"])))
+    await world.settle()
+    assert world.heard("bob") == ["one", "two", "three", "four", "five"]
+    assert world.heard("alice") == []
+
+
+async def test_a_broadcast_reaches_its_audience_in_each_mode(world: World) -> None:
+    world.login("alice")
+    world.login("bob", clip_mode=False, node=1)
+    carol = world.login("carol")
+    dave = world.login("dave", node=1)
+    carol.toggles["silent"] = True
+    dave.gagged.add("alice")
+    world.presence.who_update(carol)
+    world.presence.who_update(dave)
+    await quiet(world, "alice", "bob", "carol", "dave")
+    audience = Audience(exclude=frozenset(["alice"]), toggle_off="silent", not_gagging="alice")
+    world.act(
+        "alice",
+        lambda: world.presence.broadcast(
+            lambda mode: [replies.shouts("alice", "hi", mode)], audience
+        ),
+    )
+    world.act("alice", lambda: world.presence.broadcast(["same"], Audience()))
+    await world.settle()
+    assert world.heard("alice") == ["same"]
+    assert world.heard("bob") == [replies.shouts("alice", "hi", Mode.TELNET), "same"]
+    assert world.heard("carol") == ["same"]
+    assert world.heard("dave") == ["same"]
+
+
+async def test_an_audience_by_toggle_takes_the_named_ones_too(world: World) -> None:
+    sessions = [
+        world.login(name, node=n % 2) for n, name in enumerate(("alice", "bob", "carol", "dave"))
+    ]
+    for session in sessions[2:]:
+        session.toggles["report"] = False
+        world.presence.who_update(session)
+    await quiet(world, "alice", "bob", "carol", "dave")
+    audience = Audience(exclude=frozenset(["alice"]), toggle_on="report", also=frozenset(["dave"]))
+    world.presence.broadcast(["report"], audience)
+    await world.settle()
+    assert {n: world.heard(n) for n in ("alice", "bob", "carol", "dave")} == {
+        "alice": [],
+        "bob": ["report"],
+        "carol": [],
+        "dave": ["report"],
+    }
+
+
+def test_an_audience_is_plain_data() -> None:
+    """A bus back end ships the audience with the lines: it compares and hashes by value."""
+    a = Audience(exclude=frozenset(["x"]), toggle_off="silent")
+    assert a == Audience(exclude=frozenset(["x"]), toggle_off="silent")
+    assert hash(a) == hash(Audience(exclude=frozenset(["x"]), toggle_off="silent"))
+
+
+# -- status notices ---------------------------------------------------------------------------
+
+
+async def test_a_login_is_announced_to_the_others_only(world: World) -> None:
+    world.login("alice")
+    world.login("bob", clip_mode=False, node=1)
+    await quiet(world, "alice", "bob")
+    world.login("carol", node=1)
+    await world.settle()
+    assert world.heard("alice") == [
+        replies.login_notice("carol", Mode.CLIP),
+        world.presence.who_list()[-1],
+        WHO_END,
+    ]
+    assert world.heard("bob") == [replies.login_notice("carol", Mode.TELNET)]
+    assert world.heard("carol") == []
+
+
+async def test_a_login_notice_comes_before_what_the_user_sends(world: World) -> None:
+    """D140 rule 1: even before its batch leaves."""
+    world.login("alice")
+    await quiet(world, "alice")
+    world.login("bob", node=1)
+    alice = world.presence.get("alice")
+    assert alice is not None
+    world.act("bob", lambda: world.presence.send(alice, "hello from bob"))
+    await world.settle()
+    heard = world.heard("alice")
+    assert heard.index(replies.login_notice("bob", Mode.CLIP)) < heard.index("hello from bob")
+    assert heard.count(replies.login_notice("bob", Mode.CLIP)) == 1
+
+
+async def test_who_updates_are_merged_and_go_to_clip_users(world: World) -> None:
+    world.login("alice")
+    bob = world.login("bob", clip_mode=False, node=1)
+    await quiet(world, "alice", "bob")
+    peer = world.presence.get("bob")
+    assert peer is not None
+    for away in ("a", "b", None):
+        bob.away = away
+        world.presence.who_update(peer)
+    await world.settle()
+    assert world.heard("alice") == [bob.who_line(), WHO_END]
+    assert world.heard("bob") == []
+
+
+async def test_no_who_update_follows_a_logout(world: World) -> None:
+    world.login("alice")
+    bob = world.login("bob")
+    await quiet(world, "alice", "bob")
+    world.presence.who_update(bob)
+    world.presence.remove(bob)
+    world.presence.announce_logout(bob)
+    await world.settle()
+    assert world.heard("alice") == [
+        replies.logout_notice("bob", replies.drops_connection("bob"), Mode.CLIP)
+    ]
+    assert world.presence.get("bob") is None
+
+
+async def test_flush_soon_brings_users_up_to_date_before_the_batch(world: World) -> None:
+    world.login("alice")
+    bob = world.login("bob")
+    carol = world.login("carol")
+    await quiet(world, "alice", "bob", "carol")
+    bob.away = "gone"
+    world.presence.who_update(bob)
+    alice = world.presence.get("alice")
+    world.presence.flush_soon([alice, None])
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert world.heard("alice") == [bob.who_line(), WHO_END]
+    assert world.heard("carol") == []
+    await world.settle()
+    assert world.heard("alice") == []  # not again
+    assert world.heard("carol") == [bob.who_line(), WHO_END]
+    assert carol.logged_in
+
+
+# -- other users' state -----------------------------------------------------------------------
+
+
+async def test_a_watcher_sent_back_to_the_lobby_hears_why_and_is_updated(world: World) -> None:
+    world.login("alice")
+    bob = world.login("bob", node=1)
+    bob.start_watching("alice")
+    await quiet(world, "alice", "bob")
+    assert [p.name for p in world.presence.watchers_of(["alice", "zed"])] == ["bob"]
+    peer = world.presence.get("bob")
+    assert peer is not None
+    world.act("alice", lambda: world.presence.stop_watching(peer, "go away"))
+    await world.settle()
+    assert world.heard("bob")[0] == "go away"
+    fresh = world.presence.get("bob")
+    assert fresh is not None and fresh.watching is None
+    assert world.presence.watchers_of(["alice"]) == []
+    assert world.heard("alice") == [fresh.who_line(), WHO_END]
+
+
+async def test_players_start_and_end_a_match(world: World) -> None:
+    world.login("alice")
+    world.login("bob", node=1)
+    await quiet(world, "alice", "bob")
+    presence = world.presence
+    for name, opponent in (("alice", "bob"), ("bob", "alice")):
+        peer = presence.get(name)
+        assert peer is not None
+        presence.start_playing(peer, opponent)
+    await world.settle()
+    assert who_names(world.heard("alice")) == ["alice", "bob"]
+    bob = presence.get("bob")
+    assert bob is not None and bob.opponent == "alice"
+    presence.set_rating(bob, 1612.5, 7)
+    presence.enter_lobby(bob)
+    alice = presence.get("alice")
+    assert alice is not None
+    presence.enter_lobby(alice, announce=False)
+    await world.settle()
+    bob = presence.get("bob")
+    assert bob is not None
+    assert (bob.opponent, bob.rating, bob.experience) == (None, 1612.5, 7)
+    assert who_names(world.heard("alice")) == ["bob"]
+
+
+async def test_a_second_login_replaces_the_first(world: World) -> None:
+    old = world.login("alice", node=1)
+    assert world.presence.replace("alice")
+    assert old.replaced
+    assert old.output.closing
+    assert not world.presence.replace("nobody")
+
+
+AUDIENCES = [
+    Audience(),
+    Audience(exclude=frozenset(["u0", "u3"])),
+    Audience(toggle_off="silent"),
+    Audience(toggle_on="report"),
+    Audience(toggle_on="report", also=frozenset(["u1", "u2"])),
+    Audience(not_gagging="u0"),
+    Audience(frozenset(["u0"]), "report", frozenset(["u4", "u5"]), "silent", "u0"),
+]
+
+
+@pytest.mark.parametrize("audience", AUDIENCES, ids=repr)
+async def test_a_broadcast_reaches_exactly_whom_the_audience_admits(
+    world: World, audience: Audience
+) -> None:
+    """:meth:`Audience.admits` is the definition: every back end's recipients match it."""
+    names = [f"u{i}" for i in range(8)]
+    for i, name in enumerate(names):
+        session = world.login(name, node=i % 2)
+        session.toggles["silent"] = i % 2 == 1
+        session.toggles["report"] = i % 3 == 0
+        if i % 4 == 2:
+            session.gagged.add("u0")
+        world.presence.who_update(session)
+    await quiet(world, *names)
+    world.act("u0", lambda: world.presence.broadcast(["news"], audience))
+    await world.settle()
+    heard = [name for name in names if world.heard(name) == ["news"]]
+    assert heard == [p.name for p in world.presence.users() if audience.admits(p)]
+    assert heard  # every audience here reaches someone

@@ -51,7 +51,7 @@ async def name(ctx: Context, cmd: ParsedCommand) -> None:
     session.new_account = NewAccount(chosen)
     session.state = SessionState.NEW_PASSWORD
     output = session.output
-    output.send([replies.name_will_be(chosen), replies.NO_PASSWORD_HINT])
+    session.send(replies.name_will_be(chosen), replies.NO_PASSWORD_HINT)
     output.echo_off()
     output.prompt(replies.GIVE_PASSWORD_PROMPT)
 
@@ -63,12 +63,12 @@ async def new_password(ctx: Context, line: str) -> None:
     password = line.strip()
     if not password:
         output.echo_on()
-        output.send([replies.NO_PASSWORD_GIVEN])
+        session.send(replies.NO_PASSWORD_GIVEN)
         _back_to_guest(ctx)
         return
     if len(password) < MIN_PASSWORD or ":" in password:
         too_short = len(password) < MIN_PASSWORD
-        output.send([replies.PASSWORD_TOO_SHORT if too_short else replies.PASSWORD_HAS_COLON])
+        session.send(replies.PASSWORD_TOO_SHORT if too_short else replies.PASSWORD_HAS_COLON)
         output.prompt(replies.GIVE_PASSWORD_PROMPT)
         return
     assert session.new_account is not None
@@ -88,7 +88,7 @@ async def retype_password(ctx: Context, line: str) -> None:
         output.prompt(replies.PASSWORDS_DIFFER_PROMPT)
         return
     output.echo_on()
-    output.send([""])
+    session.send("")
     hashed = await hash_password(account.password, ctx.app.cost)
     try:
         user = await ctx.app.db.create_user(
@@ -97,7 +97,7 @@ async def retype_password(ctx: Context, line: str) -> None:
     except UserExistsError:
         _back_to_guest(ctx)
         raise Reply(replies.name_taken(account.name)) from None
-    output.send([replies.REGISTERED, replies.REGISTERED_HINT])
+    session.send(replies.REGISTERED, replies.REGISTERED_HINT)
     session.new_account = None
     session.prompts = True
     session.state = None

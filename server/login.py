@@ -7,11 +7,9 @@ same address, and the connection closes after ``[limits] login_attempts`` failur
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import datetime as dt
 import re
-import time
 from collections.abc import Awaitable, Callable
 
 from db.errors import UserExistsError
@@ -22,10 +20,10 @@ from protocol.parser import clean
 from protocol.replies import Mode
 from server.app import App
 from server.dispatch import Context, dispatch
+from server.output import TOO_LONG, LineSource, Payload
 from server.passwords import hash_password, verify_password
 from server.registry import WHO_END
 from server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, Session
-from server.telnet import TOO_LONG, LineReader, Payload
 
 MAX_CLIENT_NAME = 20
 """§1.3: a longer client name makes the CLIP login fail."""
@@ -39,13 +37,13 @@ _DUMMY_HASH = "scrypt$2$1$1$00$00"
 ReadLine = Callable[[], Awaitable[str | None]]
 
 
-def reader_with_timeout(app: App, lines: LineReader) -> ReadLine:
-    """Read a line, giving up (None) after the idle timeout."""
+def reader_with_timeout(app: App, lines: LineSource) -> ReadLine:
+    """Read a line, giving up (None) after the idle timeout (on the App's timer)."""
 
     async def read() -> str | None:
         timeout = app.settings.idle_timeout or None
         try:
-            return await asyncio.wait_for(lines.readline(), timeout)
+            return await app.timer.wait_for(lines.readline(), timeout)
         except TimeoutError:
             return None
 
@@ -55,7 +53,7 @@ def reader_with_timeout(app: App, lines: LineReader) -> ReadLine:
 async def login_dialog(app: App, session: Session, read: ReadLine) -> bool:
     """Run the dialog until a user is logged in (True) or the connection gives up."""
     output = session.output
-    now = dt.datetime.now(dt.UTC)
+    now = dt.datetime.fromtimestamp(app.clock(), dt.UTC)
     output.send(replies.banner(now.astimezone(), now))
     output.prompt(replies.LOGIN_PROMPT)
     failures = 0
@@ -87,7 +85,7 @@ async def login_dialog(app: App, session: Session, read: ReadLine) -> bool:
             return True
         failures += 1
         app.login_failed(output.host)
-        await asyncio.sleep(app.login_delay(output.host))
+        await app.timer.sleep(app.login_delay(output.host))
         output.prompt(replies.LOGIN_PROMPT)
     output.close()
     return False
@@ -160,7 +158,7 @@ async def complete_login(app: App, session: Session, user: User) -> None:
     previous_host = user.last_login_host or output.host
     await app.db.update_login(user.name, output.host)
     session.load_user(user)
-    session.login_time = int(time.time())
+    session.login_time = int(app.clock())
     session.enter_lobby()
     messages = await app.db.take_messages(user.name)
     if session.clip:

@@ -39,8 +39,8 @@ from typing import Generic, TypeVar
 from protocol import clip, replies
 from protocol.replies import Mode
 from server.errors import Reply
+from server.output import Payload
 from server.session import Session
-from server.telnet import Payload
 from server.user_stats import UsersByHour
 
 K = TypeVar("K", bound=Hashable)

@@ -7,8 +7,8 @@ from protocol.parser import ParsedCommand
 from server.dispatch import Context
 from server.errors import Reply
 from server.handlers import handles
+from server.output import Payload
 from server.passwords import hash_password, verify_password
-from server.telnet import Payload
 
 
 def log_out(ctx: Context) -> None:

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 from protocol import replies
 from server.app import App
+from server.output import Payload
 from server.session import Session
-from server.telnet import Payload
 
 from .conftest import Connect, FibsClient, clip_login, make_user
 
@@ -35,6 +35,9 @@ class RecordingOutput:
         pass
 
     def echo_on(self) -> None:
+        pass
+
+    async def drain(self, timeout: float) -> None:
         pass
 
     def close(self) -> None:

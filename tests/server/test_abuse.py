@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from protocol import clip, replies
-from server.app import STOP_GRACE, App
+from server.app import App
 from server.config import Settings
+from server.service import STOP_GRACE, Service
 from tests.conftest import DbTarget
 
 from .conftest import (
@@ -284,7 +285,7 @@ async def test_a_client_that_stops_reading_is_dropped(connect: Connect, app: App
 
 
 async def test_a_client_that_stops_reading_does_not_hold_up_the_shutdown(
-    connect: Connect, app: App
+    connect: Connect, app: App, service: Service
 ) -> None:
     sock = await _stuck_client(app, "mallory")
     try:
@@ -303,7 +304,7 @@ async def test_a_client_that_stops_reading_does_not_hold_up_the_shutdown(
             await asyncio.sleep(0.05)
         assert app.registry.get("mallory") is not None
         started = time.monotonic()
-        await app.stop()
+        await service.stop()
         assert time.monotonic() - started < STOP_GRACE + 1
     finally:
         sock.close()

@@ -40,6 +40,7 @@ from typing import Any, Final, Literal
 import telnetlib3
 from telnetlib3.server_base import BaseServer
 from telnetlib3.stream_reader import TelnetReaderUnicode
+from telnetlib3.stream_writer import TelnetWriterUnicode
 from telnetlib3.telopt import ECHO, WILL, WONT, theNULL
 
 from server.config import Settings
@@ -72,58 +73,6 @@ _PLAIN_INPUT: Final = re.compile(b"[" + re.escape(_PLAIN_BYTES) + b"]*")
 TelnetShell = Callable[["LineReader", "TelnetOutput"], Awaitable[None]]
 """What serves one telnet connection: any :data:`server.output.Shell` (it takes these
 two as the seam's :class:`~server.output.LineSource` and :class:`~server.output.Output`)."""
-
-TELNETLIB3_VERSIONS: Final = ("5.0.1", "5.1")
-"""The telnetlib3 versions the internals below were read from: at least the first, below
-the second (pyproject.toml's pin says the same)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Internal:
-    """One telnetlib3 internal this module relies on."""
-
-    owner: Literal["protocol", "reader", "writer"]
-    """Whose: the server protocol (:class:`QuietTelnetServer`), its reader
-    (:class:`FlowReader`) or its writer (telnetlib3's ``TelnetWriterUnicode``)."""
-    name: str
-    params: tuple[str, ...] | None = None
-    """For a method, the names of the parameters it is called with; None for data."""
-
-
-TELNETLIB3_INTERNALS: Final = (
-    Internal("protocol", "reader"),
-    Internal("protocol", "writer"),
-    Internal("protocol", "begin_negotiation", ()),
-    Internal("protocol", "get_extra_info", ("name",)),
-    Internal("protocol", "_last_received"),
-    Internal("protocol", "_rx_bytes"),
-    Internal("protocol", "_trace_recv", ("data",)),
-    Internal("protocol", "_tls_checked"),
-    Internal("protocol", "_mccp3_decompressor"),
-    Internal("reader", "_buffer"),
-    Internal("reader", "set_transport", ("transport",)),
-    Internal("reader", "feed_data", ("data",)),
-    Internal("reader", "read", ("n",)),
-    Internal("writer", "transport"),
-    Internal("writer", "is_oob"),
-    Internal("writer", "mccp3_active"),
-    Internal("writer", "slc_simulated"),
-    Internal("writer", "slctab"),
-    Internal("writer", "encoding_errors"),
-    Internal("writer", "fn_encoding", ("outgoing",)),
-    Internal("writer", "iac", ("cmd", "opt")),
-    Internal("writer", "write", ("string",)),
-    Internal("writer", "drain", ()),
-)
-"""What :class:`FlowReader`, :class:`QuietTelnetServer` and :class:`TelnetOutput` use of
-telnetlib3 beyond ``create_server`` and its keywords (:data:`SERVER_KEYWORDS`), checked on
-live objects by tests/server/test_telnet_internals.py. The protocol's reader and writer
-are also expected to buffer and pause as asyncio's StreamReader/Writer do."""
-
-SERVER_KEYWORDS: Final = (
-    "reader_factory_encoding",  # QuietTelnetServer.__init__: the server protocol's
-)
-"""Keywords of telnetlib3's server protocol that :class:`QuietTelnetServer` passes."""
 
 
 class FlowReader(TelnetReaderUnicode):
@@ -158,7 +107,7 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
     """Plain input is data for telnetlib3 now (:meth:`_plain_input_is_data`)."""
 
     def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("reader_factory_encoding", FlowReader)
+        kwargs.setdefault(READER_FACTORY_KEYWORD, FlowReader)
         super().__init__(**kwargs)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -209,6 +158,63 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
             )
         except AttributeError:
             return False
+
+
+TELNETLIB3_VERSIONS: Final = ("5.0.1", "5.1")
+"""The telnetlib3 versions the internals below were read from: at least the first, below
+the second (pyproject.toml's pin says the same)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Internal:
+    """One telnetlib3 internal this module relies on."""
+
+    owner: Literal["protocol", "reader", "writer", "slc"]
+    """Whose: the server protocol (:class:`QuietTelnetServer`), its reader
+    (:class:`FlowReader`), its writer (telnetlib3's ``TelnetWriterUnicode``), or an entry
+    of the writer's ``slctab``."""
+    name: str
+    params: tuple[str, ...] | None = None
+    """A method: the names of its first parameters, which this module passes; None: data."""
+    kind: type | None = None
+    """Data: the type its value has; None: any value (None too)."""
+
+
+TELNETLIB3_INTERNALS: Final = (
+    Internal("protocol", "reader", kind=FlowReader),
+    Internal("protocol", "writer", kind=TelnetWriterUnicode),
+    Internal("protocol", "begin_negotiation", params=()),
+    Internal("protocol", "get_extra_info", params=("name",)),
+    Internal("protocol", "_last_received", kind=datetime.datetime),
+    Internal("protocol", "_rx_bytes", kind=int),
+    Internal("protocol", "_trace_recv", params=("data",)),
+    Internal("protocol", "_tls_checked", kind=bool),
+    Internal("protocol", "_mccp3_decompressor"),
+    Internal("reader", "_buffer", kind=bytearray),
+    Internal("reader", "set_transport", params=("transport",)),
+    Internal("reader", "feed_data", params=("data",)),
+    Internal("reader", "read", params=("n",)),
+    Internal("writer", "transport"),
+    Internal("writer", "is_oob", kind=bool),
+    Internal("writer", "mccp3_active", kind=bool),
+    Internal("writer", "slc_simulated", kind=bool),
+    Internal("writer", "slctab", kind=dict),
+    Internal("writer", "encoding_errors", kind=str),
+    Internal("writer", "fn_encoding", params=("outgoing",)),
+    Internal("writer", "iac", params=("cmd", "opt")),
+    Internal("writer", "write", params=("string",)),
+    Internal("writer", "drain", params=()),
+    Internal("slc", "val", kind=bytes),
+)
+"""What :class:`FlowReader`, :class:`QuietTelnetServer` and :class:`TelnetOutput` use of
+telnetlib3 beyond ``create_server`` and its keywords, checked on live objects by
+tests/server/test_telnet_input.py. The reader and writer are also expected to buffer
+and pause as asyncio's StreamReader and StreamWriter do (tests/server/test_input_flow.py,
+tests/server/test_broadcast.py)."""
+
+READER_FACTORY_KEYWORD: Final = "reader_factory_encoding"
+"""The keyword of telnetlib3's server protocol that makes its unicode reader, which
+:class:`QuietTelnetServer` sets to :class:`FlowReader`."""
 
 
 class LineReader:

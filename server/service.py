@@ -16,7 +16,7 @@ from protocol import replies
 from server import telnet
 from server.app import App
 from server.connection import serve_connection
-from server.output import LineSource, Output
+from server.output import LineSource, Output, Shell
 from server.passwords import shutdown_hashing
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,8 @@ class Service:
     async def start(self) -> None:
         """Listen for connections."""
         app = self.app
-        self._listener = await telnet.start_server(app.settings, self._shell)
+        shell: Shell = self._shell  # the transport seam's: telnet runs any such shell
+        self._listener = await telnet.start_server(app.settings, shell)
         app.port = telnet.bound_port(self._listener)
         log.info("listening on %s:%d", app.settings.host, app.port)
 

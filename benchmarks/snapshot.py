@@ -66,8 +66,8 @@ def play(seed: int, length: int, save: bool) -> tuple[list[int], list[int], Live
     server saves a running match; otherwise the whole text). Returns the nanoseconds and
     the characters of each store, and the match at its end."""
     rng = random.Random(seed)
-    live = LiveMatch(("alice", "bob"), Match(MatchOptions(length=length), SeededDice(seed)))
-    live.started_at = 1_700_000_000
+    match = Match(MatchOptions(length=length), SeededDice(seed))
+    live = LiveMatch(("alice", "bob"), match, started_at=1_700_000_000)
     times: list[int] = []
     sizes: list[int] = []
     rows: list[SavedEvents] = []

@@ -26,6 +26,7 @@ from protocol import replies
 from server.app import App
 from server.config import ConfigError, Settings, load
 from server.export import record_to_mat
+from server.service import Service
 
 log = logging.getLogger("server")
 
@@ -50,18 +51,18 @@ def settings_from(args: argparse.Namespace) -> Settings:
 async def run(settings: Settings) -> None:
     """Serve until SIGINT or SIGTERM."""
     db = await Database.open(settings.database)
-    app = App(settings, db)
+    service = Service(App(settings, db))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     try:
-        await app.start()
+        await service.start()
         tune_gc()
-        print(f"fibs-server listening on {settings.host}:{app.port}", flush=True)
+        print(f"fibs-server listening on {settings.host}:{service.port}", flush=True)
         await stop.wait()
         log.info("shutting down")
-        await app.stop(warning=replies.shutdown_warning(0, restart=False))
+        await service.stop(warning=replies.shutdown_warning(0, restart=False))
     finally:
         await db.close()
 

@@ -1,33 +1,25 @@
-"""The running server: settings, database, who is online, and start/stop.
+"""The server's shared state: settings, database, clocks, who is online, the matches.
 
 One :class:`App` per server process. Connections get it through
-:class:`server.context.Context`; nothing else is global.
+:class:`server.context.Context`; nothing else is global. Starting and stopping the
+server (listening, the connections' tasks) is :mod:`server.service`'s.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import random
 import time
 from collections.abc import Callable
-from typing import Any
 
 from backgammon.dice import DiceRoller, SystemDice
 from db.repository import Database
-from protocol import replies
-from server import telnet
+from server.clock import LoopTimer, Timer
 from server.config import Settings
 from server.dice_stats import DiceStats
 from server.matches import Invitation, LiveMatch
-from server.passwords import ScryptCost, shutdown_hashing
+from server.passwords import ScryptCost
 from server.presence import Presence
 from server.registry import LocalPresence
-
-log = logging.getLogger(__name__)
-
-STOP_GRACE = 2.0
-"""Seconds :meth:`App.stop` lets the connections send their last lines before it aborts them."""
 
 
 class App:
@@ -39,12 +31,16 @@ class App:
         db: Database,
         *,
         clock: Callable[[], float] = time.time,
+        timer: Timer | None = None,
         dice: Callable[[], DiceRoller] = SystemDice,
         coin: Callable[[], int] | None = None,
     ):
         self.settings = settings
         self.db = db
         self.clock = clock
+        """Unix time, for what users see as dates and times."""
+        self.timer: Timer = timer or LoopTimer()
+        """Monotonic time and the waits measured in it: idle time, time-outs, rates."""
         self.registry = LocalPresence(settings.status_interval, clock)
         """This process's logged-in sessions (start and stop reach them all)."""
         self.presence: Presence = self.registry
@@ -55,9 +51,9 @@ class App:
         self.cost = ScryptCost(settings.scrypt_n, settings.scrypt_r, settings.scrypt_p)
         self.motd = settings.motd()
         self._failures: dict[str, tuple[int, float]] = {}
-        self._server: Any = None
-        self._connections: set[asyncio.Task[None]] = set()
         self.port = settings.port
+        """The port the server listens on: the configured one until
+        :meth:`server.service.Service.start` has bound it (``port = 0``: any free one)."""
         self.dice = dice
         """Makes the dice roller of each new or resumed match (seeded in tests)."""
         chooser = random.SystemRandom()
@@ -68,7 +64,8 @@ class App:
         self.invitations: dict[str, Invitation] = {}
         """The one outstanding invitation of each inviter (§4.3)."""
         self.stopping = False
-        """True once :meth:`stop` began: sessions then end without logout broadcasts."""
+        """True once :meth:`server.service.Service.stop` began: sessions then end without
+        logout broadcasts."""
         self.dice_stats = DiceStats()
         """Every roll of every match since the start, for ``dicetest``."""
 
@@ -92,50 +89,3 @@ class App:
 
     def login_succeeded(self, host: str) -> None:
         self._failures.pop(host, None)
-
-    # -- start and stop ----------------------------------------------------------------
-
-    async def start(self) -> None:
-        """Listen for connections."""
-        from server.connection import serve_connection
-
-        async def shell(lines: telnet.LineReader, output: telnet.TelnetOutput) -> None:
-            task = asyncio.current_task()
-            assert task is not None
-            self._connections.add(task)
-            try:
-                await serve_connection(self, lines, output)
-            finally:
-                self._connections.discard(task)
-
-        self._server = await telnet.start_server(self.settings, shell)
-        self.port = telnet.bound_port(self._server)
-        log.info("listening on %s:%d", self.settings.host, self.port)
-
-    async def stop(self, *, warning: str | None = None) -> None:
-        """Tell everyone, close every connection (each saves its state), stop listening,
-        stop the password hashing pool.
-
-        While stopping, a closing session tells nobody it left: everyone is leaving, and
-        with N users online those notices would be N*N lines (docs/performance.md).
-        """
-        self.stopping = True
-        for session in self.registry:
-            session.send(warning or replies.shutdown_warning(0, restart=False))
-        if self._server is not None:
-            self._server.close()
-        for session in self.registry:
-            session.output.close()
-        if self._connections:
-            _, pending = await asyncio.wait(self._connections, timeout=STOP_GRACE)
-            if pending:
-                # A client that stopped reading never lets close() finish: drop it.
-                for session in self.registry:
-                    session.output.abort()
-                await asyncio.wait(pending, timeout=10)
-        if self._server is not None:
-            await self._server.wait_closed()
-            self._server = None
-        # Every connection is gone: hashes still queued are for nobody, and the exit
-        # must not wait for them (the interpreter joins the pool's threads).
-        shutdown_hashing()

@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 
 from protocol import replies
 from server.app import App
+from server.clock import Timer
 from server.context import Context
 from server.dispatch import dispatch
 from server.login import login_dialog, reader_with_timeout
 from server.match_flow import session_ended
+from server.output import TOO_LONG, LineSource, Output
 from server.session import Session
-from server.telnet import TOO_LONG, LineReader, TelnetOutput
 
 log = logging.getLogger(__name__)
 
@@ -37,17 +37,18 @@ class RateLimit:
     """A token bucket: ``rate`` commands a second, bursts of up to ``burst``.
 
     It never refuses: :meth:`take` spends a token, and :meth:`delay` says how long to
-    wait until the next one is due.
+    wait until the next one is due (on ``timer``).
     """
 
-    def __init__(self, rate: float, burst: int) -> None:
+    def __init__(self, rate: float, burst: int, timer: Timer) -> None:
         self.rate = rate
         self.burst = float(burst)
         self.tokens = float(burst)
-        self.stamp = time.monotonic()
+        self._timer = timer
+        self.stamp = timer.now()
 
     def _refill(self) -> None:
-        now = time.monotonic()
+        now = self._timer.now()
         self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
 
@@ -62,9 +63,9 @@ class RateLimit:
         self.tokens -= 1.0
 
 
-async def serve_connection(app: App, lines: LineReader, output: TelnetOutput) -> None:
+async def serve_connection(app: App, lines: LineSource, output: Output) -> None:
     """Serve one client from connect to close."""
-    session = Session(output)
+    session = Session(output, monotonic=app.timer.now)
     try:
         if await login_dialog(app, session, reader_with_timeout(app, lines)):
             await _command_loop(app, session, lines, output)
@@ -78,18 +79,17 @@ async def serve_connection(app: App, lines: LineReader, output: TelnetOutput) ->
         await end_session(app, session)
 
 
-async def _command_loop(
-    app: App, session: Session, lines: LineReader, output: TelnetOutput
-) -> None:
+async def _command_loop(app: App, session: Session, lines: LineSource, output: Output) -> None:
     ctx = Context(app, session)
-    limit = RateLimit(app.settings.commands_per_second, app.settings.command_burst)
+    timer = app.timer
+    limit = RateLimit(app.settings.commands_per_second, app.settings.command_burst, timer)
     max_unread = app.settings.max_unread_input
     while not session.closed and not output.closing:
         delay = limit.delay()
         if delay:
             # Fake lag: the next line stays unread until its token is due. Only a timer
             # handle, no task; the input waits in the reader (which pauses the socket).
-            await asyncio.sleep(delay)
+            await timer.sleep(delay)
             if session.closed or output.closing:
                 return
         unread = lines.unread
@@ -107,7 +107,7 @@ async def _command_loop(
         line = await _read_or_time_out(app, session, lines)
         if line is None:
             return
-        session.last_input = time.monotonic()
+        session.last_input = timer.now()
         if line == TOO_LONG and not session.logged_in:
             line = ""  # a guest's over-long line reads as a blank one, as ever (§1.7)
         if not line.strip() and not session.in_dialog:
@@ -126,7 +126,7 @@ async def _command_loop(
         await output.drain(DRAIN_TIMEOUT)
 
 
-async def _read_or_time_out(app: App, session: Session, lines: LineReader) -> str | None:
+async def _read_or_time_out(app: App, session: Session, lines: LineSource) -> str | None:
     """The next line; None at EOF or after the idle timeout (warned once before)."""
     queued = lines.queued_line()
     if queued is not None:
@@ -140,10 +140,10 @@ async def _read_or_time_out(app: App, session: Session, lines: LineReader) -> st
     warning = min(app.settings.idle_warning, timeout)
     read = asyncio.ensure_future(lines.readline())
     try:
-        done, _ = await asyncio.wait({read}, timeout=timeout - warning)
+        done = await app.timer.wait(read, timeout - warning)
         if not done and warning:
             session.send(replies.idle_warning(int(warning)))
-            done, _ = await asyncio.wait({read}, timeout=warning)
+            done = await app.timer.wait(read, warning)
         if not done:
             session.send(replies.CONNECTION_TIMED_OUT)
             session.logout_text = replies.timed_out

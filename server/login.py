@@ -9,10 +9,8 @@ prompts among them, run through dispatch (server/handlers/registration.py).
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import datetime as dt
-import time
 from collections.abc import Awaitable, Callable
 
 from db.records import User
@@ -21,10 +19,10 @@ from protocol.commands import SessionState
 from protocol.parser import clean
 from protocol.replies import Mode
 from server.app import App
+from server.output import TOO_LONG, LineSource, Payload
 from server.passwords import verify_password
 from server.presence import WHO_END
 from server.session import Session
-from server.telnet import TOO_LONG, LineReader, Payload
 
 MAX_CLIENT_NAME = 20
 """§1.3: a longer client name makes the CLIP login fail."""
@@ -34,13 +32,13 @@ _DUMMY_HASH = "scrypt$2$1$1$00$00"
 ReadLine = Callable[[], Awaitable[str | None]]
 
 
-def reader_with_timeout(app: App, lines: LineReader) -> ReadLine:
-    """Read a line, giving up (None) after the idle timeout."""
+def reader_with_timeout(app: App, lines: LineSource) -> ReadLine:
+    """Read a line, giving up (None) after the idle timeout (on the App's timer)."""
 
     async def read() -> str | None:
         timeout = app.settings.idle_timeout or None
         try:
-            return await asyncio.wait_for(lines.readline(), timeout)
+            return await app.timer.wait_for(lines.readline(), timeout)
         except TimeoutError:
             return None
 
@@ -51,7 +49,7 @@ async def login_dialog(app: App, session: Session, read: ReadLine) -> bool:
     """Run the dialog until a user is logged in or a guest entered (True), or the
     connection gives up (False)."""
     output = session.output
-    now = dt.datetime.now(dt.UTC)
+    now = dt.datetime.fromtimestamp(app.clock(), dt.UTC)
     output.send(replies.banner(now.astimezone(), now))
     output.prompt(replies.LOGIN_PROMPT)
     failures = 0
@@ -79,7 +77,7 @@ async def login_dialog(app: App, session: Session, read: ReadLine) -> bool:
             return True
         failures += 1
         app.login_failed(output.host)
-        await asyncio.sleep(app.login_delay(output.host))
+        await app.timer.sleep(app.login_delay(output.host))
         output.prompt(replies.LOGIN_PROMPT)
     output.close()
     return False
@@ -157,7 +155,7 @@ async def complete_login(app: App, session: Session, user: User) -> None:
     previous_host = user.last_login_host or output.host
     await app.db.update_login(user.name, output.host)
     session.load_user(user)
-    session.login_time = int(time.time())
+    session.login_time = int(app.clock())
     session.enter_lobby()
     messages = await app.db.take_messages(user.name)
     if session.clip:

@@ -53,8 +53,8 @@ from protocol.board_view import BoardState
 from protocol.match_view import board_lines, board_state, perspective_of, rolled_state
 from server.app import App
 from server.matches import LiveMatch
+from server.output import Payload
 from server.session import Session
-from server.telnet import Payload
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,7 +76,8 @@ class LiveMatch:
 
     names: tuple[str, str]
     match: Match
-    started_at: int = field(default_factory=lambda: int(time.time()))
+    started_at: int
+    """Unix time the match began (the App's clock), kept across resumes."""
     watchers: set[Session] = field(default_factory=set)
     joined: set[Player] = field(default_factory=set)
     """Players who typed ``join`` for the next game (§4.8)."""

@@ -58,8 +58,8 @@ from typing import Protocol
 from db.records import UserSettings
 from protocol import clip
 from protocol.replies import HourUsers, Mode
+from server.output import Payload
 from server.session import Session
-from server.telnet import Payload
 
 WHO_END = clip.WhoInfoEnd().format()
 """CLIP 6, the end of a who list (``who``, ``rawwho``, the login who list) or of one

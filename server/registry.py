@@ -42,9 +42,9 @@ from typing import Generic, TypeVar
 from protocol import replies
 from protocol.replies import HourUsers, Mode
 from server.errors import Reply
+from server.output import Payload
 from server.presence import WHO_END, Audience, Lines, Peer
 from server.session import Session
-from server.telnet import Payload
 from server.user_stats import UsersByHour
 
 K = TypeVar("K", bound=Hashable)

@@ -11,7 +11,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar, Protocol
+from typing import ClassVar
 
 from backgammon.rating import INITIAL_RATING
 from db.records import User, UserSettings
@@ -20,7 +20,7 @@ from protocol.clip import OwnInfo, WhoInfo
 from protocol.commands import DIALOG, SessionState
 from protocol.parser import ParsedCommand
 from protocol.replies import Mode
-from server.telnet import Payload
+from server.output import Output, Payload
 
 # Defaults for new accounts (§4.15 table; the ⚠ ones decided in docs/server-decisions.md).
 DEFAULT_TOGGLES: Mapping[str, bool] = {
@@ -49,29 +49,6 @@ _LOBBY, _PLAYING, _WATCHING = SessionState.LOBBY, SessionState.PLAYING, SessionS
 """The logged-in states (``protocol.commands.USER``), for :attr:`Session.logged_in`."""
 
 
-class Output(Protocol):
-    """Where a session's text goes (:class:`server.telnet.TelnetOutput` in production)."""
-
-    host: str
-
-    def send(self, lines: Iterable[str]) -> None: ...
-
-    def send_payload(self, payload: Payload) -> None: ...
-
-    def prompt(self, text: str) -> None: ...
-
-    def echo_off(self) -> None: ...
-
-    def echo_on(self) -> None: ...
-
-    def close(self) -> None: ...
-
-    def abort(self) -> None: ...
-
-    @property
-    def closing(self) -> bool: ...
-
-
 @dataclass(frozen=True, slots=True)
 class NewAccount:
     """A guest's registration under way (§1.7): the chosen name, then the first password."""
@@ -85,14 +62,17 @@ class Session:
     """One connection and, after login, its user (compared and hashed by identity)."""
 
     output: Output
-    connected_at: float = field(default_factory=time.time)
+    monotonic: Callable[[], float] = field(default=time.monotonic, repr=False)
+    """The App's monotonic clock (``App.timer.now``): what :attr:`last_input` and the
+    idle time are read on."""
     name: str = ""
     mode: Mode = Mode.TELNET
     state: SessionState | None = None
     """None until logged in."""
     client: str | None = None
     login_time: int = 0
-    last_input: float = field(default_factory=time.monotonic)
+    last_input: float = field(init=False)
+    """When the last command line came (:attr:`monotonic`); the connection at first."""
     rating: float = INITIAL_RATING
     experience: int = 0
     address: str | None = None
@@ -124,6 +104,9 @@ class Session:
     _who_cache: _WhoLineParts | None = field(default=None, init=False, repr=False)
     """The CLIP 5 line around its idle field, for the values in its ``key``
     (:meth:`who_line`)."""
+
+    def __post_init__(self) -> None:
+        self.last_input = self.monotonic()
 
     # -- state -----------------------------------------------------------------------
 
@@ -208,8 +191,8 @@ class Session:
     # -- CLIP views ------------------------------------------------------------------
 
     def idle_seconds(self, now: float | None = None) -> int:
-        """Whole seconds since the last input (``now``: a ``time.monotonic()`` reading)."""
-        idle = int((time.monotonic() if now is None else now) - self.last_input)
+        """Whole seconds since the last input (``now``: a reading of :attr:`monotonic`)."""
+        idle = int((self.monotonic() if now is None else now) - self.last_input)
         return max(idle, 0)
 
     def who_info(self, now: float | None = None) -> WhoInfo:

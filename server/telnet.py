@@ -1,6 +1,7 @@
 """The telnet edge: the only module that imports telnetlib3.
 
-It starts the listening server with every telnetlib3 default set explicitly
+It implements the transport seam of :mod:`server.output` over telnet. It starts the
+listening server with every telnetlib3 default set explicitly
 (shared/docs/architecture.md, "telnetlib3: defaults and pitfalls") and the configured
 listen backlog, turns the byte stream into clean command lines (:class:`LineReader`: CR
 LF, LF CR, bare CR or LF, each one line end even when split across packets, a cap on the
@@ -13,10 +14,16 @@ sends faster than its commands are taken (server/connection.py reads them at the
 configured rate) is held back by TCP instead of growing the server's memory.
 
 A broadcast (a login's CLIP 7 and who update to thousands of users) renders its lines
-once into a :class:`Payload`, which encodes and IAC-escapes them once per encoding in
-use; :meth:`TelnetOutput.send_payload` then hands those bytes to each recipient's
-transport: the same bytes as :meth:`TelnetOutput.send`, without a telnetlib3 write
-(encoding, escaping) per recipient (docs/performance.md §3).
+once into a :class:`~server.output.Payload`, which :func:`payload_bytes` encodes and
+IAC-escapes once per encoding in use; :meth:`TelnetOutput.send_payload` then hands those
+bytes to each recipient's transport: the same bytes as :meth:`TelnetOutput.send`, without
+a telnetlib3 write (encoding, escaping) per recipient (docs/performance.md §3).
+
+The fast paths (:class:`FlowReader`, :class:`QuietTelnetServer`, :class:`TelnetOutput`)
+use telnetlib3 internals that are not its public API. They are named in
+:data:`TELNETLIB3_INTERNALS`, pyproject.toml pins telnetlib3 to the versions they were
+read from (:data:`TELNETLIB3_VERSIONS`), and tests/server/test_telnet_internals.py fails
+when an installed telnetlib3 differs.
 """
 
 from __future__ import annotations
@@ -27,14 +34,17 @@ import datetime
 import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import Any, Final, Literal
 
 import telnetlib3
 from telnetlib3.server_base import BaseServer
 from telnetlib3.stream_reader import TelnetReaderUnicode
+from telnetlib3.stream_writer import TelnetWriterUnicode
 from telnetlib3.telopt import ECHO, WILL, WONT, theNULL
 
 from server.config import Settings
+from server.output import TOO_LONG, Payload, crlf_lines
 
 log = logging.getLogger(__name__)
 
@@ -55,15 +65,14 @@ reaches another user's terminal as an escape sequence (D75)."""
 IAC: Final = b"\xff"
 """Telnet's Interpret-As-Command byte: doubled when it occurs in data (RFC 854)."""
 
-TOO_LONG: Final = "\x00<too long>\x00"
-"""What :meth:`LineReader.readline` returns for a line over the cap (its text is dropped)."""
-
 _PLAIN_BYTES: Final = b"\r\n" + bytes(range(0x20, 0x7F))
 """Input bytes that are only data to telnetlib3: printable ASCII, CR and LF (no IAC, no
 control character that its simulated special-character table names)."""
 _PLAIN_INPUT: Final = re.compile(b"[" + re.escape(_PLAIN_BYTES) + b"]*")
 
-Shell = Callable[["LineReader", "TelnetOutput"], Awaitable[None]]
+TelnetShell = Callable[["LineReader", "TelnetOutput"], Awaitable[None]]
+"""What serves one telnet connection: any :data:`server.output.Shell` (it takes these
+two as the seam's :class:`~server.output.LineSource` and :class:`~server.output.Output`)."""
 
 
 class FlowReader(TelnetReaderUnicode):
@@ -98,7 +107,7 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
     """Plain input is data for telnetlib3 now (:meth:`_plain_input_is_data`)."""
 
     def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("reader_factory_encoding", FlowReader)
+        kwargs.setdefault(READER_FACTORY_KEYWORD, FlowReader)
         super().__init__(**kwargs)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -151,8 +160,66 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
             return False
 
 
+TELNETLIB3_VERSIONS: Final = ("5.0.1", "5.1")
+"""The telnetlib3 versions the internals below were read from: at least the first, below
+the second (pyproject.toml's pin says the same)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Internal:
+    """One telnetlib3 internal this module relies on."""
+
+    owner: Literal["protocol", "reader", "writer", "slc"]
+    """Whose: the server protocol (:class:`QuietTelnetServer`), its reader
+    (:class:`FlowReader`), its writer (telnetlib3's ``TelnetWriterUnicode``), or an entry
+    of the writer's ``slctab``."""
+    name: str
+    params: tuple[str, ...] | None = None
+    """A method: the names of its first parameters, which this module passes; None: data."""
+    kind: type | None = None
+    """Data: the type its value has; None: any value (None too)."""
+
+
+TELNETLIB3_INTERNALS: Final = (
+    Internal("protocol", "reader", kind=FlowReader),
+    Internal("protocol", "writer", kind=TelnetWriterUnicode),
+    Internal("protocol", "begin_negotiation", params=()),
+    Internal("protocol", "get_extra_info", params=("name",)),
+    Internal("protocol", "_last_received", kind=datetime.datetime),
+    Internal("protocol", "_rx_bytes", kind=int),
+    Internal("protocol", "_trace_recv", params=("data",)),
+    Internal("protocol", "_tls_checked", kind=bool),
+    Internal("protocol", "_mccp3_decompressor"),
+    Internal("reader", "_buffer", kind=bytearray),
+    Internal("reader", "set_transport", params=("transport",)),
+    Internal("reader", "feed_data", params=("data",)),
+    Internal("reader", "read", params=("n",)),
+    Internal("writer", "transport"),
+    Internal("writer", "is_oob", kind=bool),
+    Internal("writer", "mccp3_active", kind=bool),
+    Internal("writer", "slc_simulated", kind=bool),
+    Internal("writer", "slctab", kind=dict),
+    Internal("writer", "encoding_errors", kind=str),
+    Internal("writer", "fn_encoding", params=("outgoing",)),
+    Internal("writer", "iac", params=("cmd", "opt")),
+    Internal("writer", "write", params=("string",)),
+    Internal("writer", "drain", params=()),
+    Internal("slc", "val", kind=bytes),
+)
+"""What :class:`FlowReader`, :class:`QuietTelnetServer` and :class:`TelnetOutput` use of
+telnetlib3 beyond ``create_server`` and its keywords, checked on live objects by
+tests/server/test_telnet_input.py. The reader and writer are also expected to buffer
+and pause as asyncio's StreamReader and StreamWriter do (tests/server/test_input_flow.py,
+tests/server/test_broadcast.py)."""
+
+READER_FACTORY_KEYWORD: Final = "reader_factory_encoding"
+"""The keyword of telnetlib3's server protocol that makes its unicode reader, which
+:class:`QuietTelnetServer` sets to :class:`FlowReader`."""
+
+
 class LineReader:
-    """Clean command lines from a telnetlib3 reader: no terminators, ``None`` at EOF.
+    """Clean command lines from a telnetlib3 reader (a :class:`server.output.LineSource`):
+    no terminators, ``None`` at EOF.
 
     A line longer than ``max_len`` is dropped up to its end and reported once as
     :data:`TOO_LONG`, so a client that never sends a newline cannot grow memory.
@@ -217,12 +284,6 @@ class LineReader:
             self._discarding = True
 
 
-def _crlf_lines(lines: Iterable[str]) -> str:
-    """``lines`` joined, each ending in CR LF (§1.1); empty for no lines."""
-    items = lines if isinstance(lines, (list, tuple)) else list(lines)
-    return "\r\n".join(items) + "\r\n" if items else ""
-
-
 def encode_text(text: str, encoding: str, errors: str) -> bytes:
     """``text`` as telnetlib3's writer puts it on the wire: encoded, each IAC doubled.
 
@@ -234,36 +295,19 @@ def encode_text(text: str, encoding: str, errors: str) -> bytes:
     return data.replace(IAC, IAC + IAC) if IAC in data else data
 
 
-class Payload:
-    """Lines for many connections: joined once, encoded once per encoding in use.
+def _encode_form(text: str, form: tuple[str, str]) -> bytes:
+    return encode_text(text, form[0], form[1])
 
-    Each connection's telnetlib3 writer has its own outgoing encoding (``utf8`` here, but
-    a client can negotiate CHARSET or LANG), so the bytes are kept per
-    ``(encoding, errors)``: every recipient gets exactly what :meth:`TelnetOutput.send`
-    would have written to it.
-    """
 
-    __slots__ = ("_encoded", "text")
-
-    def __init__(self, lines: Iterable[str]) -> None:
-        self.text: Final = _crlf_lines(lines)
-        """The lines, each ending in CR LF (§1.1), as :meth:`TelnetOutput.send` joins them."""
-        self._encoded: dict[tuple[str, str], bytes] = {}
-
-    def __bool__(self) -> bool:
-        return bool(self.text)
-
-    def encoded(self, encoding: str, errors: str) -> bytes:
-        """The wire bytes for a connection using ``encoding`` (made once, then reused)."""
-        key = (encoding, errors)
-        data = self._encoded.get(key)
-        if data is None:
-            data = self._encoded[key] = encode_text(self.text, encoding, errors)
-        return data
+def payload_bytes(payload: Payload, encoding: str, errors: str) -> bytes:
+    """``payload``'s wire bytes for a connection using ``encoding``: what telnetlib3's
+    write puts on the wire for its text (made once per encoding, then reused)."""
+    return payload.encoded((encoding, errors), _encode_form)
 
 
 class TelnetOutput:
-    """Lines and prompts to one connection; never awaits another user's socket.
+    """Lines and prompts to one connection (a :class:`server.output.Output`); never
+    awaits another user's socket.
 
     :meth:`send` writes at once and checks the transport's write buffer: a client that
     stops reading is disconnected when it passes ``buffer_limit``, so nobody waits for it.
@@ -280,7 +324,7 @@ class TelnetOutput:
 
     def send(self, lines: Iterable[str]) -> None:
         """Write ``lines``, each ending in CR LF (§1.1)."""
-        self._write(_crlf_lines(lines))
+        self._write(crlf_lines(lines))
 
     def send_payload(self, payload: Payload) -> None:
         """Write a broadcast's lines: the bytes :meth:`send` would write for the same
@@ -293,7 +337,9 @@ class TelnetOutput:
         transport = writer.transport
         if transport is None or transport.is_closing():
             return
-        transport.write(payload.encoded(writer.fn_encoding(outgoing=True), writer.encoding_errors))
+        transport.write(
+            payload_bytes(payload, writer.fn_encoding(outgoing=True), writer.encoding_errors)
+        )
         self._check_buffer(transport)
 
     def prompt(self, text: str) -> None:
@@ -377,7 +423,7 @@ def reader_limit(max_unread_input: int) -> int:
     return max(max_unread_input // 2, 1)
 
 
-async def start_server(settings: Settings, shell: Shell) -> Any:
+async def start_server(settings: Settings, shell: TelnetShell) -> Any:
     """Listen on ``settings.host``/``settings.port`` with ``settings.listen_backlog``
     (capped by the kernel); each connection runs ``shell``."""
 

@@ -31,8 +31,8 @@ from server.config import RulesDefaults
 from server.context import Context
 from server.errors import Reply
 from server.matches import Invitation, LiveMatch, match_options
+from server.output import Payload
 from server.session import Session
-from server.telnet import Payload
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +198,7 @@ async def _start(ctx: Context, inviter: Session, invitee: Session, invitation: I
     except MatchOptionsError as exc:
         raise Reply(replies.bad_match_rules(str(exc))) from None
     match = Match(options, app.dice(), o_player=app.coin())
-    live = LiveMatch((inviter.name, invitee.name), match)
+    live = LiveMatch((inviter.name, invitee.name), match, started_at=int(app.clock()))
     if not _begin(ctx, live):
         return
     invitee.send(replies.now_playing(inviter.name, length))

@@ -51,6 +51,7 @@ from protocol import match_view
 from protocol.board_view import NO_DICE, BoardState, BoardView
 from server.app import App
 from server.config import Settings
+from server.service import Service
 from tests.conftest import DbTarget
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,12 +95,12 @@ async def serving(db_target: DbTarget, dice_seed: int) -> AsyncIterator[App]:
     inviter plays O in the first game."""
     settings = TEST_SETTINGS.replace(database=db_target.url)
     db = await db_target.open()
-    app = App(settings, db, dice=lambda: SeededDice(dice_seed), coin=lambda: 0)
-    await app.start()
+    service = Service(App(settings, db, dice=lambda: SeededDice(dice_seed), coin=lambda: 0))
+    await service.start()
     try:
-        yield app
+        yield service.app
     finally:
-        await app.stop()
+        await service.stop()
         await db.close()
 
 

@@ -207,7 +207,9 @@ async def test_downgrade_to_0001_puts_the_event_rows_back_into_the_text(
 ) -> None:
     """Revision 0002's downgrade loses no saved match: the rows go back into the text."""
     rng = random.Random(4)
-    live = LiveMatch(("bob", "alice"), Match(MatchOptions(length=3), SeededDice(4)))
+    live = LiveMatch(
+        ("bob", "alice"), Match(MatchOptions(length=3), SeededDice(4)), started_at=1_700_000_000
+    )
     database = await db_target.open()
     try:
         for name in ("alice", "bob", "carol"):

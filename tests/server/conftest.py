@@ -13,6 +13,7 @@ from protocol import replies
 from server.app import App
 from server.config import Settings
 from server.passwords import ScryptCost, hash_password_sync
+from server.service import Service
 from server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES
 from tests.conftest import DbTarget
 
@@ -136,22 +137,39 @@ def settings(db_target: DbTarget) -> Settings:
 
 
 @contextlib.asynccontextmanager
-async def running(settings: Settings, db_target: DbTarget) -> AsyncIterator[App]:
-    """An App on ``db_target`` (restarts, special limits); stopped at the end."""
+async def serving(
+    settings: Settings, db_target: DbTarget, **app_options: Any
+) -> AsyncIterator[Service]:
+    """A server for an App on ``db_target`` (``app_options``: the App's keywords, such as
+    ``timer``); stopped at the end."""
     db = await db_target.open()
-    app = App(settings, db)
-    await app.start()
+    service = Service(App(settings, db, **app_options))
+    await service.start()
     try:
-        yield app
+        yield service
     finally:
-        await app.stop()
+        await service.stop()
         await db.close()
 
 
+@contextlib.asynccontextmanager
+async def running(
+    settings: Settings, db_target: DbTarget, **app_options: Any
+) -> AsyncIterator[App]:
+    """A running server's App on ``db_target`` (restarts, special limits)."""
+    async with serving(settings, db_target, **app_options) as service:
+        yield service.app
+
+
 @pytest.fixture
-async def app(settings: Settings, db_target: DbTarget) -> AsyncIterator[App]:
-    async with running(settings, db_target) as app:
-        yield app
+async def service(settings: Settings, db_target: DbTarget) -> AsyncIterator[Service]:
+    async with serving(settings, db_target) as service:
+        yield service
+
+
+@pytest.fixture
+def app(service: Service) -> App:
+    return service.app
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 from protocol import replies
 from server.app import App
+from server.output import Payload
 from server.session import Session
-from server.telnet import Payload
 
 from .conftest import Connect, FibsClient, clip_login, make_user
 
@@ -17,10 +17,10 @@ class RecordingOutput:
     payload as its lines) and every prompt, for tests of the registry alone."""
 
     host = "example.org"
-    closing = False
 
     def __init__(self) -> None:
         self.sent: list[str] = []
+        self.closing = False
 
     def send(self, lines: Iterable[str]) -> None:
         self.sent.extend(lines)
@@ -37,11 +37,14 @@ class RecordingOutput:
     def echo_on(self) -> None:
         pass
 
-    def close(self) -> None:
+    async def drain(self, timeout: float) -> None:
         pass
 
+    def close(self) -> None:
+        self.closing = True
+
     def abort(self) -> None:
-        pass
+        self.closing = True
 
 
 async def telnet_login(

@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from protocol import clip, replies
-from server.app import STOP_GRACE, App
+from server.app import App
 from server.config import Settings
+from server.service import STOP_GRACE, Service
 from tests.conftest import DbTarget
 
 from .conftest import (
@@ -31,6 +32,7 @@ from .conftest import (
     make_user,
     running,
 )
+from .fake_clock import FakeTimer
 from .sessions import login_all, online, who_update_seen
 
 pytestmark = pytest.mark.known_lines
@@ -284,7 +286,7 @@ async def test_a_client_that_stops_reading_is_dropped(connect: Connect, app: App
 
 
 async def test_a_client_that_stops_reading_does_not_hold_up_the_shutdown(
-    connect: Connect, app: App
+    connect: Connect, app: App, service: Service
 ) -> None:
     sock = await _stuck_client(app, "mallory")
     try:
@@ -303,7 +305,7 @@ async def test_a_client_that_stops_reading_does_not_hold_up_the_shutdown(
             await asyncio.sleep(0.05)
         assert app.registry.get("mallory") is not None
         started = time.monotonic()
-        await app.stop()
+        await service.stop()
         assert time.monotonic() - started < STOP_GRACE + 1
     finally:
         sock.close()
@@ -340,8 +342,13 @@ async def test_many_connections_that_never_log_in(connect: Connect, app: App) ->
 async def test_idle_connections_are_warned_then_closed(
     settings: Settings, db_target: DbTarget
 ) -> None:
+    """A user who types nothing is warned ``idle_warning`` seconds before the idle
+    time-out and then disconnected; a connection that never logs in is closed at the
+    time-out; a user who keeps typing stays. Time is a hand-driven clock: nothing sleeps,
+    and each half second passes only once the server waits on it."""
     quick = settings.replace(idle_timeout=2.0, idle_warning=1.0)
-    async with running(quick, db_target) as app:
+    timer = FakeTimer()
+    async with running(quick, db_target, timer=timer) as app:
         await make_user(app, "alice")
         await make_user(app, "mallory")
         clients: list[FibsClient] = []
@@ -353,25 +360,37 @@ async def test_idle_connections_are_warned_then_closed(
             clients.append(client)
             return client
 
+        async def half_a_second_with_alice_typing() -> None:
+            """alice asks the time; half a second passes once every connection waits
+            for its next line again (mallory, alice, the stranger: 3 waits)."""
+            await answers(alice)
+            await timer.until_pending(3)
+            timer.advance(0.5)
+
         try:
             mallory = await clip_login(connect, app, "mallory", create=False)
             alice = await clip_login(connect, app, "alice", create=False)
             await who_update_seen(mallory, "alice")
             stranger = await connect()  # never logs in
-            stop = asyncio.Event()
-            checker = asyncio.create_task(keep_checking(alice, stop))
-            assert await mallory.line(3) == replies.idle_warning(1)
-            assert await mallory.line(3) == replies.CONNECTION_TIMED_OUT
+            await stranger.prompt(replies.LOGIN_PROMPT)
+            await half_a_second_with_alice_typing()
+            await mallory.nothing(0.05)
+            await half_a_second_with_alice_typing()  # mallory: 1 s without a line
+            assert await mallory.line() == replies.idle_warning(1)
+            await half_a_second_with_alice_typing()
+            await mallory.nothing(0.05)
+            assert not stranger.reader.at_eof()
+            await half_a_second_with_alice_typing()  # mallory and the stranger: 2 s
+            assert await mallory.line() == replies.CONNECTION_TIMED_OUT
             assert await mallory.closed(2)
             assert await stranger.closed(2)
-            stop.set()
-            assert await checker > 5
             notice = replies.logout_notice(
                 "mallory", replies.timed_out("mallory"), replies.Mode.CLIP
             )
             if notice not in alice.seen:
-                await alice.expect(notice, PROMPT_SECONDS)
+                await alice.expect(notice, PROMPT_SECONDS + app.registry.status_interval)
             assert app.registry.get("alice") is not None
+            await answers(alice)
         finally:
             for client in clients:
                 await client.close()

@@ -25,8 +25,9 @@ from protocol import replies
 from server import registry
 from server.app import App
 from server.config import Settings
+from server.output import Payload
 from server.session import Session
-from server.telnet import LineReader, Payload, TelnetOutput, bound_port, start_server
+from server.telnet import LineReader, TelnetOutput, bound_port, payload_bytes, start_server
 
 from .conftest import IAC_WONT_TTYPE, TIMEOUT, Connect, FibsClient, clip_login, make_user
 from .match_driver import Player, play_out
@@ -57,14 +58,16 @@ def test_payload_bytes_are_telnetlib3s(lines: list[str], encoding: str) -> None:
     wanted = TelnetWriter._escape_iac(bytes(text, encoding, "replace"))
     payload = Payload(lines)
     assert payload.text == text
-    assert payload.encoded(encoding, "replace") == wanted
-    assert payload.encoded(encoding, "replace") is payload.encoded(encoding, "replace")
+    assert payload_bytes(payload, encoding, "replace") == wanted
+    assert payload_bytes(payload, encoding, "replace") is payload_bytes(
+        payload, encoding, "replace"
+    )
 
 
 def test_a_payload_with_byte_255_is_escaped() -> None:
-    assert Payload(["\xff"]).encoded("latin-1", "replace") == b"\xff\xff\r\n"
-    assert Payload(["\xff"]).encoded("utf8", "replace") == b"\xc3\xbf\r\n"  # no 255 in UTF-8
-    assert Payload(["5 alice - -"]).encoded("utf8", "replace") == b"5 alice - -\r\n"
+    assert payload_bytes(Payload(["\xff"]), "latin-1", "replace") == b"\xff\xff\r\n"
+    assert payload_bytes(Payload(["\xff"]), "utf8", "replace") == b"\xc3\xbf\r\n"  # no 255 in UTF-8
+    assert payload_bytes(Payload(["5 alice - -"]), "utf8", "replace") == b"5 alice - -\r\n"
     assert not Payload([]) and Payload([""])
 
 

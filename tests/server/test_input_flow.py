@@ -20,10 +20,11 @@ from backgammon.dice import ScriptedDice
 from protocol import replies
 from server.app import App
 from server.config import ConfigError, Settings, load
-from server.telnet import TOO_LONG, LineReader, effective_backlog, kernel_somaxconn
+from server.output import TOO_LONG
+from server.telnet import LineReader, effective_backlog, kernel_somaxconn
 from tests.conftest import DbTarget
 
-from .conftest import Connect, FibsClient, clip_login, running
+from .conftest import Connect, FibsClient, clip_login, serving
 from .sessions import command, login_all, telnet_login
 
 pytestmark = pytest.mark.known_lines
@@ -179,10 +180,10 @@ async def test_the_listen_backlog_is_the_configured_one(
 ) -> None:
     caplog.set_level(logging.INFO, logger="server.telnet")
     expected = effective_backlog(backlog, kernel_somaxconn())
-    async with running(settings.replace(listen_backlog=backlog), db_target) as app:
-        server = app._server  # the listening sockets are not public
-        assert server is not None
-        for transport_socket in server.sockets:
+    async with serving(settings.replace(listen_backlog=backlog), db_target) as service:
+        listener = service.listener
+        assert listener is not None
+        for transport_socket in listener.sockets:
             with transport_socket.dup() as sock:
                 assert _listen_backlog(sock) == expected
     assert f"listen backlog {expected} (configured {backlog}," in caplog.text

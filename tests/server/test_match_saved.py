@@ -16,6 +16,7 @@ from protocol.board_fibs import parse_board
 from server.app import App
 from server.config import Settings
 from server.matches import LiveMatch
+from server.service import Service
 from tests.conftest import DbTarget
 
 from .conftest import Connect, FibsClient, clip_login
@@ -32,7 +33,7 @@ def settings(settings: Settings) -> Settings:
 
 async def store(app: App, match: Match, names: tuple[str, str] = ("alice", "bob")) -> None:
     """Put ``match`` in the database as the pair's saved match."""
-    live = LiveMatch(names, match)
+    live = LiveMatch(names, match, started_at=1_700_000_000)
     await app.db.save_match(
         names[0],
         names[1],
@@ -301,7 +302,11 @@ async def test_crawford_game_boards_and_the_refused_double(connect: Connect, app
 
 
 async def test_leave_and_restart_then_resume(
-    connect: Connect, app: App, settings: Settings, db_target: DbTarget
+    connect: Connect,
+    app: App,
+    service: Service,
+    settings: Settings,
+    db_target: DbTarget,
 ) -> None:
     app.dice = lambda: SeededDice(8)
     app.coin = lambda: 1
@@ -327,10 +332,10 @@ async def test_leave_and_restart_then_resume(
     await alice.expect(f"{x_name} is X - {o_name} is O")
     assert (await alice.line()) == ""
     assert (await alice.line()).startswith(("O: (", "X: ("))
-    await app.stop()
+    await service.stop()
     # A new server process on the same database.
     db = await db_target.open()
-    restarted = App(settings, db, dice=lambda: SeededDice(9))
+    restarted = Service(App(settings, db, dice=lambda: SeededDice(9)))
     await restarted.start()
     try:
         clients = []
@@ -345,7 +350,7 @@ async def test_leave_and_restart_then_resume(
             await client.expect("Value of 'boardstyle' set to 3.")
         a_board, _ = await resume(clients[0], clients[1])
         assert parse_board(a_board).position(0) == position
-        assert restarted.matches["alice"].match.position == position
+        assert restarted.app.matches["alice"].match.position == position
         for client in clients:
             await client.close()
     finally:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable
 from typing import Protocol
 
 import pytest
@@ -20,44 +20,15 @@ import pytest
 from protocol import clip, replies
 from protocol.replies import Mode
 from server.errors import Reply
+from server.output import Payload
 from server.presence import WHO_END, Audience, Presence
 from server.registry import LocalPresence
 from server.session import Session
-from server.telnet import Payload
+
+from .sessions import RecordingOutput
 
 INTERVAL = 0.02
 """Seconds between two status batches in these tests (``status_interval``)."""
-
-
-class Output:
-    """A session's output that keeps what it is sent (a payload as its lines)."""
-
-    host = "example.org"
-
-    def __init__(self) -> None:
-        self.sent: list[str] = []
-        self.closing = False
-
-    def send(self, lines: Iterable[str]) -> None:
-        self.sent.extend(lines)
-
-    def send_payload(self, payload: Payload) -> None:
-        self.sent.extend(payload.text.split("\r\n")[:-1])
-
-    def prompt(self, text: str) -> None:
-        self.sent.append(text)
-
-    def echo_off(self) -> None:
-        pass
-
-    def echo_on(self) -> None:
-        pass
-
-    def close(self) -> None:
-        self.closing = True
-
-    def abort(self) -> None:
-        self.closing = True
 
 
 class World(Protocol):
@@ -94,7 +65,8 @@ class LocalWorld:
         self._read: dict[str, int] = {}
 
     def login(self, name: str, *, clip_mode: bool = True, node: int = 0) -> Session:
-        session = Session(Output(), name=name, mode=Mode.CLIP if clip_mode else Mode.TELNET)
+        mode = Mode.CLIP if clip_mode else Mode.TELNET
+        session = Session(RecordingOutput(), name=name, mode=mode)
         session.enter_lobby()
         self._sessions[name] = session
         self._read[name] = 0
@@ -108,7 +80,7 @@ class LocalWorld:
 
     def heard(self, name: str) -> list[str]:
         output = self._sessions[name].output
-        assert isinstance(output, Output)
+        assert isinstance(output, RecordingOutput)
         lines = output.sent[self._read[name] :]
         self._read[name] = len(output.sent)
         return lines

@@ -19,6 +19,7 @@ from db.repository import Database
 from protocol import clip, replies
 from server.app import App
 from server.config import Settings
+from server.service import Service
 from tests.conftest import DbTarget
 
 from .conftest import (
@@ -189,12 +190,12 @@ async def test_shutdown_on_a_signal(tmp_path: Path, signum: signal.Signals) -> N
 
 
 async def test_stopping_sends_no_logout_notices(
-    connect: Connect, app: App, monkeypatch: pytest.MonkeyPatch
+    connect: Connect, app: App, service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With everyone leaving at once, nobody is told who left (N*N lines otherwise)."""
     await clip_login(connect, app, "alice")
     await clip_login(connect, app, "bob")
     announced: list[str] = []
     monkeypatch.setattr(app.registry, "announce_logout", lambda s: announced.append(s.name))
-    await app.stop()
+    await service.stop()
     assert announced == []

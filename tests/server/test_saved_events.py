@@ -82,7 +82,11 @@ def save(
 
 def play_and_save(options: MatchOptions, seed: int, seen: Counter[str]) -> None:
     rng = random.Random(seed)
-    live = LiveMatch(("bob", "alice"), Match(options, SeededDice(seed), o_player=seed % 2))
+    live = LiveMatch(
+        ("bob", "alice"),
+        Match(options, SeededDice(seed), o_player=seed % 2),
+        started_at=1_700_000_000,
+    )
     store = FakeStore(live.names)
     known = save(live, store, rng, seen, known=False)
     for _ in range(250):
@@ -120,7 +124,9 @@ def test_the_stored_match_is_the_whole_match_after_every_save(options: MatchOpti
 def test_a_save_writes_only_the_last_actions_events() -> None:
     """However long the match, a save writes the state and the new events only."""
     rng = random.Random(5)
-    live = LiveMatch(("amy", "zed"), Match(MatchOptions(length=7), SeededDice(5)))
+    live = LiveMatch(
+        ("amy", "zed"), Match(MatchOptions(length=7), SeededDice(5)), started_at=1_700_000_000
+    )
     live.saved(live.next_save())
     sizes: list[int] = []
     while random_action(live.match, rng, 0.01, Counter()):
@@ -135,7 +141,9 @@ def test_a_save_writes_only_the_last_actions_events() -> None:
 
 def test_a_match_stored_whole_still_loads() -> None:
     """Saved matches stored before the events were rows (one text, no rows)."""
-    live = LiveMatch(("alice", "bob"), Match(MatchOptions(length=5), SeededDice(3)))
+    live = LiveMatch(
+        ("alice", "bob"), Match(MatchOptions(length=5), SeededDice(3)), started_at=1_700_000_000
+    )
     rng = random.Random(3)
     for _ in range(150):
         random_action(live.match, rng, 0.05, Counter())
@@ -161,7 +169,9 @@ def _stored(live: LiveMatch) -> SavedMatch:
     ["drop a row", "shift a row", "game out of range", "count", "games", "version", "json"],
 )
 def test_damaged_rows_are_refused(damage: str) -> None:
-    live = LiveMatch(("alice", "bob"), Match(MatchOptions(length=3), SeededDice(8)))
+    live = LiveMatch(
+        ("alice", "bob"), Match(MatchOptions(length=3), SeededDice(8)), started_at=1_700_000_000
+    )
     rng = random.Random(8)
     while live.match.game < 2:
         random_action(live.match, rng, 0.3, Counter())
@@ -203,7 +213,9 @@ async def database(db_target: DbTarget) -> AsyncIterator[Database]:
 async def test_saves_through_the_database_read_back_whole(database: Database) -> None:
     """The same through Database.save_match and load_match, on each back end."""
     rng = random.Random(11)
-    live = LiveMatch(("bob", "alice"), Match(MatchOptions(length=3), SeededDice(11)))
+    live = LiveMatch(
+        ("bob", "alice"), Match(MatchOptions(length=3), SeededDice(11)), started_at=1_700_000_000
+    )
     saves = 0
     while random_action(live.match, rng, 0.05, Counter()) and saves < 120:
         plan = live.next_save()
@@ -227,7 +239,9 @@ async def test_saves_through_the_database_read_back_whole(database: Database) ->
 
 
 def test_the_snapshot_loads_back_as_the_same_match() -> None:
-    live = LiveMatch(("alice", "bob"), Match(MatchOptions(length=5), SeededDice(3)))
+    live = LiveMatch(
+        ("alice", "bob"), Match(MatchOptions(length=5), SeededDice(3)), started_at=1_700_000_000
+    )
     rng = random.Random(3)
     for _ in range(200):
         if not random_action(live.match, rng, 0.05, Counter()):

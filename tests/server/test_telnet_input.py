@@ -1,17 +1,30 @@
 """The plain-input shortcut of :class:`server.telnet.QuietTelnetServer`: the reader gets
 exactly what telnetlib3's own path gives it, whatever the bytes and however they are
-split into chunks, and the shortcut is taken for plain text (docs/performance.md §10)."""
+split into chunks, and the shortcut is taken for plain text (docs/performance.md §10).
+
+And the guard of every fast path of server/telnet.py: the installed telnetlib3 is one of
+the pinned versions and has each internal they use (:data:`TELNETLIB3_INTERNALS`)."""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import random
+import re
+import tomllib
+from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import pytest
 from telnetlib3.server_base import BaseServer
 
-from server.telnet import QuietTelnetServer
+from server.telnet import (
+    READER_FACTORY_KEYWORD,
+    TELNETLIB3_INTERNALS,
+    TELNETLIB3_VERSIONS,
+    QuietTelnetServer,
+)
 
 STREAM = (
     b"login\r\nalice\r\ntell bob hi there\r\n"
@@ -136,3 +149,75 @@ async def test_a_telnetlib3_without_those_internals_keeps_its_own_path(
     vars(protocol).pop("_mccp3_decompressor", None)
     assert not protocol._plain_input_is_data()
     protocol.connection_lost(None)
+
+
+# -- the guard: the telnetlib3 internals server/telnet.py relies on ------------------------
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text))
+
+
+def test_telnetlib3_is_pinned_to_the_versions_whose_internals_are_used() -> None:
+    low, high = TELNETLIB3_VERSIONS
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    pins = [d for d in pyproject["project"]["dependencies"] if d.startswith("telnetlib3")]
+    assert pins == [f"telnetlib3>={low},<{high}"]
+    installed = _version(metadata.version("telnetlib3"))
+    assert _version(low) <= installed < _version(high)
+
+
+async def test_every_telnetlib3_internal_used_is_there() -> None:
+    """Each internal of :data:`TELNETLIB3_INTERNALS`, on a live connection: data of its
+    type, methods that take the parameters passed to them."""
+    protocol = QuietTelnetServer(
+        encoding="utf8",
+        force_binary=True,
+        encoding_errors="replace",
+        timeout=0,
+        connect_maxwait=0.01,
+        line_mode=True,
+    )
+    protocol.connection_made(_Transport())
+    await protocol._waiter_connected
+    protocol.data_received(b"first\r\n")
+    writer = protocol.writer
+    assert writer is not None and writer.slctab
+    owners = {
+        "protocol": protocol,
+        "reader": protocol.reader,
+        "writer": writer,
+        "slc": next(iter(writer.slctab.values())),
+    }
+    wrong: list[str] = []
+    for internal in TELNETLIB3_INTERNALS:
+        where = f"{internal.owner}.{internal.name}"
+        try:
+            value = getattr(owners[internal.owner], internal.name)
+        except AttributeError:
+            wrong.append(f"{where} is missing")
+            continue
+        if internal.params is None:
+            if internal.kind is not None and not isinstance(value, internal.kind):
+                wrong.append(f"{where} is a {type(value).__name__}, not {internal.kind.__name__}")
+        elif not callable(value):
+            wrong.append(f"{where} is not a method")
+        else:
+            names = tuple(inspect.signature(value).parameters)[: len(internal.params)]
+            if names != internal.params:
+                wrong.append(f"{where} takes {names}, not {internal.params}")
+    protocol.connection_lost(None)
+    assert not wrong, "; ".join(wrong)
+    assert READER_FACTORY_KEYWORD in inspect.signature(BaseServer).parameters
+
+
+def test_the_guard_notices_a_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above can fail: a renamed parameter is seen."""
+    from telnetlib3.stream_reader import TelnetReader
+
+    def feed_data(self: Any, chunk: bytes) -> None:
+        pass
+
+    monkeypatch.setattr(TelnetReader, "feed_data", feed_data)
+    with pytest.raises(AssertionError, match="feed_data takes"):
+        asyncio.run(test_every_telnetlib3_internal_used_is_there())

@@ -1,0 +1,155 @@
+"""The transport seam: what a connection must offer the server, whatever carries it.
+
+The server reads command lines from a :class:`LineSource` and writes lines and prompts
+to an :class:`Output`; neither knows of telnet. :mod:`server.telnet` implements both over
+telnetlib3 (:class:`~server.telnet.LineReader`, :class:`~server.telnet.TelnetOutput`); a
+WebSocket connection implements the same two and hands them to the same :data:`Shell`
+(:mod:`server.service` runs one shell per connection).
+
+Text is FIBS text (§1.1): each line the server writes ends in CR LF, a prompt has no line
+end, and it is the transport that turns that text into bytes (its encoding, its framing,
+its escaping). A broadcast's lines are rendered once into a :class:`Payload`, which keeps
+the bytes of each encoding in use so that thousands of recipients share them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Hashable, Iterable
+from typing import Final, Protocol, TypeVar
+
+TOO_LONG: Final = "\x00<too long>\x00"
+"""What :meth:`LineSource.readline` returns for a line over the cap (its text is dropped).
+No client can send it: the NUL characters are removed from every line read."""
+
+_Form = TypeVar("_Form", bound=Hashable)
+
+
+def crlf_lines(lines: Iterable[str]) -> str:
+    """``lines`` joined, each ending in CR LF (§1.1); empty for no lines."""
+    items = lines if isinstance(lines, (list, tuple)) else list(lines)
+    return "\r\n".join(items) + "\r\n" if items else ""
+
+
+class Payload:
+    """Lines for many connections: joined once, encoded once per form of bytes in use.
+
+    :attr:`text` is the lines as one text, each ending in CR LF. A transport asks
+    :meth:`encoded` for its bytes under a key naming its form (for telnet the
+    connection's encoding and error handling, which a client may negotiate): the first
+    recipient of a form pays for the encoding, every other one gets the same bytes.
+    """
+
+    __slots__ = ("_encoded", "text")
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self.text: Final = crlf_lines(lines)
+        """The lines, each ending in CR LF (§1.1), as :meth:`Output.send` joins them."""
+        self._encoded: dict[Hashable, bytes] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.text)
+
+    def encoded(self, form: _Form, encode: Callable[[str, _Form], bytes]) -> bytes:
+        """The bytes of :attr:`text` in ``form``: ``encode(text, form)`` the first time,
+        the same bytes object after that. ``form`` must tell apart everything that
+        changes the bytes, the transport included (a tuple starting with a name that is
+        the transport's own is safest)."""
+        data = self._encoded.get(form)
+        if data is None:
+            data = self._encoded[form] = encode(self.text, form)
+        return data
+
+
+class Output(Protocol):
+    """Where a session's text goes: one connection's way out.
+
+    The contract every transport keeps (:class:`server.telnet.TelnetOutput` is the
+    reference):
+
+    * No method but :meth:`drain` awaits anything: a write is queued at once and never
+      waits for this client, so a broadcast never waits for its slowest recipient.
+    * Text is str; the transport encodes it (telnet: the negotiated encoding, UTF-8 by
+      default, errors replaced, IAC doubled). The bytes of :meth:`send` and of
+      :meth:`send_payload` for the same lines are the same.
+    * Once :attr:`closing` is true every write is silently dropped.
+    * Buffer limit: when the output a client has not taken passes the transport's limit
+      (``[limits] write_buffer_limit``), the transport aborts the connection at once
+      (:meth:`abort`): a client that stops reading costs neither memory nor time.
+    """
+
+    host: str
+    """The client's address as shown to users (``who``, ``where``, CLIP 5), ``-`` when
+    unknown."""
+
+    def send(self, lines: Iterable[str]) -> None:
+        """Write ``lines``, each ending in CR LF (§1.1); nothing for no lines."""
+        ...
+
+    def send_payload(self, payload: Payload) -> None:
+        """Write a broadcast's lines: the same bytes :meth:`send` writes for
+        ``payload``'s lines, taken from ``payload``'s cache (:meth:`Payload.encoded`)."""
+        ...
+
+    def prompt(self, text: str) -> None:
+        """Write ``text`` with no line end (``login: ``, ``> ``, §1.2 and §1.6)."""
+        ...
+
+    def echo_off(self) -> None:
+        """Ask the client not to echo what the user types next (before a password
+        prompt, §1.6; telnet: ``IAC WILL ECHO``). A transport without echo control
+        does nothing."""
+        ...
+
+    def echo_on(self) -> None:
+        """Undo :meth:`echo_off` (telnet: ``IAC WONT ECHO``)."""
+        ...
+
+    async def drain(self, timeout: float) -> None:
+        """Wait until this connection's own output has left, at most ``timeout``
+        seconds; abort the connection when it has not by then (it is not reading).
+        Returns at once when nothing waits to be sent."""
+        ...
+
+    def close(self) -> None:
+        """Close after the output already written has been sent (the polite end)."""
+        ...
+
+    def abort(self) -> None:
+        """Close at once, dropping any output not yet sent (a client that does not read
+        must not hold a close up)."""
+        ...
+
+    @property
+    def closing(self) -> bool:
+        """True once the connection is closing or closed, by either side."""
+        ...
+
+
+class LineSource(Protocol):
+    """Where a session's command lines come from: one connection's way in.
+
+    Lines come without their line ends (any of CR LF, LF CR, CR NUL, bare CR or LF ends
+    a line), with control characters other than tab removed. A line longer than the
+    configured cap (``[limits] max_line_length``) is dropped up to its end and reported
+    once as :data:`TOO_LONG`. The transport holds back a client that sends faster than
+    lines are taken (telnet: the socket is paused) and counts what waits in
+    :attr:`unread`, which :mod:`server.connection` caps.
+    """
+
+    async def readline(self) -> str | None:
+        """The next line, waiting for it; None once the client has closed its side."""
+        ...
+
+    def queued_line(self) -> str | None:
+        """The next line if one has already been received whole (no wait), else None."""
+        ...
+
+    @property
+    def unread(self) -> int:
+        """How much input (bytes or characters) was received and not yet taken."""
+        ...
+
+
+Shell = Callable[[LineSource, Output], Awaitable[None]]
+"""What serves one connection from connect to close (:func:`server.connection.serve_connection`
+with the App bound); a transport runs it once per connection it accepts."""

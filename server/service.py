@@ -1,0 +1,93 @@
+"""Starting and stopping the server: listen, serve each connection, end them all.
+
+A :class:`Service` runs one :class:`~server.app.App` over a transport: it listens
+(:func:`server.telnet.start_server`), runs :func:`server.connection.serve_connection` for
+each connection as a task it keeps, and at the end tells everyone, closes every
+connection (each saves its state) and stops listening.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from protocol import replies
+from server import telnet
+from server.app import App
+from server.connection import serve_connection
+from server.output import LineSource, Output, Shell
+from server.passwords import shutdown_hashing
+
+log = logging.getLogger(__name__)
+
+STOP_GRACE = 2.0
+"""Seconds :meth:`Service.stop` lets the connections send their last lines before it
+aborts them."""
+
+
+class Service:
+    """The listening server of one App, and the tasks of its connections."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self._listener: Any = None
+        """telnetlib3's server while listening, else None."""
+        self._connections: set[asyncio.Task[None]] = set()
+
+    @property
+    def port(self) -> int:
+        """The port listened on (bound by :meth:`start` when the configured one is 0)."""
+        return self.app.port
+
+    @property
+    def listener(self) -> Any:
+        """The transport's listening server (its ``sockets``), None when not listening."""
+        return self._listener
+
+    async def start(self) -> None:
+        """Listen for connections."""
+        app = self.app
+        shell: Shell = self._shell  # the transport seam's: telnet runs any such shell
+        self._listener = await telnet.start_server(app.settings, shell)
+        app.port = telnet.bound_port(self._listener)
+        log.info("listening on %s:%d", app.settings.host, app.port)
+
+    async def _shell(self, lines: LineSource, output: Output) -> None:
+        """One connection, as a task :meth:`stop` can wait for."""
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        try:
+            await serve_connection(self.app, lines, output)
+        finally:
+            self._connections.discard(task)
+
+    async def stop(self, *, warning: str | None = None) -> None:
+        """Tell everyone, close every connection (each saves its state), stop listening,
+        stop the password hashing pool.
+
+        While stopping, a closing session tells nobody it left: everyone is leaving, and
+        with N users online those notices would be N*N lines (docs/performance.md).
+        """
+        app = self.app
+        app.stopping = True
+        for session in app.registry:
+            session.send(warning or replies.shutdown_warning(0, restart=False))
+        if self._listener is not None:
+            self._listener.close()
+        for session in app.registry:
+            session.output.close()
+        if self._connections:
+            _, pending = await asyncio.wait(self._connections, timeout=STOP_GRACE)
+            if pending:
+                # A client that stopped reading never lets close() finish: drop it.
+                for session in app.registry:
+                    session.output.abort()
+                await asyncio.wait(pending, timeout=10)
+        if self._listener is not None:
+            await self._listener.wait_closed()
+            self._listener = None
+        # Every connection is gone: hashes still queued are for nobody, and the exit
+        # must not wait for them (the interpreter joins the pool's threads).
+        shutdown_hashing()

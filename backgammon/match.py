@@ -197,6 +197,10 @@ class Match:
         self._options_text: tuple[MatchOptions | None, str] = (None, "")
         """The options as compact JSON, with the options object it is of (for
         :meth:`to_json_text` of the state alone, made after every action)."""
+        self.version = 0
+        """Counts the actions that changed this match (each ends in :meth:`_recorded`), so
+        a cache of what was computed from it (a board, for instance) can tell one state
+        from the next for one int compare. Not part of the snapshot."""
 
     # -- what is going on ------------------------------------------------------------
 
@@ -557,7 +561,9 @@ class Match:
             self.phase = Phase.GAME_OVER
 
     def _recorded(self, events: list[Event]) -> list[Event]:
-        """Append ``events`` to the current game's record and return them."""
+        """Append ``events`` to the current game's record and return them; the match
+        changed (:attr:`version`)."""
+        self.version += 1
         self.record.extend(events)
         if self.phase in (Phase.GAME_OVER, Phase.MATCH_OVER) and any(
             isinstance(e, GameWon) for e in events

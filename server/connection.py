@@ -22,7 +22,7 @@ from protocol import replies
 from server.app import App
 from server.dispatch import Context, dispatch
 from server.login import login_dialog, reader_with_timeout
-from server.match_flow import session_ended
+from server.match_lifecycle import session_ended
 from server.session import Session
 from server.telnet import TOO_LONG, LineReader, TelnetOutput
 

@@ -28,22 +28,24 @@ class BoardFrame:
     state: BoardState
     o_player: Player
     """Who plays O in this state's game: whose side is whose colour."""
-    _lines: dict[tuple[Colour, int, bool], list[str]] = field(default_factory=dict, repr=False)
+    _lines: dict[tuple[Colour, int, bool], tuple[str, ...]] = field(
+        default_factory=dict, repr=False
+    )
 
     def colour(self, player: Player) -> Colour:
         """The colour whose view ``player`` gets (their own)."""
         return Colour.O if player == self.o_player else Colour.X
 
-    def lines(self, player: Player, style: int, *, you: bool) -> list[str]:
+    def lines(self, player: Player, style: int, *, you: bool) -> tuple[str, ...]:
         """The board seen from ``player``'s side in board ``style``; ``you``: the viewer is
         that player (field 1 ``You``), else a watcher or looker (the player's name).
 
-        The list is shared by every viewer of the same kind: do not change it.
+        The lines are shared by every viewer of the same kind.
         """
         key = (self.colour(player), style, you)
         lines = self._lines.get(key)
         if lines is None:
-            lines = self._lines[key] = board_lines(self.state, key[0], style, you=you)
+            lines = self._lines[key] = tuple(board_lines(self.state, key[0], style, you=you))
         return lines
 
     def rolled_lines(self, roller: Player, roll: Roll, style: int) -> list[str]:

@@ -19,13 +19,13 @@ def test_a_frame_lasts_as_long_as_the_state_of_the_match() -> None:
     board = frame.lines(0, 3, you=True)
     assert frame.lines(0, 3, you=True) is board  # rendered once per viewer kind
     expected = board_lines(board_state(live.match, NAMES), perspective_of(live.match, 0), 3)
-    assert board == expected
+    assert list(board) == expected
     mover = live.match.to_act
     assert mover is not None
     live.match.move(mover, live.match.legal_plays()[0].moves)
     after = live.board_frame()
     assert after is not frame
     assert after.lines(0, 3, you=True) != board
-    assert after.lines(1, 1, you=False) == board_lines(
+    assert list(after.lines(1, 1, you=False)) == board_lines(
         board_state(live.match, NAMES), perspective_of(live.match, 1), 1, you=False
     )

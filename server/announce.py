@@ -137,6 +137,13 @@ def announce(app: App, live: LiveMatch, told: Iterable[Told], settlement: Settle
     return outbox
 
 
+def seated(app: App, live: LiveMatch, index: Player) -> Session | None:
+    """The session of ``live``'s player ``index`` while they sit at its table (the
+    players the action's lines go to); None once they left it."""
+    session = app.registry.get(live.names[index])
+    return session if session is not None and session.opponent is not None else None
+
+
 @dataclass
 class _Table:
     """Who is at the table and what one batch's lines go into."""
@@ -148,8 +155,7 @@ class _Table:
     boarded: set[Session] = field(default_factory=set)
 
     def player(self, index: Player) -> Session | None:
-        session = self.app.registry.get(self.live.names[index])
-        return session if session is not None and session.opponent is not None else None
+        return seated(self.app, self.live, index)
 
     def name(self, index: Player) -> str:
         return self.live.names[index]

@@ -10,8 +10,9 @@ Every player action goes through :func:`run`. Under the match's lock it
 3. **settles** what the events change besides the match: dice statistics, the rating
    of a finished match (:mod:`server.settle`);
 4. renders what each player and watcher is told (:mod:`server.announce`, which only
-   reads), then **saves** the match, or the finished match with its ratings, and only
-   once that succeeded gives the players their new ratings;
+   reads; rendered before the save so that the lines go to the table as it was when
+   the action happened), then **saves** the match, or the finished match with its
+   ratings, and only once that succeeded gives the players their new ratings;
 5. and then **sends** the lines: nothing is announced that is not durable.
 
 Starting, resuming and leaving a match, and what happens after an action (the clock,
@@ -31,7 +32,7 @@ from backgammon.match import Match, Phase
 from backgammon.moves import Play
 from backgammon.notation import format_move
 from protocol import replies
-from server.announce import Batch, Moment, Notice, Outbox, Told, announce
+from server.announce import Batch, Moment, Notice, Outbox, Told, announce, seated
 from server.app import App
 from server.matches import LiveMatch
 from server.session import Session
@@ -65,8 +66,7 @@ class Step:
     def player(self, index: Player) -> Session | None:
         """The session of player ``index`` while they play (their toggles steer the
         follow-up steps)."""
-        session = self.app.registry.get(self.live.names[index])
-        return session if session is not None and session.opponent is not None else None
+        return seated(self.app, self.live, index)
 
 
 async def run(
@@ -86,7 +86,7 @@ async def run(
         settlement = settle(app, live, step.events())
         outbox = announce(app, live, step.told, settlement)
         await save(app, live, settlement)
-        apply_ratings(app, settlement)
+        apply_ratings(settlement, [step.player(0), step.player(1)])
     send(outbox)
 
 

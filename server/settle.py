@@ -93,23 +93,17 @@ def rating_updates(settlement: Settlement) -> list[RatingUpdate]:
     ]
 
 
-def apply_ratings(app: App, settlement: Settlement) -> None:
-    """The players still at the table take their new ratings (after the save succeeded)."""
+def apply_ratings(settlement: Settlement, players: Iterable[Session | None]) -> None:
+    """The ``players`` still at the table take their new ratings (after the save
+    succeeded); None stands for a player who left."""
     rated = settlement.rated
     if rated is None:
         return
     change = rated.change
-    for name, rating, experience in (
-        (rated.winner, change.winner_rating, change.winner_experience),
-        (rated.loser, change.loser_rating, change.loser_experience),
-    ):
-        session = _player(app, name)
-        if session is not None:
-            session.rating = rating
-            session.experience = experience
-
-
-def _player(app: App, name: str) -> Session | None:
-    """``name``'s session while they play (the players the action's lines go to)."""
-    session = app.registry.get(name)
-    return session if session is not None and session.opponent is not None else None
+    new = {
+        rated.winner: (change.winner_rating, change.winner_experience),
+        rated.loser: (change.loser_rating, change.loser_experience),
+    }
+    for session in players:
+        if session is not None and session.name in new:
+            session.rating, session.experience = new[session.name]

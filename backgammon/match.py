@@ -185,6 +185,10 @@ class Match:
         self.history: list[list[Event]] = []
         self._legal: LegalResults | None = None
         """The legal plays of the dice out, in compact form (computed once a turn)."""
+        self.version = 0
+        """Counts the actions that changed this match (each ends in :meth:`_recorded`), so
+        a cache of what was computed from it (a board, for instance) can tell one state
+        from the next for one int compare. Not part of the snapshot."""
 
     # -- what is going on ------------------------------------------------------------
 
@@ -548,7 +552,9 @@ class Match:
             self.phase = Phase.GAME_OVER
 
     def _recorded(self, events: list[Event]) -> list[Event]:
-        """Append ``events`` to the current game's record and return them."""
+        """Append ``events`` to the current game's record and return them; the match
+        changed (:attr:`version`)."""
+        self.version += 1
         self.record.extend(events)
         if self.phase in (Phase.GAME_OVER, Phase.MATCH_OVER) and any(
             isinstance(e, GameWon) for e in events

@@ -23,9 +23,9 @@ from db.errors import MigrationError
 from db.records import MatchRecord
 from db.repository import Database
 from protocol import replies
+from protocol.mat_export import snapshot_to_mat
 from server.app import App
 from server.config import ConfigError, Settings, load
-from server.export import record_to_mat
 from server.service import Service
 
 log = logging.getLogger("server")
@@ -155,7 +155,13 @@ def export_main(argv: Sequence[str]) -> int:
         return 2
     try:
         record = asyncio.run(_match_record(settings.database, args.match_id))
-        text = None if record is None else record_to_mat(record, site=settings.server_name)
+        text = (
+            None
+            if record is None
+            else snapshot_to_mat(
+                record.moves, site=settings.server_name, started_at=record.started_at
+            )
+        )
     except Exception as exc:  # any failure to read the database: say so in one line
         print(f"fibs-server: cannot read match {args.match_id}: {exc}", file=sys.stderr)
         return 2

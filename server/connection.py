@@ -23,7 +23,7 @@ from server.clock import Timer
 from server.context import Context
 from server.dispatch import dispatch
 from server.login import login_dialog, reader_with_timeout
-from server.match_flow import session_ended
+from server.match_lifecycle import session_ended
 from server.output import TOO_LONG, LineSource, Output
 from server.session import Session
 

@@ -24,6 +24,7 @@ from backgammon.match import Match, MatchOptions
 from backgammon.snapshot import match_from_json, match_to_json, match_to_json_text
 from db.records import SavedEvents, SavedMatch
 from server.config import RulesDefaults
+from server.match_boards import BoardFrame, MatchBoards
 from server.session import Session
 
 WHOLE_SNAPSHOT_VERSION = 1
@@ -84,6 +85,8 @@ class LiveMatch:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     watchdog: asyncio.TimerHandle | None = None
     """The pending reminder or timeout notice for the player who must act (D55)."""
+    boards: MatchBoards = field(default_factory=MatchBoards, repr=False)
+    """The boards of the match's current state (:meth:`board_frame`)."""
     _head_text: tuple[tuple[tuple[str, str], int], str] | None = field(default=None, repr=False)
     """The saved state's text between the version and the games, with the names and start
     time it is of."""
@@ -109,6 +112,10 @@ class LiveMatch:
     def length(self) -> int | None:
         """The match length for texts: None for unlimited."""
         return self.match.options.length or None
+
+    def board_frame(self) -> BoardFrame:
+        """The match's state now with its boards, read once per state of the match."""
+        return self.boards.frame(self.match, self.names)
 
     def snapshot(self) -> str:
         """The whole match: names, start time and the core's snapshot, as compact JSON

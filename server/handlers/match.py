@@ -1,7 +1,9 @@
 """Match commands (§4.3-§4.11): invite, join, play, the cube, resign, leave, watch.
 
-Each game command finds the player's running match, asks the rules core through
-:func:`server.match_flow.run`, and maps the core's refusals to FIBS's replies here.
+The handlers parse their arguments and leave the rest to :mod:`server.match_lifecycle`
+(invite, join, leave, watch) and, for a game action, to the rules core through
+:func:`server.match_lifecycle.play`; the core's refusals are mapped to FIBS's replies
+here. Boards come from the one renderer (:func:`server.match_lifecycle.send_board`).
 """
 
 from __future__ import annotations
@@ -19,19 +21,19 @@ from backgammon.errors import (
     SnapshotError,
 )
 from backgammon.events import Event, WinKind
-from backgammon.match import Action, Match, MatchOptionsError, Phase
+from backgammon.match import Action, Match, Phase
 from backgammon.notation import format_move, parse_moves
 from db.records import SavedMatch
 from protocol import replies
-from protocol.match_view import board_lines, board_state, perspective_of
+from protocol.game_record import last_game, oldmoves_lines
 from protocol.parser import ParsedCommand
 from protocol.replies import MoveErrorReason
-from server import match_flow
+from server import match_lifecycle
 from server.config import RulesDefaults
 from server.context import Context
 from server.errors import Reply
-from server.matches import Invitation, LiveMatch, match_options
-from server.output import Payload
+from server.match_lifecycle import players_of, send_board
+from server.matches import LiveMatch
 from server.session import Session
 
 log = logging.getLogger(__name__)
@@ -59,48 +61,14 @@ async def invite(ctx: Context, cmd: ParsedCommand) -> None:
     if not cmd.args:
         raise Reply(replies.INVITE_WHO)
     target = app.registry.complete(cmd.args[0])
-    if target is session:
-        raise Reply(replies.CANT_INVITE_YOURSELF)
-    if session.name in app.matches:
-        raise Reply(replies.ALREADY_PLAYING)
-    if target.name in app.matches:
-        raise Reply(replies.already_playing_with(target.name))
-    if not target.toggles["ready"]:
-        raise Reply(replies.refusing_games(target.name))
-    saved = await app.db.load_match(session.name, target.name)
+    saved = await match_lifecycle.invitable(app, session, target)
     if len(cmd.args) == 1:
-        if saved is None:
-            raise Reply(replies.no_saved_match_give_length(target.name))
-        invitation = Invitation(session.name, target.name, saved.match_length, resume=True)
+        invitation = match_lifecycle.resume_invitation(session, target, saved)
     else:
         length = _length(cmd.args[1], session)
         rules, words = _chosen_rules(app.settings.rules, cmd.args[2:], length)
-        try:
-            match_options(length, rules or app.settings.rules, session, target, chosen=bool(words))
-        except MatchOptionsError as exc:
-            raise Reply(replies.bad_match_rules(str(exc))) from None
-        invitation = Invitation(session.name, target.name, length, rules=rules, rule_words=words)
-    if not session.toggles["ready"]:  # §4.3: invite switches your ready flag on
-        session.toggles["ready"] = True
-        app.registry.who_update(session)
-    app.invitations[session.name] = invitation
-    bell = replies.BELL if target.toggles["bell"] else ""
-    if invitation.resume:
-        session.send(replies.you_invited_resume(target.name))
-        lines = replies.invitation_resume(session.name)
-    else:
-        session.send(replies.you_invited(target.name, invitation.length))
-        lines = replies.invitation(session.name, invitation.length)
-        if invitation.rule_words:
-            rules_line = replies.match_rules_line(invitation.rule_words)
-            session.send(rules_line)
-            lines.insert(1, rules_line)
-        if saved is not None:
-            lines.append(replies.saved_match_warning(saved.match_length))
-    lines[-1] += bell
-    target.send_lines(lines)
-    if target.away is not None:
-        session.send("", replies.is_away(target.name, target.away))
+        invitation = match_lifecycle.new_invitation(app, session, target, length, rules, words)
+    match_lifecycle.invite(app, session, target, invitation, saved)
 
 
 def _chosen_rules(
@@ -154,148 +122,11 @@ def _length(word: str, session: Session) -> int | None:
 
 
 async def join(ctx: Context, cmd: ParsedCommand) -> None:
-    session = ctx.session
-    app = ctx.app
+    """``join NAME`` accepts an invitation; a bare ``join`` starts the next game (§4.8)."""
     if not cmd.args:
-        live = app.matches.get(session.name)
-        if live is None:
-            raise Reply(replies.JOIN_WHO)
-        await _join_next_game(ctx, live)
+        await match_lifecycle.join_next_game(ctx.app, ctx.session)
         return
-    if session.name in app.matches:
-        raise Reply(replies.CANT_PLAY_TWO)
-    inviter = app.registry.get(cmd.args[0])
-    if inviter is None:
-        try:
-            inviter = app.registry.complete(cmd.args[0])
-        except Reply:
-            raise Reply(replies.cant_find_player(cmd.args[0])) from None
-    if inviter.name in app.matches:
-        raise Reply(replies.join_already_playing(inviter.name))
-    invitation = app.invitations.get(inviter.name)
-    if invitation is None or invitation.invitee != session.name:
-        raise Reply(replies.didnt_invite_you(inviter.name))
-    if not inviter.toggles["ready"]:
-        raise Reply(replies.refusing_games(inviter.name))
-    del app.invitations[inviter.name]
-    if session.watching is not None:
-        stop_watching(ctx, session)
-    if invitation.resume:
-        await _resume(ctx, inviter, session)
-    else:
-        await _start(ctx, inviter, session, invitation)
-
-
-async def _start(ctx: Context, inviter: Session, invitee: Session, invitation: Invitation) -> None:
-    app = ctx.app
-    length = invitation.length
-    await app.db.delete_match(inviter.name, invitee.name)  # a new match replaces a saved one
-    rules = invitation.rules or app.settings.rules
-    try:
-        options = match_options(
-            length, rules, inviter, invitee, chosen=invitation.rules is not None
-        )
-    except MatchOptionsError as exc:
-        raise Reply(replies.bad_match_rules(str(exc))) from None
-    match = Match(options, app.dice(), o_player=app.coin())
-    live = LiveMatch((inviter.name, invitee.name), match, started_at=int(app.clock()))
-    if not _begin(ctx, live):
-        return
-    invitee.send(replies.now_playing(inviter.name, length))
-    inviter.send(replies.player_joined(invitee.name, length))
-    if invitation.rule_words:
-        for s in (inviter, invitee):
-            s.send(replies.match_rules_line(invitation.rule_words))
-    _report(ctx, live, replies.match_start_report(inviter.name, invitee.name, length))
-    await match_flow.run(app, live, match.start_game)
-
-
-async def _resume(ctx: Context, inviter: Session, invitee: Session) -> None:
-    app = ctx.app
-    saved = await app.db.load_match(inviter.name, invitee.name)
-    try:
-        if saved is None:
-            raise SnapshotError("the saved match is gone")
-        live = LiveMatch.from_saved(saved, app.dice())
-    except SnapshotError:
-        log.warning("saved match of %s and %s is corrupt", inviter.name, invitee.name)
-        for s in (inviter, invitee):
-            s.send(replies.SAVED_MATCH_CORRUPT)
-        await app.db.delete_match(inviter.name, invitee.name)
-        return
-    if not _begin(ctx, live):
-        return
-    invitee.send(replies.now_playing_resumed(inviter.name))
-    inviter.send(replies.joined_resumed(invitee.name))
-    _report(ctx, live, replies.match_resume_report(inviter.name, invitee.name, live.length))
-    match = live.match
-    for session in (inviter, invitee):
-        p = live.player_of(session.name)
-        turn = live.names[match.to_act if match.to_act is not None else match.turn]
-        session.send_lines(
-            replies.resume_synopsis(
-                turn,
-                live.length,
-                session.name,
-                match.score[p],
-                live.names[1 - p],
-                match.score[1 - p],
-            )
-        )
-        # No board after the synopsis (§4.9, D105): FIBS sends none; GammonBot, MatchDog
-        # and the bots library ask for one, and GammonBot acts on each board it gets.
-        if match.phase is Phase.GAME_OVER:
-            session.send(replies.JOIN_NEXT_GAME)
-    # A double or a resignation still waiting for its answer is offered again (D106).
-    await match_flow.run(app, live, lambda: match_flow.pending_offer(match), resumed=True)
-
-
-def _begin(ctx: Context, live: LiveMatch) -> bool:
-    """Both players are now playing ``live``; watchers of either are attached.
-
-    False (and nothing changed) when a player left or started another match while the
-    database was being read: the join then simply does not happen.
-    """
-    app = ctx.app
-    sessions = [app.registry.get(name) for name in live.names]
-    if any(s is None or s.closed or s.name in app.matches for s in sessions):
-        return False
-    for name in live.names:
-        app.matches[name] = live
-        app.invitations.pop(name, None)
-    for session in sessions:
-        assert session is not None
-        session.start_playing(live.opponent_of(session.name))
-        app.registry.who_update(session)
-    live.watchers = {s for s in app.registry if s.watching in live.names}
-    return True
-
-
-def _report(ctx: Context, live: LiveMatch, line: str) -> None:
-    """A match start/resume line to users with ``report`` on and the players' watchers
-    (the same line in both modes: encoded once, docs/performance.md §3)."""
-    payload = Payload([line])
-    for session in ctx.app.registry:
-        if (
-            session.logged_in
-            and session.name not in live.names
-            and (session.toggles["report"] or session in live.watchers)
-        ):
-            session.send_payload(payload)
-
-
-async def _join_next_game(ctx: Context, live: LiveMatch) -> None:
-    """``join`` between games: the second player's join starts the next game (§4.8)."""
-    match = live.match
-    if match.phase is not Phase.GAME_OVER:
-        raise Reply(replies.CANT_PLAY_TWO)
-    player = live.player_of(ctx.session.name)
-    live.joined.add(player)
-    if len(live.joined) < 2:
-        ctx.session.send(replies.wait_for_join(live.names[1 - player]))
-        return
-    live.joined = set()
-    await match_flow.run(ctx.app, live, match.start_game)
+    await match_lifecycle.join(ctx.app, ctx.session, cmd.args[0])
 
 
 # -- playing (§4.4-§4.7) --------------------------------------------------------------------
@@ -306,7 +137,7 @@ async def _act(ctx: Context, command: str, action: Callable[[Match, int], list[E
     live = live_match(ctx)
     player = live.player_of(ctx.session.name)
     try:
-        await match_flow.run(ctx.app, live, lambda: action(live.match, player))
+        await match_lifecycle.play(ctx.app, live, lambda: action(live.match, player))
     except ActionError as error:
         raise Reply(_refusal(command, error.reason, live, player)) from None
     except IllegalMoveError as error:
@@ -427,15 +258,7 @@ async def panic(ctx: Context, cmd: ParsedCommand) -> None:
 
 async def leave(ctx: Context, cmd: ParsedCommand) -> None:
     """Stop the match; it stays saved for a later ``invite`` + ``join`` (§4.9)."""
-    live = ctx.app.matches.get(ctx.session.name)
-    if live is None:
-        raise Reply(replies.NO_ONE_TO_LEAVE)
-    opponent = live.opponent_of(ctx.session.name)
-    await match_flow.suspend(ctx.app, live)
-    ctx.session.send(replies.YOU_TERMINATED)
-    other = ctx.app.registry.get(opponent)
-    if other is not None:
-        other.send(replies.has_left(ctx.session.name))
+    await match_lifecycle.leave(ctx.app, ctx.session)
 
 
 # -- boards and looking (§4.10) ----------------------------------------------------------------
@@ -445,22 +268,15 @@ async def board(ctx: Context, cmd: ParsedCommand) -> None:
     session = ctx.session
     live = ctx.app.matches.get(session.name)
     if live is not None:
-        _send_board(session, live, session.name, you=True)
+        send_board(session, live, session.name, you=True)
         return
     if session.watching is not None:
         watched = ctx.app.matches.get(session.watching)
         if watched is None:
             raise Reply(replies.not_playing_name(session.watching))
-        _send_board(session, watched, session.watching, you=False)
+        send_board(session, watched, session.watching, you=False)
         return
     raise Reply(replies.NOT_PLAYING)
-
-
-def _send_board(session: Session, live: LiveMatch, name: str, *, you: bool) -> None:
-    match = live.match
-    state = board_state(match, live.names)
-    colour = perspective_of(match, live.player_of(name))
-    session.send_lines(board_lines(state, colour, session.settings.boardstyle, you=you))
 
 
 async def pip(ctx: Context, cmd: ParsedCommand) -> None:
@@ -494,13 +310,9 @@ async def look(ctx: Context, cmd: ParsedCommand) -> None:
     live = ctx.app.matches.get(target.name)
     if live is None:
         raise Reply(replies.not_playing_name(target.name))
-    if any(ctx.session.name in s.blinded for s in _players(ctx, live)):
+    if any(ctx.session.name in s.blinded for s in players_of(ctx.app, live)):
         raise Reply(replies.doesnt_want_look(target.name))
-    _send_board(ctx.session, live, target.name, you=False)
-
-
-def _players(ctx: Context, live: LiveMatch) -> list[Session]:
-    return [s for s in (ctx.app.registry.get(n) for n in live.names) if s is not None]
+    send_board(ctx.session, live, target.name, you=False)
 
 
 async def oldboard(ctx: Context, cmd: ParsedCommand) -> None:
@@ -512,7 +324,7 @@ async def oldboard(ctx: Context, cmd: ParsedCommand) -> None:
     if saved is None:
         raise Reply(replies.no_saved_match_called(cmd.args[0]))
     live = _restored(ctx, saved)
-    _send_board(ctx.session, live, ctx.session.name, you=True)
+    send_board(ctx.session, live, ctx.session.name, you=True)
 
 
 async def oldmoves(ctx: Context, cmd: ParsedCommand) -> None:
@@ -522,7 +334,9 @@ async def oldmoves(ctx: Context, cmd: ParsedCommand) -> None:
     if saved is None:
         raise Reply(replies.no_saved_game_with(cmd.args[0]))
     live = _restored(ctx, saved)
-    ctx.session.send_lines(match_flow.game_record_lines(live, -1))
+    match = live.match
+    events = last_game(match)
+    ctx.session.send_lines(oldmoves_lines(events, live.names, live.length, match.o_player))
 
 
 def _restored(ctx: Context, saved: SavedMatch) -> LiveMatch:
@@ -536,65 +350,15 @@ def _restored(ctx: Context, saved: SavedMatch) -> LiveMatch:
 
 
 async def watch(ctx: Context, cmd: ParsedCommand) -> None:
-    session = ctx.session
-    app = ctx.app
     if not cmd.args:
         raise Reply(replies.WATCH_WHO)
-    if session.name in app.matches:
-        raise Reply(replies.CANT_WATCH_WHILE_PLAYING)
-    target = app.registry.get(cmd.args[0])
-    if target is None:
-        try:
-            target = app.registry.complete(cmd.args[0])
-        except Reply:
-            raise Reply(replies.no_one_there(cmd.args[0])) from None
-    if target is session:
-        raise Reply(replies.USE_A_MIRROR)
-    live = app.matches.get(target.name)
-    players = _players(ctx, live) if live is not None else [target]
-    if any(session.name in p.blinded for p in players):
-        raise Reply(replies.doesnt_want_watch(target.name))
-    if session.watching is not None:
-        session.send(replies.stop_watching_first(session.watching))
-        stop_watching(ctx, session, quiet=True)
-    session.start_watching(target.name)
-    session.send(replies.now_watching(target.name))
-    target.send(replies.is_watching_you(session.name))
-    if live is None:
-        session.send(replies.nothing_interesting(target.name))
-    else:
-        live.watchers.add(session)
-        other = app.registry.get(live.opponent_of(target.name))
-        if other is not None:
-            other.send(replies.starts_watching(session.name, target.name))
-        _send_board(session, live, target.name, you=False)
-    app.registry.who_update(session)
-
-
-def stop_watching(ctx: Context, session: Session, *, quiet: bool = False) -> None:
-    """End ``session``'s watching and tell the watched players (§4.11)."""
-    name = session.watching
-    if name is None:
-        return
-    live = ctx.app.matches.get(name)
-    watched = ctx.app.registry.get(name)
-    if watched is not None:
-        watched.send(replies.stops_watching_you(session.name))
-    if live is not None:
-        live.watchers.discard(session)
-        other = ctx.app.registry.get(live.opponent_of(name))
-        if other is not None:
-            other.send(replies.stops_watching(session.name, name))
-    session.enter_lobby()
-    if not quiet:
-        session.send(replies.you_stop_watching(name))
-    ctx.app.registry.who_update(session)
+    match_lifecycle.watch(ctx.app, ctx.session, cmd.args[0])
 
 
 async def unwatch(ctx: Context, cmd: ParsedCommand) -> None:
     if ctx.session.watching is None:
         raise Reply(replies.NOT_WATCHING)
-    stop_watching(ctx, ctx.session)
+    match_lifecycle.stop_watching(ctx.app, ctx.session)
 
 
 def _table(ctx: Context) -> LiveMatch:
@@ -615,7 +379,7 @@ async def kibitz(ctx: Context, cmd: ParsedCommand) -> None:
     """To the players and every watcher of the game (§4.12, §6.5)."""
     live = _table(ctx)
     text = cmd.text_after(0)
-    hearers = _listening(ctx, [*_players(ctx, live), *live.watchers])
+    hearers = _listening(ctx, [*players_of(ctx.app, live), *live.watchers])
     for s in hearers:
         s.send(replies.kibitzes(ctx.session.name, text, s.mode))
     ctx.session.send(replies.you_kibitz(text, ctx.session.mode), replies.heard_you(len(hearers)))

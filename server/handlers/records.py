@@ -2,7 +2,7 @@
 (§4.14, D78).
 
 ``export`` lists the caller's finished matches with their record ids; ``export <id>``
-sends one of them as the Jellyfish ``.mat`` text of :mod:`server.export`, between two
+sends one of them as the Jellyfish ``.mat`` text of :mod:`protocol.mat_export`, between two
 marker lines. Only the two players of a match may export it. ``dicetest`` reports every
 roll the server made since it started (:class:`server.dice_stats.DiceStats`).
 """
@@ -14,10 +14,10 @@ import math
 
 from backgammon.errors import SnapshotError
 from protocol import replies
+from protocol.mat_export import snapshot_to_mat
 from protocol.parser import ParsedCommand
 from server.context import Context
 from server.errors import Reply
-from server.export import record_to_mat
 
 EXPORT_LIST_LENGTH = 20
 """How many finished matches ``export`` lists (``last`` shows 20 lines too, §4.14)."""
@@ -55,7 +55,9 @@ async def export(ctx: Context, cmd: ParsedCommand) -> None:
     if found is None or session.name not in (found.player1, found.player2):
         raise Reply(replies.export_not_found(match_id))
     try:
-        text = record_to_mat(found, site=ctx.app.settings.server_name)
+        text = snapshot_to_mat(
+            found.moves, site=ctx.app.settings.server_name, started_at=found.started_at
+        )
     except SnapshotError:
         # A record this server cannot read (written by another version): nothing to send.
         raise Reply(replies.export_not_found(match_id)) from None

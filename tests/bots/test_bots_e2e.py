@@ -31,8 +31,7 @@ from typing import Any
 
 import pytest
 
-import server.handlers.match as match_handlers
-import server.match_flow as match_flow
+import server.match_boards as match_boards
 from backgammon.board import Colour, Position
 from backgammon.dice import Roll, SeededDice
 from backgammon.match import Match, Phase
@@ -272,12 +271,12 @@ class ServerState:
 class BoardRecorder:
     """Records, for every ``board:`` line the server renders, the server's state then.
 
-    The server renders a player's board in exactly two places: ``match_flow`` (after each
-    action, inside the match's lock, before the match changes again) and the ``board``
-    and resume handlers of ``server.handlers.match``. Both call ``board_state(match,
-    names)`` and then ``board_lines(state, colour, style)``; the recorder wraps both
-    names in both modules: ``board_state`` notes the match's state, ``board_lines`` files
-    it under each line it produced. A line is rendered for one receiver (field 1 is
+    The server renders every board in one module, ``server.match_boards``: it reads a
+    state of the match with ``board_state(match, names)`` (once per state, right after
+    the action that made it, inside the match's lock) and renders it with
+    ``board_lines(state, colour, style)``; the recorder wraps both names there:
+    ``board_state`` notes the match's state, ``board_lines`` files it under each line it
+    produced. A line is rendered for one receiver (field 1 is
     ``You``, field 2 the opponent's name), so a bot's line finds its own rendering.
     """
 
@@ -286,12 +285,10 @@ class BoardRecorder:
         self.rendered: dict[str, list[ServerState]] = {}
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        for module in (match_flow, match_handlers):
-            monkeypatch.setattr(module, "board_state", self._wrap_state(module.board_state))
-            monkeypatch.setattr(module, "board_lines", self._wrap_lines(module.board_lines))
-        monkeypatch.setattr(
-            match_flow, "rolled_state", self._wrap_rolled(match_view.rolled_state)
-        )
+        module = match_boards
+        monkeypatch.setattr(module, "board_state", self._wrap_state(match_view.board_state))
+        monkeypatch.setattr(module, "board_lines", self._wrap_lines(match_view.board_lines))
+        monkeypatch.setattr(module, "rolled_state", self._wrap_rolled(match_view.rolled_state))
 
     def _wrap_rolled(
         self, original: Callable[[BoardState, Colour, tuple[int, int]], BoardState]
@@ -606,12 +603,12 @@ async def test_every_board_the_bots_parse_is_the_servers_position(
 
     How the server's state is observed: :class:`BoardRecorder` wraps the two functions
     every board rendering goes through (``board_state(match, names)``, then
-    ``board_lines(state, ...)``) in the two server modules that render boards, and files
+    ``board_lines(state, ...)``) in the server module that renders boards, and files
     a copy of the :class:`~backgammon.match.Match`'s fields (``match.position`` is an
-    immutable value) under each line rendered. The renderings happen inside the
-    match's lock while the action's events are rendered, so the state copied is the one
-    the board is meant to show, even when one action sends several boards (a move, then
-    the opponent's automatic roll). A bot's line is then looked up by its text (each
+    immutable value) under each line rendered. The state is read inside the match's lock
+    right after the batch of events that made it, so the state copied is the one the
+    board is meant to show, even when one action sends several boards (a move, then the
+    opponent's automatic roll). A bot's line is then looked up by its text (each
     line names its receiver's opponent and is rendered for one receiver). Looking at
     ``app.matches[name].match`` when the line is *sent* would not do: an action's lines
     are sent together once it is stored, after later steps of the same action.

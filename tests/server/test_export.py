@@ -1,4 +1,4 @@
-"""The Jellyfish ``.mat`` export (issue 5 item 6; server/export.py, docs/records.md).
+"""The Jellyfish ``.mat`` export (issue 5 item 6; protocol/mat_export.py, docs/records.md).
 
 * The formatter on hand-built records: every entry kind, column for column as GNU
   Backgammon 1.07 writes it (``export match mat``).
@@ -52,9 +52,14 @@ from backgammon.match import Action, Match, MatchOptions, Phase
 from backgammon.moves import Move
 from backgammon.snapshot import match_to_json
 from protocol import replies
+from protocol.mat_export import (
+    MatchTranscript,
+    format_mat,
+    snapshot_to_mat,
+    transcript_from_snapshot,
+)
 from server.app import App
 from server.config import Settings
-from server.export import MatchTranscript, format_mat, snapshot_to_mat, transcript_from_snapshot
 
 from .conftest import TIMEOUT, Connect, FibsClient, clip_login
 from .match_driver import Player, play_out

@@ -38,7 +38,7 @@ from db.records import UserSettings
 from db.repository import Database
 from protocol import replies
 from protocol.board_fibs import parse_board
-from server.export import transcript_from_snapshot
+from protocol.mat_export import transcript_from_snapshot
 from server.matches import whole_snapshot
 from server.passwords import hash_password_sync
 from server.session import DEFAULT_TOGGLES

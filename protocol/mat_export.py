@@ -2,11 +2,13 @@
 
 The ``.mat`` text format is the match transcript that Jellyfish wrote and that GNU
 Backgammon (``import mat``), eXtreme Gammon and BGBlitz import. This module only
-formats: it takes a finished match's record (:class:`db.records.MatchRecord`, whose
-``moves`` is the :class:`server.matches.LiveMatch` snapshot) or a snapshot of a match
-still in progress, and returns the text. The layout reproduces, column for column,
-what GNU Backgammon 1.07 itself writes with ``export match mat`` (learnt by running it;
-gnubg's importer tells the two players' entries apart by their columns):
+formats: it takes a match snapshot (:meth:`server.matches.LiveMatch.snapshot`, which a
+finished match's record keeps as its ``moves``) of a finished match or of one still in
+progress, and returns the text; it reads the games through
+:func:`protocol.game_record.game_turns`, the walk ``oldmoves`` uses too. The layout
+reproduces, column for column, what GNU Backgammon 1.07 itself writes with
+``export match mat`` (learnt by running it; gnubg's importer tells the two players'
+entries apart by their columns):
 
 * comment tags: ``; [Site "<server name>"]``, ``; [EventDate "2024.01.31"]`` (the
   match's start, UTC) and the rules (``; [Crawford "On"]`` in match play,
@@ -56,32 +58,26 @@ from typing import Any
 from backgammon.board import Player
 from backgammon.dice import Roll
 from backgammon.errors import SnapshotError
-from backgammon.events import (
-    CheckersMoved,
-    CubeDropped,
-    CubeOffered,
-    CubeRedoubled,
-    CubeTaken,
-    DiceRolled,
-    Event,
-    GameStarted,
-    GameWon,
-    MatchWon,
-    OpeningRoll,
-    TurnPassed,
-    event_from_json,
-)
+from backgammon.events import Event, event_from_json
 from backgammon.match import MatchOptions
 from backgammon.moves import Move
-from db.records import MatchRecord
+from protocol.game_record import (
+    Cube,
+    CubeAction,
+    Played,
+    Turn,
+    Unplayed,
+    Won,
+    game_start,
+    game_turns,
+)
 
 __all__ = [
     "ENTRY_WIDTH",
     "NAMES_WIDTH",
     "MatchTranscript",
     "format_mat",
-    "format_move",
-    "record_to_mat",
+    "format_mat_move",
     "snapshot_to_mat",
     "transcript_from_snapshot",
 ]
@@ -149,22 +145,17 @@ def transcript_from_snapshot(
     )
 
 
-def snapshot_to_mat(snapshot: str | dict[str, Any], *, site: str | None = None) -> str:
-    """The ``.mat`` text of a match snapshot.
+def snapshot_to_mat(
+    snapshot: str | dict[str, Any], *, site: str | None = None, started_at: int | None = None
+) -> str:
+    """The ``.mat`` text of a match snapshot; ``started_at`` (Unix time) dates it when the
+    snapshot does not (a match record keeps its start beside the snapshot).
 
     :raises SnapshotError: the data is not a version 1 snapshot.
     """
-    return format_mat(transcript_from_snapshot(snapshot, site=site))
-
-
-def record_to_mat(record: MatchRecord, *, site: str | None = None) -> str:
-    """The ``.mat`` text of a finished match as the database stores it.
-
-    :raises SnapshotError: the record's ``moves`` is not a match snapshot.
-    """
-    transcript = transcript_from_snapshot(record.moves, site=site)
-    if transcript.started_at is None:
-        transcript = dataclasses.replace(transcript, started_at=record.started_at)
+    transcript = transcript_from_snapshot(snapshot, site=site)
+    if transcript.started_at is None and started_at is not None:
+        transcript = dataclasses.replace(transcript, started_at=started_at)
     return format_mat(transcript)
 
 
@@ -191,8 +182,9 @@ def format_mat(transcript: MatchTranscript) -> str:
     return "".join(f"{line}\n" for line in lines)
 
 
-def format_move(move: Move, *, hit: bool = False) -> str:
-    """One checker's move in the mover's own numbers: ``8/5``, ``25/21``, ``6/0``, ``9/6*``."""
+def format_mat_move(move: Move, *, hit: bool = False) -> str:
+    """One checker's move in the mover's own numbers: ``8/5``, ``25/21``, ``6/0``, ``9/6*``
+    (unlike :func:`backgammon.notation.format_move`, FIBS's absolute ``13-7``)."""
     return f"{move.src}/{move.dst}{'*' if hit else ''}"
 
 
@@ -204,7 +196,7 @@ def format_play(roll: Roll, moves: Sequence[Move], hits: Iterable[int] = ()) -> 
         # An opposing blot on a point is hit by the first checker that lands there.
         hit = move.dst in marked
         marked.discard(move.dst)
-        texts.append(format_move(move, hit=hit))
+        texts.append(format_mat_move(move, hit=hit))
     return " ".join([f"{roll.high}{roll.low}:", *texts])
 
 
@@ -255,58 +247,50 @@ class _Layout:
 
 def _game_lines(transcript: MatchTranscript, index: int, events: Sequence[Event]) -> list[str]:
     """`` Game <n>``, the names with the score, and the game's entries."""
-    started = next((e for e in events if isinstance(e, GameStarted)), None)
+    started = game_start(events)
     score = started.score if started is not None else (0, 0)
     number = started.game if started is not None else index
     first, second = transcript.players
     names = f" {first} : {score[0]}".ljust(NAMES_WIDTH - 1) + " " + f"{second} : {score[1]}"
     layout = _Layout()
-    pending: tuple[Player, Roll] | None = None
-    match_over = any(isinstance(e, MatchWon) for e in events)
+    turns = list(game_turns(events))
     implied_take = False
-    for position, event in enumerate(events):
-        if isinstance(event, OpeningRoll) and event.starter is not None:
-            s = event.starter
-            pending = (s, Roll(event.dice[s], event.dice[1 - s]))
-        elif isinstance(event, DiceRolled):
-            pending = (event.player, event.roll)
-        elif isinstance(event, TurnPassed) and pending is not None:
-            layout.add(pending[0], format_play(pending[1], ()))
-            pending = None
-        elif isinstance(event, CheckersMoved) and pending is not None:
-            layout.add(event.player, format_play(pending[1], event.moves, event.hits))
-            pending = None
-        elif isinstance(event, CubeOffered):
-            layout.add(event.player, f" Doubles => {event.value}", cube=True)
-        elif isinstance(event, CubeRedoubled):
-            word = _redouble_word(events[position + 1 :])
-            implied_take = word == "Beavers"
-            if word is not None:
-                layout.add(event.player, f" {word} => {event.value}", cube=True)
-        elif isinstance(event, CubeTaken):
-            if not (event.redoubled and implied_take):
-                layout.add(event.player, " Takes", cube=True)
-            implied_take = False
-        elif isinstance(event, CubeDropped):
-            layout.add(event.player, " Drops", cube=True)
-        elif isinstance(event, GameWon):
-            if pending is not None and layout.number == 0:
-                # Resigned before the opening roll was played: importers need a roll
-                # to see the game begin (gnubg records it as dice set, not a move).
-                layout.add(pending[0], format_play(pending[1], ()))
-            pending = None  # later unplayed dice are left out: gnubg plays a forced one
-            text = f" Wins {event.points} point{'' if event.points == 1 else 's'}"
-            if match_over and transcript.length:
-                text += " and the match"
-            layout.add(event.winner, text, numbered=False)
-    if pending is not None:  # a roll not yet played: the game stopped in the middle
-        layout.add(pending[0], format_play(pending[1], ()))
+    for position, turn in enumerate(turns):
+        match turn:
+            case Played(player=player, roll=roll, moves=moves, hits=hits):
+                layout.add(player, format_play(roll, moves, hits))
+            case Unplayed(player=player, roll=roll):
+                ends = position + 1 < len(turns) and isinstance(turns[position + 1], Won)
+                if not ends or layout.number == 0:
+                    # A roll not yet played: the game stopped in the middle. Before the
+                    # win only an opening roll is kept: importers need a roll to see the
+                    # game begin (gnubg records it as dice set, not a move); later
+                    # unplayed dice are left out, as gnubg plays a forced one.
+                    layout.add(player, format_play(roll, ()))
+            case Cube(player=player, action=CubeAction.DOUBLE, value=value):
+                layout.add(player, f" Doubles => {value}", cube=True)
+            case Cube(player=player, action=CubeAction.REDOUBLE, value=value):
+                word = _redouble_word(turns[position + 1 :])
+                implied_take = word == "Beavers"
+                if word is not None:
+                    layout.add(player, f" {word} => {value}", cube=True)
+            case Cube(player=player, action=CubeAction.TAKE, redoubled=redoubled):
+                if not (redoubled and implied_take):
+                    layout.add(player, " Takes", cube=True)
+                implied_take = False
+            case Cube(player=player, action=CubeAction.DROP):
+                layout.add(player, " Drops", cube=True)
+            case Won(player=player, points=points, match=ended):
+                text = f" Wins {points} point{'' if points == 1 else 's'}"
+                if ended and transcript.length:
+                    text += " and the match"
+                layout.add(player, text, numbered=False)
     layout.flush()
     return [f" Game {number}", names, *layout.lines]
 
 
-def _redouble_word(rest: Sequence[Event]) -> str | None:
-    """How to write an instant redouble, given the game's events after it.
+def _redouble_word(rest: Sequence[Turn]) -> str | None:
+    """How to write an instant redouble, given the game's entries after it.
 
     * ``Beavers``: taken and then a roll was played, or the game is unfinished. The
       take is implied, as gnubg writes it: gnubg's importer adds it at the next roll.
@@ -319,15 +303,16 @@ def _redouble_word(rest: Sequence[Event]) -> str | None:
       counts a beaver as a take and would value it at the doubled cube.
     """
     taken = False
-    for event in rest:
-        if isinstance(event, CubeTaken):
-            taken = True
-        elif isinstance(event, CheckersMoved | TurnPassed):
-            return "Beavers" if taken else "Raccoons"
-        elif isinstance(event, CubeDropped):
-            return "Raccoons"
-        elif isinstance(event, GameWon):
-            return "Raccoons" if taken else None
+    for turn in rest:
+        match turn:
+            case Cube(action=CubeAction.TAKE):
+                taken = True
+            case Played():
+                return "Beavers" if taken else "Raccoons"
+            case Cube(action=CubeAction.DROP):
+                return "Raccoons"
+            case Won():
+                return "Raccoons" if taken else None
     return "Beavers"
 
 

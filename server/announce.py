@@ -1,0 +1,409 @@
+"""What the players and watchers are told about one match action, as lines per recipient.
+
+:func:`announce` renders an action's events (and the server's notices between them) in
+the FIBS words of §4, with a board in each receiver's board style where the spec sends
+one. It only reads: the match as each batch of events left it (a :class:`Moment`,
+taken by :mod:`server.match_flow` right after the batch), the settled rating
+(:class:`server.settle.Settlement`) and who is at the table; it changes no state and
+sends nothing. The lines are sent by the flow once the action is stored.
+
+Every event type is announced in one ``match`` statement (:func:`_announce_event`)
+that ends in :func:`typing.assert_never`: a new event type in
+:mod:`backgammon.events` fails the type check until it is announced here.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from backgammon.board import Player
+from backgammon.events import (
+    AutoDoubled,
+    CheckersMoved,
+    CubeDropped,
+    CubeOffered,
+    CubeRedoubled,
+    CubeTaken,
+    DiceRolled,
+    Event,
+    GameEnd,
+    GameStarted,
+    GameWon,
+    MatchWon,
+    OpeningRoll,
+    ResignationAccepted,
+    ResignationOffered,
+    ResignationRejected,
+    TurnPassed,
+)
+from backgammon.match import Action, Phase
+from backgammon.notation import format_move
+from backgammon.rating import RatingChange
+from protocol import replies
+from protocol.game_record import last_game, oldmoves_lines
+from server.app import App
+from server.match_boards import BoardFrame
+from server.matches import LiveMatch
+from server.session import Session
+from server.settle import Settlement
+
+
+@dataclass
+class Outbox:
+    """Lines per recipient, in the order they are to be sent."""
+
+    lines: dict[Session, list[str]] = field(default_factory=dict)
+
+    def add(self, session: Session | None, *lines: str) -> None:
+        if session is not None and lines:
+            self.lines.setdefault(session, []).extend(lines)
+
+    def extend(self, session: Session | None, lines: Iterable[str]) -> None:
+        self.add(session, *lines)
+
+
+@dataclass(frozen=True, slots=True)
+class Moment:
+    """What announcing reads of the match as one batch of events left it.
+
+    Taken right after the batch, because the server's follow-up steps change the match
+    again before anything is announced: each batch's boards and texts show the state
+    the batch made.
+    """
+
+    frame: BoardFrame
+    phase: Phase
+    score: tuple[int, int]
+    redouble_allowed: bool
+    """Whether the player now answering the cube may redouble (the offer's wording, §4.6);
+    only read after a double or redouble."""
+    finished_game: tuple[Event, ...]
+    """The events of the game the batch ended (the ``toggle moves`` record), else empty."""
+
+    @classmethod
+    def of(cls, live: LiveMatch, events: Sequence[Event]) -> Moment:
+        match = live.match
+        offered = any(isinstance(e, CubeOffered | CubeRedoubled) for e in events)
+        responder = match.to_act
+        ended = any(isinstance(e, GameWon) for e in events)
+        return cls(
+            frame=live.board_frame(),
+            phase=match.phase,
+            score=(match.score[0], match.score[1]),
+            redouble_allowed=(
+                offered and responder is not None and match.may(responder, Action.REDOUBLE)
+            ),
+            finished_game=tuple(last_game(match)) if ended else (),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Events that one call of the rules core returned, and the match they left."""
+
+    events: tuple[Event, ...]
+    moment: Moment
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A line the server tells one player between batches (``Please roll or double``,
+    ``The only possible move is ...``)."""
+
+    player: Player
+    line: str
+
+
+Told = Batch | Notice
+"""One item of an action's announcement, in order."""
+
+
+def announce(app: App, live: LiveMatch, told: Iterable[Told], settlement: Settlement) -> Outbox:
+    """The lines each player and watcher gets for one action, in order.
+
+    Boards show the state after their batch and go where the spec puts them (a roller's
+    board before ``Please move``), at most one per recipient and batch.
+    """
+    outbox = Outbox()
+    for item in told:
+        if isinstance(item, Notice):
+            outbox.add(_Table(app, live, outbox, None).player(item.player), item.line)
+            continue
+        table = _Table(app, live, outbox, item.moment)
+        for event in item.events:
+            _announce_event(table, event, settlement)
+    return outbox
+
+
+def seated(app: App, live: LiveMatch, index: Player) -> Session | None:
+    """The session of ``live``'s player ``index`` while they sit at its table (the
+    players the action's lines go to); None once they left it."""
+    session = app.registry.get(live.names[index])
+    return session if session is not None and session.opponent is not None else None
+
+
+@dataclass
+class _Table:
+    """Who is at the table and what one batch's lines go into."""
+
+    app: App
+    live: LiveMatch
+    out: Outbox
+    moment: Moment | None
+    boarded: set[Session] = field(default_factory=set)
+
+    def player(self, index: Player) -> Session | None:
+        return seated(self.app, self.live, index)
+
+    def name(self, index: Player) -> str:
+        return self.live.names[index]
+
+    def watchers(self) -> list[tuple[Session, Player]]:
+        """Each watcher with the player whose side they see."""
+        out = []
+        for watcher in self.live.watchers:
+            if watcher.watching in self.live.names:
+                out.append((watcher, self.live.player_of(watcher.watching)))
+        return out
+
+    def at(self) -> Moment:
+        assert self.moment is not None, "events are announced with their moment"
+        return self.moment
+
+    def board_to(self, session: Session | None, perspective: Player, *, you: bool) -> None:
+        if session is not None and session not in self.boarded:
+            self.boarded.add(session)
+            lines = self.at().frame.lines(perspective, session.settings.boardstyle, you=you)
+            self.out.extend(session, lines)
+
+    def board_for_players(self, *players: Player, toggle: str | None = None) -> None:
+        for p in players:
+            session = self.player(p)
+            if session is not None and (toggle is None or session.toggles[toggle]):
+                self.board_to(session, p, you=True)
+
+    def board_for_watchers(self) -> None:
+        for watcher, perspective in self.watchers():
+            self.board_to(watcher, perspective, you=False)
+
+    def to_watchers(self, text_for: Callable[[Player], str]) -> None:
+        for watcher, perspective in self.watchers():
+            self.out.add(watcher, text_for(perspective))
+
+
+def _announce_event(t: _Table, event: Event, settlement: Settlement) -> None:
+    """Every event type's lines (§4.4-§4.8), for both players and the watchers."""
+    out = t.out
+    match event:
+        case GameStarted():
+            for p in (0, 1):
+                out.add(t.player(p), replies.starting_new_game(t.name(1 - p)))
+            t.to_watchers(lambda p: replies.starting_new_game(t.name(1 - p)))
+        case OpeningRoll():
+            _opening_roll(t, event)
+        case AutoDoubled():
+            for p in (0, 1):
+                out.add(t.player(p), replies.cube_now(event.cube))
+            t.to_watchers(lambda p: replies.cube_now(event.cube))
+        case DiceRolled():
+            _dice_rolled(t, event)
+        case TurnPassed():
+            # No board after "can't move" (§4.5, D103): FIBS sends none; GammonBot and
+            # MatchDog ask for one, and a second, unasked board makes GammonBot act twice.
+            out.add(t.player(event.player), replies.YOU_CANT_MOVE)
+            text = replies.cant_move(t.name(event.player))
+            out.add(t.player(1 - event.player), text)
+            t.to_watchers(lambda p: text)
+        case CheckersMoved():
+            colour = t.at().frame.colour(event.player)
+            texts = [format_move(m, colour) for m in event.moves]
+            line = replies.moves(t.name(event.player), texts)
+            out.add(t.player(1 - event.player), line)
+            t.to_watchers(lambda p: line)
+            t.board_for_players(0, 1, toggle="autoboard")
+            t.board_for_watchers()
+        case CubeOffered():
+            more = t.at().redouble_allowed
+            doubler, other = event.player, 1 - event.player
+            out.add(t.player(doubler), replies.you_double(t.name(other), redouble_allowed=more))
+            out.add(t.player(other), replies.doubles_offer(t.name(doubler), redouble_allowed=more))
+            t.board_for_players(other)
+            t.to_watchers(lambda p: replies.doubles(t.name(doubler)))
+        case CubeRedoubled():
+            more = t.at().redouble_allowed
+            who, other = event.player, 1 - event.player
+            out.extend(
+                t.player(who), replies.you_redouble(event.value, t.name(other), more_allowed=more)
+            )
+            out.add(
+                t.player(other),
+                replies.redoubles_offer(t.name(who), event.value, more_allowed=more),
+            )
+            t.board_for_players(other)
+            t.to_watchers(lambda p: replies.redoubles(t.name(who)))
+        case CubeTaken():
+            _cube_taken(t, event)
+        case CubeDropped():
+            dropper, winner = event.player, 1 - event.player
+            out.add(t.player(dropper), replies.you_give_up(t.name(winner), event.points))
+            out.add(t.player(winner), replies.gives_up_you_win(t.name(dropper), event.points))
+            t.to_watchers(lambda p: replies.gives_up(t.name(dropper), t.name(winner), event.points))
+        case ResignationOffered():
+            who, other = event.player, 1 - event.player
+            out.add(t.player(who), replies.you_want_to_resign(t.name(other), event.points))
+            out.add(t.player(other), replies.wants_to_resign(t.name(who), event.points))
+            t.to_watchers(
+                lambda p: replies.wants_to_resign_watched(t.name(who), t.name(other), event.points)
+            )
+        case ResignationAccepted():
+            acceptor, resigner = event.player, 1 - event.player
+            out.add(t.player(acceptor), replies.you_accept_and_win(event.points))
+            line = replies.accepts_and_wins(t.name(acceptor), event.points)
+            out.add(t.player(resigner), line)
+            t.to_watchers(lambda p: line)
+        case ResignationRejected():
+            out.add(t.player(event.player), replies.YOU_REJECT)
+            line = replies.rejects(t.name(event.player))
+            out.add(t.player(1 - event.player), line)
+            t.to_watchers(lambda p: line)
+            # No board (D104): FIBS sends none after a rejected resignation; GammonBot
+            # asks for one and MatchDog goes on with the board it has.
+        case GameWon():
+            _game_won(t, event)
+        case MatchWon():
+            _match_won(t, event, settlement)
+        case _:
+            typing.assert_never(event)
+
+
+def _opening_roll(t: _Table, event: OpeningRoll) -> None:
+    for p in (0, 1):
+        session = t.player(p)
+        t.out.add(session, replies.opening_roll(event.dice[p], t.name(1 - p), event.dice[1 - p]))
+        if event.starter == p:
+            t.out.add(session, replies.YOUR_TURN_TO_MOVE)
+        elif event.starter is not None:
+            t.out.add(session, replies.makes_first_move(t.name(1 - p)))
+    t.to_watchers(
+        lambda p: replies.opening_roll_watched(
+            t.name(p), event.dice[p], t.name(1 - p), event.dice[1 - p]
+        )
+    )
+    if event.starter is not None:
+        starter = t.name(event.starter)
+        t.to_watchers(lambda p: replies.makes_first_move(starter))
+        t.board_for_players(0, 1)
+        t.board_for_watchers()
+
+
+def _dice_rolled(t: _Table, event: DiceRolled) -> None:
+    d1, d2 = event.roll
+    roller = t.player(event.player)
+    t.out.add(roller, replies.you_roll(d1, d2))
+    if event.moves:
+        t.board_for_players(event.player, toggle="moreboards")
+        t.out.add(roller, replies.please_move(event.moves))
+    elif roller is not None and roller.toggles["moreboards"]:
+        # A roll that cannot be played: the roller's board still shows it, before
+        # "You can't move." (D108; MatchDog waits for a board after every roll).
+        style = roller.settings.boardstyle
+        t.out.extend(roller, t.at().frame.rolled_lines(event.player, event.roll, style))
+    other = 1 - event.player
+    t.out.add(t.player(other), replies.rolls(t.name(event.player), d1, d2))
+    if event.moves:
+        t.board_for_players(other, toggle="autoboard")
+    t.to_watchers(lambda p: replies.rolls(t.name(event.player), d1, d2))
+    if event.moves:
+        t.board_for_watchers()
+
+
+def _cube_taken(t: _Table, event: CubeTaken) -> None:
+    taker, doubler = event.player, 1 - event.player
+    if event.redoubled:
+        mine = replies.you_accept_redouble(event.value)
+        theirs = replies.accepts_redouble(t.name(taker), event.value)
+        watched = replies.accepts_redouble_watched(t.name(taker))
+    else:
+        mine = replies.you_accept_double(event.value)
+        theirs = replies.accepts_double(t.name(taker), event.value)
+        watched = replies.accepts_double_watched(t.name(taker))
+    t.out.add(t.player(taker), mine)
+    t.out.add(t.player(doubler), theirs)
+    t.to_watchers(lambda p: watched)
+
+
+def _game_won(t: _Table, event: GameWon) -> None:
+    out = t.out
+    live = t.live
+    moment = t.at()
+    winner, loser = event.winner, 1 - event.winner
+    if event.end is GameEnd.BORNE_OFF:
+        out.add(t.player(winner), replies.you_win_game(event.points))
+        out.add(t.player(loser), replies.wins_game(t.name(winner), event.points))
+        for watcher, _ in t.watchers():
+            out.add(watcher, replies.wins_game_watched(t.name(winner), event.points))
+    for p in (0, 1):
+        session = t.player(p)
+        if session is not None and session.toggles["moves"]:
+            record = oldmoves_lines(
+                moment.finished_game, live.names, live.length, moment.frame.o_player
+            )
+            out.extend(session, record)
+    if moment.phase is Phase.GAME_OVER:
+        score = moment.score
+        for p in (0, 1):
+            out.add(
+                t.player(p),
+                replies.score_line(live.length, t.name(p), score[p], t.name(1 - p), score[1 - p]),
+                replies.JOIN_NEXT_GAME,
+            )
+        for watcher, p in t.watchers():
+            out.add(
+                watcher,
+                replies.score_line(live.length, t.name(p), score[p], t.name(1 - p), score[1 - p]),
+            )
+
+
+def _match_won(t: _Table, event: MatchWon, settlement: Settlement) -> None:
+    """The end of a limited match: the rating report (``toggle ratings``), who won, and the
+    report line to everyone with ``toggle report`` (an unlimited match never ends so)."""
+    rated = settlement.rated
+    if rated is None:
+        return
+    out = t.out
+    winner, loser = event.winner, 1 - event.winner
+    length = t.live.match.options.length
+    a, b = event.score[winner], event.score[loser]
+    winner_session = t.player(winner)
+    loser_session = t.player(loser)
+    block = _rating_block(
+        rated.change, rated.winner, rated.loser, rated.winner_experience, rated.loser_experience
+    )
+    for session in (winner_session, loser_session):
+        if session is not None and session.toggles["ratings"]:
+            out.extend(session, block)
+    out.add(winner_session, replies.you_win_match(length, a, b))
+    line = replies.wins_match(t.name(winner), length, a, b)
+    out.add(loser_session, line)
+    for watcher, _ in t.watchers():
+        out.add(watcher, line)
+    report = replies.match_end_report(t.name(winner), t.name(loser), length, a, b)
+    for session in t.app.registry:
+        if session.logged_in and session.toggles["report"]:
+            out.add(session, report)
+
+
+def _rating_block(
+    change: RatingChange, winner: str, loser: str, winner_exp: int, loser_exp: int
+) -> list[str]:
+    """The §5.3 ``toggle ratings`` report for a finished match."""
+    return replies.rating_calculation(
+        change.difference,
+        change.length,
+        change.upset_probability,
+        change.probability,
+        replies.RatingCalculationPlayer(winner, winner_exp, change.winner_k, change.winner_change),
+        replies.RatingCalculationPlayer(loser, loser_exp, change.loser_k, change.loser_change),
+    )

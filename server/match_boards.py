@@ -1,0 +1,72 @@
+"""The boards of a running match: every ``board:`` line and ASCII board the server sends.
+
+One place renders a board for a viewer (:meth:`BoardFrame.lines`): the boards announced
+after an action, the ``board`` and ``look`` commands, the board a new watcher gets and
+``oldboard``. A state of the match is read once (:func:`protocol.match_view.board_state`)
+and each distinct board of it (side, style, ``You`` or a name) rendered once, however
+many players and watchers see it (docs/performance.md "one render per viewer kind").
+:class:`MatchBoards` keeps the frame of the match's current state and knows a new state
+by :attr:`backgammon.match.Match.version`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from backgammon.board import Colour, Player
+from backgammon.dice import Roll
+from backgammon.match import Match
+from protocol.board_view import BoardState
+from protocol.match_view import board_lines, board_state, rolled_state
+
+
+@dataclass(eq=False)
+class BoardFrame:
+    """One state of a match and its boards, each rendered at most once."""
+
+    state: BoardState
+    o_player: Player
+    """Who plays O in this state's game: whose side is whose colour."""
+    _lines: dict[tuple[Colour, int, bool], tuple[str, ...]] = field(
+        default_factory=dict, repr=False
+    )
+
+    def colour(self, player: Player) -> Colour:
+        """The colour whose view ``player`` gets (their own)."""
+        return Colour.O if player == self.o_player else Colour.X
+
+    def lines(self, player: Player, style: int, *, you: bool) -> tuple[str, ...]:
+        """The board seen from ``player``'s side in board ``style``; ``you``: the viewer is
+        that player (field 1 ``You``), else a watcher or looker (the player's name).
+
+        The lines are shared by every viewer of the same kind.
+        """
+        key = (self.colour(player), style, you)
+        lines = self._lines.get(key)
+        if lines is None:
+            lines = self._lines[key] = tuple(board_lines(self.state, key[0], style, you=you))
+        return lines
+
+    def rolled_lines(self, roller: Player, roll: Roll, style: int) -> list[str]:
+        """The roller's board of the moment they rolled ``roll`` that cannot be played
+        (:func:`protocol.match_view.rolled_state`, D108; not cached: it is one board)."""
+        colour = self.colour(roller)
+        state = rolled_state(self.state, colour, (roll.d1, roll.d2))
+        return board_lines(state, colour, style)
+
+
+@dataclass(eq=False)
+class MatchBoards:
+    """The frame of one match's current state, made again only when the match changed."""
+
+    _version: int = -1
+    _frame: BoardFrame | None = field(default=None, repr=False)
+
+    def frame(self, match: Match, names: Sequence[str]) -> BoardFrame:
+        """``match``'s state now (``names[p]`` is player ``p``'s name) with its boards."""
+        frame = self._frame
+        if frame is None or match.version != self._version:
+            frame = self._frame = BoardFrame(board_state(match, names), match.o_player)
+            self._version = match.version
+        return frame

@@ -1,0 +1,109 @@
+"""Settling one match action: what its events change besides the match itself.
+
+An action's events (the player's and the server's follow-up steps, :mod:`server.match_flow`)
+are settled before the match is saved: the dice rolled are counted for ``dicetest``, a
+game's end clears the ``join`` marks of the game before, and a match's end is rated.
+The rating is computed here and stored with the finished match (:func:`rating_updates`);
+the players' sessions take their new ratings only once that save succeeded
+(:func:`apply_ratings`), so a failed save changes no one's rating. Announcing
+(:mod:`server.announce`) reads the :class:`Settlement` and changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from backgammon.board import Player
+from backgammon.events import DiceRolled, Event, GameWon, MatchWon, OpeningRoll
+from backgammon.match import Phase
+from backgammon.rating import INITIAL_RATING, RatingChange, rate_match
+from db.records import RatingUpdate
+from server.app import App
+from server.matches import LiveMatch
+from server.session import Session
+
+
+@dataclass(frozen=True, slots=True)
+class RatedMatch:
+    """A finished match's rating change, with the players as they were rated."""
+
+    change: RatingChange
+    winner: str
+    loser: str
+    winner_experience: int
+    """The winner's experience before the match (the ``toggle ratings`` report shows it)."""
+    loser_experience: int
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """What one action settled: the rating of the match it ended, if it ended a rated one."""
+
+    rated: RatedMatch | None = None
+
+
+def settle(app: App, live: LiveMatch, events: Iterable[Event]) -> Settlement:
+    """Count the rolls of ``events`` (one action's), clear the ``join`` marks when a game
+    ended, and rate the match when it ended (a limited match only)."""
+    rated = None
+    for event in events:
+        if isinstance(event, OpeningRoll):
+            app.dice_stats.record(*event.dice)
+        elif isinstance(event, DiceRolled):
+            app.dice_stats.record(event.roll.d1, event.roll.d2)
+        elif isinstance(event, GameWon):
+            if live.match.phase is Phase.GAME_OVER:
+                live.joined = set()
+        elif isinstance(event, MatchWon):
+            rated = _rate(app, live, event.winner)
+    return Settlement(rated)
+
+
+def _rate(app: App, live: LiveMatch, winner: Player) -> RatedMatch | None:
+    """The rating change of the match ``winner`` won, from the players' ratings now."""
+    length = live.match.options.length
+    if not length:
+        return None
+    loser = 1 - winner
+    w_rating, w_exp = _rating_of(app, live.names[winner])
+    l_rating, l_exp = _rating_of(app, live.names[loser])
+    change = rate_match(length, w_rating, w_exp, l_rating, l_exp)
+    return RatedMatch(change, live.names[winner], live.names[loser], w_exp, l_exp)
+
+
+def _rating_of(app: App, name: str) -> tuple[float, int]:
+    """``name``'s rating and experience as their session has them (a player who left:
+    the initial ones, as the rating of a player nobody knows)."""
+    session = app.registry.get(name)
+    if session is None:
+        return (INITIAL_RATING, 0)
+    return session.rating, session.experience
+
+
+def rating_updates(settlement: Settlement) -> list[RatingUpdate]:
+    """The new ratings to store with the finished match (none for an unrated one)."""
+    rated = settlement.rated
+    if rated is None:
+        return []
+    change = rated.change
+    return [
+        RatingUpdate(rated.winner, change.winner_rating, change.winner_experience),
+        RatingUpdate(rated.loser, change.loser_rating, change.loser_experience),
+    ]
+
+
+def apply_ratings(settlement: Settlement, players: Iterable[Session | None]) -> None:
+    """The ``players`` still at the table take their new ratings (after the save
+    succeeded); None stands for a player who left."""
+    rated = settlement.rated
+    if rated is None:
+        return
+    change = rated.change
+    new = {
+        rated.winner: (change.winner_rating, change.winner_experience),
+        rated.loser: (change.loser_rating, change.loser_experience),
+    }
+    for session in players:
+        if session is not None and session.name in new:
+            session.rating, session.experience = new[session.name]

@@ -294,6 +294,17 @@ class WhoInfo:
             f" {_dash(self.client)} {_dash(self.email)}"
         )
 
+    IDLE_FIELD: ClassVar[int] = 8
+    """The idle field's index in the line split at spaces (the code ``5`` is index 0)."""
+
+    def around_idle(self) -> tuple[str, str]:
+        """The line before its idle field (ending in a space) and after it (starting with
+        one), so a line can be remade with a new idle time without formatting it again.
+        Every field is one token without spaces (checked), so spaces separate the words."""
+        words = self.format().split(" ")
+        i = self.IDLE_FIELD
+        return " ".join(words[:i]) + " ", " " + " ".join(words[i + 1 :])
+
     @classmethod
     def parse(cls, line: str) -> WhoInfo:
         t = _split(line, cls.code, 12, text=False)

@@ -1927,3 +1927,74 @@ def dicetest_chi_square(what: str, value: float, freedom: int, probability: floa
         f"*** Chi-square of the {what}: {value:.2f} with {freedom} degrees of freedom, "
         f"P = {probability:.3f}"
     )
+
+
+# =====================================================================================
+# Words and marks inside other replies (§4.5, §4.10, §4.13, §4.14; D53, D78)
+# =====================================================================================
+
+YOU: Final = "You"
+"""The caller in place of their name: ``away``'s list and ``pip``'s counts (§4.10, §4.13)."""
+BAR_POINT: Final = "bar"
+"""§4.5: the bar named in a move error (the other points are numbers)."""
+UNKNOWN_HOST: Final = "-"
+"""A host that is not known (no peer address, never logged in): ``who`` and ``whois``."""
+UTC_ZONE: Final = "UTC"
+"""The zone name shown when a time has none, and the zone ``set timezone`` always knows."""
+UNKNOWN_VERSION: Final = "0"
+"""The version ``version`` and ``about`` show for a server run from an uninstalled tree."""
+
+
+class WhoStatus(enum.StrEnum):
+    """§4.14 (HELP who): the status column of the telnet-mode ``who`` table."""
+
+    PLAYING = "P"
+    WATCHING = "W"
+    AWAY = "A"
+    READY = "R"
+    NONE = "-"
+
+
+def who_status(*, playing: bool, watching: bool, away: bool, ready: bool) -> WhoStatus:
+    """The first that holds: playing, watching, away, ready; else none."""
+    if playing:
+        return WhoStatus.PLAYING
+    if watching:
+        return WhoStatus.WATCHING
+    if away:
+        return WhoStatus.AWAY
+    return WhoStatus.READY if ready else WhoStatus.NONE
+
+
+def release(version_text: str, python_version: str) -> str:
+    """``0.1.0 (Python 3.11.9)``: the server's version and the Python it runs on."""
+    return f"{version_text} (Python {python_version})"
+
+
+def redouble_name(redoubles: int) -> str:
+    """The word for the redouble after ``redoubles`` others (§4.6): ``beaver``,
+    ``raccoon``, ``otter``, then ``redouble``."""
+    return REDOUBLE_NAMES[redoubles] if redoubles < len(REDOUBLE_NAMES) else "redouble"
+
+
+class GameCommand(enum.StrEnum):
+    """The game actions whose refusals :func:`refusal` words by command (§4.5-§4.7);
+    values are the commands' table names."""
+
+    ROLL = "roll"
+    DOUBLE = "double"
+    MOVE = "move"
+    ACCEPT = "accept"
+    REJECT = "reject"
+    REDOUBLE = "redouble"
+    RESIGN = "resign"
+
+
+def dicetest_faces_chi_square(value: float, freedom: int, probability: float) -> str:
+    """D78: the chi-square line of the faces (:func:`dicetest_chi_square`)."""
+    return dicetest_chi_square("faces", value, freedom, probability)
+
+
+def dicetest_pairs_chi_square(value: float, freedom: int, probability: float) -> str:
+    """D78: the chi-square line of the ordered pairs (:func:`dicetest_chi_square`)."""
+    return dicetest_chi_square("pairs", value, freedom, probability)

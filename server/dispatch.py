@@ -16,7 +16,7 @@ import logging
 from protocol import replies
 from protocol.commands import COMMANDS
 from protocol.errors import CommandError, UsageError
-from protocol.parser import error_lines, is_repeat, parse, repeat, state_refusal
+from protocol.parser import REPEAT, error_lines, is_repeat, parse, repeat, state_refusal
 from server.bindings import BINDINGS, DIALOGS
 from server.context import Context
 from server.errors import Reply
@@ -53,7 +53,7 @@ async def _run(ctx: Context, line: str) -> None:
     if is_repeat(line):
         cmd = repeat(session.last_command)
         if cmd is None:
-            raise Reply(replies.unknown_command("!!"))
+            raise Reply(replies.unknown_command(REPEAT))
     else:
         try:
             cmd = parse(line)

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 
 from db.records import User
 from protocol import clip, replies
+from protocol.arguments import LoginKind, parse_login_line
 from protocol.commands import SessionState
 from protocol.parser import clean
 from protocol.replies import Mode
@@ -58,21 +59,23 @@ async def login_dialog(app: App, session: Session, read: ReadLine) -> bool:
         if raw is None:
             return False
         line = "" if raw == TOO_LONG else clean(raw)
-        words = line.split()
-        if not words:
-            output.prompt(replies.LOGIN_PROMPT)
-            continue
-        if words[0] == "guest" and len(words) == 1:
-            enter_as_guest(session)
-            return True
-        if words[0] == "login" and len(words) >= 5:
-            ok = await _clip_login(app, session, words)
-        elif words[0] == "connect" and len(words) == 3:
-            ok = await _password_login(app, session, words[1], words[2], prompts=False)
-        elif len(words) == 1:
-            ok = await _telnet_login(app, session, words[0], read)
-        else:
-            ok = False
+        login = parse_login_line(line)
+        words = login.words
+        match login.kind:
+            case LoginKind.BLANK:
+                output.prompt(replies.LOGIN_PROMPT)
+                continue
+            case LoginKind.GUEST:
+                enter_as_guest(session)
+                return True
+            case LoginKind.CLIP:
+                ok = await _clip_login(app, session, words)
+            case LoginKind.CONNECT:
+                ok = await _password_login(app, session, words[1], words[2], prompts=False)
+            case LoginKind.NAME:
+                ok = await _telnet_login(app, session, words[0], read)
+            case LoginKind.UNKNOWN:
+                ok = False
         if ok:
             return True
         failures += 1
@@ -90,7 +93,7 @@ async def _authenticate(app: App, name: str, password: str) -> User | None:
     return user if ok and user is not None else None
 
 
-async def _clip_login(app: App, session: Session, words: list[str]) -> bool:
+async def _clip_login(app: App, session: Session, words: tuple[str, ...]) -> bool:
     """``login <client> <clipver> <name> <password>`` (§1.3); any clip version works as 1008."""
     _, client, _version, name, password = words[:5]
     if len(client) > MAX_CLIENT_NAME:

@@ -11,7 +11,6 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 from backgammon.rating import INITIAL_RATING
 from db.records import User, UserSettings
@@ -286,13 +285,8 @@ class _WhoLineParts:
     tail: str
     """`` login hostname client email`` (starts with a space)."""
 
-    IDLE_FIELD: ClassVar[int] = 8
-    """The idle field's index in the line split at spaces (the code ``5`` is index 0)."""
-
     @classmethod
     def of(cls, key: tuple[object, ...], info: WhoInfo) -> _WhoLineParts:
-        """Split ``info.format()``: every field is one token without spaces (WhoInfo
-        checks them), so the spaces separate exactly the 13 words."""
-        words = info.format().split(" ")
-        i = cls.IDLE_FIELD
-        return cls(key, " ".join(words[:i]) + " ", " " + " ".join(words[i + 1 :]))
+        """The parts of ``info``'s line around its idle field."""
+        head, tail = info.around_idle()
+        return cls(key, head, tail)

@@ -43,6 +43,7 @@ from telnetlib3.stream_reader import TelnetReaderUnicode
 from telnetlib3.stream_writer import TelnetWriterUnicode
 from telnetlib3.telopt import ECHO, WILL, WONT, theNULL
 
+from protocol import replies
 from server.config import Settings
 from server.output import TOO_LONG, Payload, crlf_lines
 
@@ -320,7 +321,7 @@ class TelnetOutput:
         self._limit = buffer_limit
         self.overflowed = False
         peer = writer.get_extra_info("peername")
-        self.host: str = peer[0] if peer else "-"
+        self.host: str = peer[0] if peer else replies.UNKNOWN_HOST
 
     def send(self, lines: Iterable[str]) -> None:
         """Write ``lines``, each ending in CR LF (§1.1)."""

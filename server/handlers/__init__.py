@@ -9,7 +9,10 @@ check of the command table, and maps every error to a reply in one place.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
+
+from protocol.arguments import Invalid
+from server.errors import Reply
 
 if TYPE_CHECKING:
     from protocol.parser import ParsedCommand
@@ -19,3 +22,13 @@ Handler = Callable[["Context", "ParsedCommand"], Awaitable[None]]
 """What :mod:`server.bindings` maps a command's table name to."""
 DialogHandler = Callable[["Context", str], Awaitable[None]]
 """What :mod:`server.bindings` maps a dialog state to: it gets the next line as typed."""
+
+_T = TypeVar("_T")
+
+
+def valid(parsed: _T | Invalid) -> _T:
+    """A parsed argument (:mod:`protocol.arguments`), or stop the command with the reply
+    of a refused one."""
+    if isinstance(parsed, Invalid):
+        raise Reply(*parsed.lines)
+    return parsed

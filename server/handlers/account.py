@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from protocol import replies
+from protocol.arguments import parse_address, parse_password_change
 from protocol.parser import ParsedCommand
 from server.context import Context
 from server.errors import Reply
+from server.handlers import valid
 from server.passwords import hash_password, verify_password
 from server.presence import Audience
 
@@ -43,18 +45,12 @@ async def wave(ctx: Context, cmd: ParsedCommand) -> None:
 
 async def password(ctx: Context, cmd: ParsedCommand) -> None:
     """``password old:new:new`` (§4.17)."""
-    parts = cmd.text_after(0).split(":")
-    if len(parts) != 3 or not all(parts):
-        raise Reply(*replies.PASSWORD_USAGE)
-    old, new, again = parts
-    if new != again:
-        raise Reply(replies.NEW_PASSWORD_TWICE)
-    if len(new) < 4:
-        raise Reply(replies.PASSWORD_TOO_SHORT)
+    change = valid(parse_password_change(cmd.text_after(0)))
     user = await ctx.app.db.get_user(ctx.session.name)
-    if user is None or not await verify_password(old, user.password_hash):
+    if user is None or not await verify_password(change.old, user.password_hash):
         raise Reply(replies.OLD_PASSWORD_WRONG)
-    await ctx.app.db.set_password_hash(user.name, await hash_password(new, ctx.app.cost))
+    hashed = await hash_password(change.new, ctx.app.cost)
+    await ctx.app.db.set_password_hash(user.name, hashed)
     ctx.session.send(replies.PASSWORD_CHANGED)
 
 
@@ -62,10 +58,7 @@ async def address(ctx: Context, cmd: ParsedCommand) -> None:
     """``address <email>`` (§4.17): stored, shown in CLIP 5 and whois."""
     if not cmd.args:
         raise Reply(replies.ADDRESS_MISSING)
-    text = cmd.args[0]
-    local, _, domain = text.partition("@")
-    if not local or "." not in domain or ":" in text:
-        raise Reply(replies.not_an_email(text))
+    text = valid(parse_address(cmd.args[0]))
     await ctx.app.db.set_address(ctx.session.name, text)
     ctx.session.address = text
     ctx.session.send(replies.address_set(text))

@@ -19,12 +19,12 @@ def package_version() -> str:
     try:
         return metadata.version("fibs-server")
     except metadata.PackageNotFoundError:
-        return "0"
+        return replies.UNKNOWN_VERSION
 
 
 def release() -> str:
     """``0.1.0 (Python 3.11.9)``: this server's version and the Python it runs on."""
-    return f"{package_version()} (Python {platform.python_version()})"
+    return replies.release(package_version(), platform.python_version())
 
 
 async def help_(ctx: Context, cmd: ParsedCommand) -> None:

@@ -8,6 +8,7 @@ import time
 from zoneinfo import ZoneInfo
 
 from protocol import replies
+from protocol.arguments import WhoKind, WhoOrder, parse_who_filter
 from protocol.parser import ParsedCommand
 from server.context import Context
 from server.errors import Reply
@@ -21,44 +22,45 @@ def select(ctx: Context, args: tuple[str, ...]) -> list[Peer] | int:
     ``who count`` returns the number instead (§4.14).
     """
     sessions = ctx.app.presence.users()
-    if args:
-        word = args[0].lower()
-        if word == "count":
+    wanted = parse_who_filter(args)
+    match wanted.kind:
+        case WhoKind.ALL:
+            pass
+        case WhoKind.COUNT:
             return len(sessions)
-        if word == "ready":
+        case WhoKind.READY:
             sessions = [s for s in sessions if s.toggles["ready"] and s.opponent is None]
-        elif word == "playing":
+        case WhoKind.PLAYING:
             sessions = [s for s in sessions if s.opponent is not None]
-        elif word == "away":
+        case WhoKind.AWAY:
             sessions = [s for s in sessions if s.away is not None]
-        elif word == "from" and len(args) > 1:
-            sessions = [s for s in sessions if args[1].lower() in s.host.lower()]
-        else:
-            found = ctx.app.presence.get(args[0])
+        case WhoKind.FROM:
+            sessions = [s for s in sessions if wanted.text in s.host.lower()]
+        case WhoKind.NAME:
+            found = ctx.app.presence.get(wanted.text)
             if found is None:
-                raise Reply(replies.no_one_called_period(args[0]))
+                raise Reply(replies.no_one_called_period(wanted.text))
             sessions = [found]
-    order = ctx.session.settings.sortwho
-    if order == "name":
-        sessions.sort(key=lambda s: s.name.lower())
-    elif order == "rating":
-        sessions.sort(key=lambda s: -s.rating)
-    elif order == "rrating":
-        sessions.sort(key=lambda s: s.rating)
-    else:
-        sessions.sort(key=lambda s: s.login_time)
+    match WhoOrder(ctx.session.settings.sortwho):
+        case WhoOrder.NAME:
+            sessions.sort(key=lambda s: s.name.lower())
+        case WhoOrder.RATING:
+            sessions.sort(key=lambda s: -s.rating)
+        case WhoOrder.RRATING:
+            sessions.sort(key=lambda s: s.rating)
+        case WhoOrder.LOGIN:
+            sessions.sort(key=lambda s: s.login_time)
     return sessions
 
 
 def _status(session: Peer) -> str:
     """§4.14 (HELP who): P playing, W watching, R ready, A away, else -."""
-    if session.opponent is not None:
-        return "P"
-    if session.watching is not None:
-        return "W"
-    if session.away is not None:
-        return "A"
-    return "R" if session.toggles["ready"] else "-"
+    return replies.who_status(
+        playing=session.opponent is not None,
+        watching=session.watching is not None,
+        away=session.away is not None,
+        ready=session.toggles["ready"],
+    )
 
 
 def _minutes(seconds: float) -> str:
@@ -141,7 +143,7 @@ async def whois(ctx: Context, cmd: ParsedCommand) -> None:
         info = replies.WhoisInfo(
             name=name,
             last_login=replies.whois_date(local_time(ctx, login)),
-            host=user.last_login_host or "-",
+            host=user.last_login_host or replies.UNKNOWN_HOST,
             online=False,
             last_logout=replies.whois_date(local_time(ctx, logout)),
             rating=user.rating,
@@ -178,5 +180,6 @@ async def last(ctx: Context, cmd: ParsedCommand) -> None:
     lines = [replies.LAST_HEADER]
     for when, text in ctx.app.presence.history:
         local = local_time(ctx, when)
-        lines.append(replies.last_line(f"{local:%a %H:%M}", local.tzname() or "UTC", text))
+        zone = local.tzname() or replies.UTC_ZONE
+        lines.append(replies.last_line(f"{local:%a %H:%M}", zone, text))
     ctx.session.send_lines(lines)

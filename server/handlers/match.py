@@ -20,26 +20,31 @@ from backgammon.errors import (
     Refusal,
     SnapshotError,
 )
-from backgammon.events import Event, WinKind
+from backgammon.events import Event
 from backgammon.match import Action, Match, Phase
 from backgammon.notation import format_move, parse_moves
 from db.records import SavedMatch
 from protocol import replies
+from protocol.arguments import (
+    move_text,
+    parse_match_length,
+    parse_match_rules,
+    parse_resign_kind,
+)
 from protocol.game_record import last_game, oldmoves_lines
 from protocol.parser import ParsedCommand
-from protocol.replies import MoveErrorReason
+from protocol.replies import GameCommand, MoveErrorReason
 from server import match_lifecycle
 from server.config import RulesDefaults
 from server.context import Context
 from server.errors import Reply
+from server.handlers import valid
 from server.match_lifecycle import players_of, send_board
 from server.matches import LiveMatch
 from server.session import Session
 
 log = logging.getLogger(__name__)
 
-MAX_LENGTH = 99
-"""Longest match (§4.3: lengths 1-99 and unlimited)."""
 RATED_EXPERIENCE = 50
 """§6.9: matches over 9 points need the inviter on the rating list (experience > 50)."""
 
@@ -87,36 +92,24 @@ def _chosen_rules(
         jacoby=defaults.jacoby and unlimited,
         auto_doubles=defaults.auto_doubles if unlimited else 0,
     )
-    for word in words:
-        lowered = word.lower()
-        key, _, value = lowered.partition("=")
-        flags = {"holland": True, "jacoby": True, "deadcube": True}
-        if lowered in flags:
-            attribute = "dead_cube_doubles" if lowered == "deadcube" else lowered
-            rules = dataclasses.replace(rules, **{attribute: True})
-        elif lowered.startswith("no") and lowered[2:] in flags:
-            attribute = "dead_cube_doubles" if lowered == "nodeadcube" else lowered[2:]
-            rules = dataclasses.replace(rules, **{attribute: False})
-        elif lowered == "nocubelimit":
-            rules = dataclasses.replace(rules, cube_limit=None)
-        elif key in ("autodoubles", "cubelimit") and value.isdigit():
-            if key == "autodoubles":
-                rules = dataclasses.replace(rules, auto_doubles=int(value))
-            else:
-                rules = dataclasses.replace(rules, cube_limit=int(value))
-        else:
-            raise Reply(replies.unknown_match_rule(word))
-    return rules, tuple(w.lower() for w in words)
+    chosen = valid(parse_match_rules(words))
+    if chosen.holland is not None:
+        rules = dataclasses.replace(rules, holland=chosen.holland)
+    if chosen.jacoby is not None:
+        rules = dataclasses.replace(rules, jacoby=chosen.jacoby)
+    if chosen.dead_cube is not None:
+        rules = dataclasses.replace(rules, dead_cube_doubles=chosen.dead_cube)
+    if chosen.auto_doubles is not None:
+        rules = dataclasses.replace(rules, auto_doubles=chosen.auto_doubles)
+    if chosen.cube_limit_named:
+        rules = dataclasses.replace(rules, cube_limit=chosen.cube_limit)
+    return rules, chosen.words
 
 
 def _length(word: str, session: Session) -> int | None:
     """The match length argument of ``invite``: a number 1..99 or ``unlimited``."""
-    if word.lower() == "unlimited":
-        return None
-    if not word.isdigit() or not 1 <= int(word) <= MAX_LENGTH:
-        raise Reply(replies.INVITE_BAD_LENGTH)
-    length = int(word)
-    if length > 9 and session.experience <= RATED_EXPERIENCE:
+    length = valid(parse_match_length(word))
+    if length is not None and length > 9 and session.experience <= RATED_EXPERIENCE:
         raise Reply(replies.NOT_EXPERIENCED)
     return length
 
@@ -165,25 +158,25 @@ def _move_error(error: IllegalMoveError, live: LiveMatch, player: int) -> str:
     point: int | str | None = error.point
     if error.point is not None and reason is not MoveErrorReason.WRONG_DISTANCE:
         if error.point == BAR:
-            point = "bar"
+            point = replies.BAR_POINT
         elif 1 <= error.point <= 24:
             point = to_absolute(error.point, live.match.colour(player))
     return replies.move_error(reason, error.index, point, error.count)
 
 
 async def roll(ctx: Context, cmd: ParsedCommand) -> None:
-    await _act(ctx, "roll", lambda m, p: m.roll(p))
+    await _act(ctx, GameCommand.ROLL, lambda m, p: m.roll(p))
 
 
 async def double(ctx: Context, cmd: ParsedCommand) -> None:
-    await _act(ctx, "double", lambda m, p: m.double(p))
+    await _act(ctx, GameCommand.DOUBLE, lambda m, p: m.double(p))
 
 
 async def move(ctx: Context, cmd: ParsedCommand) -> None:
     live = live_match(ctx)
     colour = live.match.colour(live.player_of(ctx.session.name))
-    text = " ".join(cmd.args)
-    await _act(ctx, "move", lambda m, p: m.move(p, parse_moves(text, colour)))
+    text = move_text(cmd.args)
+    await _act(ctx, GameCommand.MOVE, lambda m, p: m.move(p, parse_moves(text, colour)))
 
 
 async def off(ctx: Context, cmd: ParsedCommand) -> None:
@@ -198,24 +191,24 @@ async def off(ctx: Context, cmd: ParsedCommand) -> None:
         raise Reply(replies.CANT_BEAR_OFF_WITH_EVERY_NUMBER)
     colour = match.colour(player)
     ctx.session.send(replies.bear_off(format_move(m, colour).split("-")[0] for m in play.moves))
-    await _act(ctx, "move", lambda m, p: m.move(p, play.moves))
+    await _act(ctx, GameCommand.MOVE, lambda m, p: m.move(p, play.moves))
 
 
 async def accept(ctx: Context, cmd: ParsedCommand) -> None:
     """Take a double or accept a resignation, whichever waits for the caller."""
     live = live_match(ctx)
     if live.match.resignation is not None:
-        await _act(ctx, "accept", lambda m, p: m.accept_resignation(p))
+        await _act(ctx, GameCommand.ACCEPT, lambda m, p: m.accept_resignation(p))
     else:
-        await _act(ctx, "accept", lambda m, p: m.take(p))
+        await _act(ctx, GameCommand.ACCEPT, lambda m, p: m.take(p))
 
 
 async def reject(ctx: Context, cmd: ParsedCommand) -> None:
     live = live_match(ctx)
     if live.match.resignation is not None:
-        await _act(ctx, "reject", lambda m, p: m.reject_resignation(p))
+        await _act(ctx, GameCommand.REJECT, lambda m, p: m.reject_resignation(p))
     else:
-        await _act(ctx, "reject", lambda m, p: m.drop(p))
+        await _act(ctx, GameCommand.REJECT, lambda m, p: m.drop(p))
 
 
 async def redouble(ctx: Context, cmd: ParsedCommand) -> None:
@@ -226,28 +219,15 @@ async def redouble(ctx: Context, cmd: ParsedCommand) -> None:
     if cmd.name in replies.REDOUBLE_NAMES and offer is not None and allowed:
         wanted = replies.REDOUBLE_NAMES.index(cmd.name)
         if offer.redoubles != wanted:
-            names = replies.REDOUBLE_NAMES
-            expected = names[offer.redoubles] if offer.redoubles < len(names) else "redouble"
+            expected = replies.redouble_name(offer.redoubles)
             raise Reply(replies.wrong_redouble_name(cmd.name, expected))
-    await _act(ctx, "redouble", lambda m, p: m.redouble(p))
-
-
-_RESIGN_KINDS = {
-    "n": WinKind.SINGLE,
-    "normal": WinKind.SINGLE,
-    "g": WinKind.GAMMON,
-    "gammon": WinKind.GAMMON,
-    "b": WinKind.BACKGAMMON,
-    "backgammon": WinKind.BACKGAMMON,
-}
+    await _act(ctx, GameCommand.REDOUBLE, lambda m, p: m.redouble(p))
 
 
 async def resign(ctx: Context, cmd: ParsedCommand) -> None:
     live_match(ctx)
-    kind = _RESIGN_KINDS.get(cmd.args[0].lower()) if cmd.args else None
-    if kind is None:
-        raise Reply(replies.RESIGN_USAGE)
-    await _act(ctx, "resign", lambda m, p: m.resign(p, kind))
+    kind = valid(parse_resign_kind(cmd.args))
+    await _act(ctx, GameCommand.RESIGN, lambda m, p: m.resign(p, kind))
 
 
 async def panic(ctx: Context, cmd: ParsedCommand) -> None:
@@ -291,7 +271,8 @@ async def pip(ctx: Context, cmd: ParsedCommand) -> None:
             raise Reply(replies.doesnt_allow_pip(opponent))
         p = live.player_of(session.name)
         position = live.match.position
-        session.send(replies.pipcounts("You", position.pips(p), opponent, position.pips(1 - p)))
+        mine, theirs = position.pips(p), position.pips(1 - p)
+        session.send(replies.pipcounts(replies.YOU, mine, opponent, theirs))
         return
     watched = ctx.app.matches.get(session.watching or "")
     if watched is None:

@@ -7,13 +7,13 @@ named player's) is marked with ``*``; ``ratings <name>`` alone shows that player
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from db.records import RatingEntry
 from protocol import replies
+from protocol.arguments import parse_ratings_query
 from protocol.parser import ParsedCommand
 from server.context import Context
 from server.errors import Reply
+from server.handlers import valid
 
 TOP = 20
 """§4.14: ``ratings`` alone shows the top 20."""
@@ -21,39 +21,8 @@ MAX_RANGE = 100
 """§4.14: ``** range currently limited to 100.``"""
 
 
-@dataclass(frozen=True)
-class RatingsQuery:
-    """What ``ratings`` was asked for."""
-
-    name: str | None = None
-    start: int | None = None
-    end: int | None = None
-
-
-def parse_query(args: tuple[str, ...]) -> RatingsQuery:
-    """The name and range of ``ratings`` arguments.
-
-    :raises Reply: a missing or bad number after ``from``/``to``, or two names (§4.14).
-    """
-    name: str | None = None
-    bounds: dict[str, int] = {}
-    words = iter(args)
-    for word in words:
-        key = word.lower()
-        if key in ("from", "to"):
-            number = next(words, "")
-            if not number.isdigit() or int(number) < 1:
-                raise Reply(replies.positive_number_after(key))
-            bounds[key] = int(number)
-        elif name is not None and name != word:
-            raise Reply(replies.only_one_name(name, word))
-        else:
-            name = word
-    return RatingsQuery(name, bounds.get("from"), bounds.get("to"))
-
-
 async def ratings(ctx: Context, cmd: ParsedCommand) -> None:
-    query = parse_query(cmd.args)
+    query = valid(parse_ratings_query(cmd.args))
     db = ctx.app.db
     marked = query.name or ctx.session.name
     if query.name is not None and query.start is None and query.end is None:

@@ -14,10 +14,12 @@ import math
 
 from backgammon.errors import SnapshotError
 from protocol import replies
+from protocol.arguments import parse_record_id
 from protocol.mat_export import snapshot_to_mat
 from protocol.parser import ParsedCommand
 from server.context import Context
 from server.errors import Reply
+from server.handlers import valid
 
 EXPORT_LIST_LENGTH = 20
 """How many finished matches ``export`` lists (``last`` shows 20 lines too, §4.14)."""
@@ -47,10 +49,7 @@ async def export(ctx: Context, cmd: ParsedCommand) -> None:
             )
         session.send_lines(lines)
         return
-    word = cmd.args[0]
-    if not word.isdigit():
-        raise Reply(replies.EXPORT_USAGE)
-    match_id = int(word)
+    match_id = valid(parse_record_id(cmd.args[0]))
     found = await db.get_match_record(match_id)
     if found is None or session.name not in (found.player1, found.player2):
         raise Reply(replies.export_not_found(match_id))
@@ -78,13 +77,13 @@ async def dicetest(ctx: Context, cmd: ParsedCommand) -> None:
     faces = stats.face_chi_square()
     pairs = stats.pair_chi_square()
     lines.append(
-        replies.dicetest_chi_square(
-            "faces", faces, FACE_FREEDOM, chi_square_tail(faces, FACE_FREEDOM)
+        replies.dicetest_faces_chi_square(
+            faces, FACE_FREEDOM, chi_square_tail(faces, FACE_FREEDOM)
         )
     )
     lines.append(
-        replies.dicetest_chi_square(
-            "pairs", pairs, PAIR_FREEDOM, chi_square_tail(pairs, PAIR_FREEDOM)
+        replies.dicetest_pairs_chi_square(
+            pairs, PAIR_FREEDOM, chi_square_tail(pairs, PAIR_FREEDOM)
         )
     )
     lines.append(replies.DICETEST_END)

@@ -9,10 +9,9 @@ password, or a name taken meanwhile, goes back to the guest state.
 
 from __future__ import annotations
 
-import re
-
 from db.errors import UserExistsError
 from protocol import replies
+from protocol.arguments import name_form_problem, new_password_problem
 from protocol.commands import SessionState
 from protocol.parser import ParsedCommand
 from server.app import App
@@ -22,23 +21,13 @@ from server.login import complete_login
 from server.passwords import hash_password
 from server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, NewAccount
 
-MAX_NAME = 20
-"""D52: user names are 1 to 20 letters or underscores."""
-_NAME = re.compile(r"[A-Za-z_]+\Z")
-RESERVED_NAMES = frozenset({"guest"})
-MIN_PASSWORD = 4
-"""§1.7: a shorter password is refused."""
-
 
 async def name_problem(app: App, name: str) -> str | None:
     """Why ``name`` cannot be registered (the reply), or None when it can."""
-    if not _NAME.match(name):
-        return replies.NAME_INVALID
-    if len(name) > MAX_NAME:
-        return replies.NAME_TOO_LONG
-    if name.lower() in RESERVED_NAMES or await app.db.user_exists(name):
+    problem = name_form_problem(name)
+    if problem is None and await app.db.user_exists(name):
         return replies.name_taken(name)
-    return None
+    return problem
 
 
 async def name(ctx: Context, cmd: ParsedCommand) -> None:
@@ -66,9 +55,9 @@ async def new_password(ctx: Context, line: str) -> None:
         session.send(replies.NO_PASSWORD_GIVEN)
         _back_to_guest(ctx)
         return
-    if len(password) < MIN_PASSWORD or ":" in password:
-        too_short = len(password) < MIN_PASSWORD
-        session.send(replies.PASSWORD_TOO_SHORT if too_short else replies.PASSWORD_HAS_COLON)
+    problem = new_password_problem(password)
+    if problem is not None:
+        session.send(problem)
         output.prompt(replies.GIVE_PASSWORD_PROMPT)
         return
     assert session.new_account is not None

@@ -7,11 +7,19 @@ import zoneinfo
 from functools import cache
 from typing import Any
 
-from db.records import SORTWHO_VALUES, UserSettings
+from db.records import UserSettings
 from protocol import replies
+from protocol.arguments import (
+    SetVariable,
+    parse_set_value,
+    parse_set_variable,
+    parse_timezone,
+    parse_toggle_name,
+    redoubles_shown,
+)
 from protocol.parser import ParsedCommand
 from server.context import Context
-from server.errors import Reply
+from server.handlers import valid
 
 
 async def store(ctx: Context) -> None:
@@ -28,7 +36,7 @@ async def toggle(ctx: Context, cmd: ParsedCommand) -> None:
         return
     changed = False
     for arg in cmd.args:
-        name = _toggle_name(arg.lower())
+        name = parse_toggle_name(arg)
         if name is None:
             session.send(replies.dont_know_toggle(arg))
             continue
@@ -41,46 +49,31 @@ async def toggle(ctx: Context, cmd: ParsedCommand) -> None:
         await store(ctx)
 
 
-def _toggle_name(word: str) -> str | None:
-    """A toggle's name from its name, a synonym or a unique prefix."""
-    word = replies.TOGGLE_SYNONYMS.get(word, word)
-    if word in replies.TOGGLES:
-        return word
-    found = [t for t in replies.TOGGLES if t.startswith(word)]
-    return found[0] if len(found) == 1 else None
-
-
 async def save(ctx: Context, cmd: ParsedCommand) -> None:
     await store(ctx)
     ctx.session.send(replies.SETTINGS_SAVED)
 
 
-def _shown(settings: UserSettings) -> dict[str, str]:
-    redoubles = settings.redoubles
+def _shown(settings: UserSettings) -> dict[SetVariable, str]:
+    """Every variable's value as ``set`` shows it."""
     return {
-        "boardstyle": str(settings.boardstyle),
-        "linelength": str(settings.linelength),
-        "pagelength": str(settings.pagelength),
-        "redoubles": "unlimited"
-        if redoubles is None
-        else "none"
-        if redoubles == 0
-        else str(redoubles),
-        "sortwho": settings.sortwho,
-        "timezone": settings.timezone,
+        SetVariable.BOARDSTYLE: str(settings.boardstyle),
+        SetVariable.LINELENGTH: str(settings.linelength),
+        SetVariable.PAGELENGTH: str(settings.pagelength),
+        SetVariable.REDOUBLES: redoubles_shown(settings.redoubles),
+        SetVariable.SORTWHO: settings.sortwho,
+        SetVariable.TIMEZONE: settings.timezone,
     }
 
 
 @cache
 def _zones() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones()) | {"UTC"}
+    return frozenset(zoneinfo.available_timezones()) | {replies.UTC_ZONE}
 
 
 def timezone_or_reply(text: str) -> str:
     """A known IANA zone name, or raise the §4.14 reply with the list of zones."""
-    if text in _zones():
-        return text
-    raise Reply(replies.bad_timezone(text), *replies.zone_list(sorted(_zones())))
+    return valid(parse_timezone(text, _zones()))
 
 
 async def set_variable(ctx: Context, cmd: ParsedCommand) -> None:
@@ -88,48 +81,17 @@ async def set_variable(ctx: Context, cmd: ParsedCommand) -> None:
     session = ctx.session
     shown = _shown(session.settings)
     if not cmd.args:
-        session.send_lines(replies.set_list(shown))
+        session.send_lines(replies.set_list({v.value: text for v, text in shown.items()}))
         return
-    name = cmd.args[0].lower()
-    matches = [v for v in replies.SET_VARIABLES if v.startswith(name)]
-    if len(matches) != 1:
-        raise Reply(replies.SET_INVALID)
-    name = matches[0]
+    variable = valid(parse_set_variable(cmd.args[0]))
+    name = variable.value
     if len(cmd.args) == 1:
-        session.send(replies.set_value(name, shown[name]))
+        session.send(replies.set_value(name, shown[variable]))
         return
-    value = cmd.args[1]
-    session.settings = dataclasses.replace(session.settings, **{name: _parse(name, value)})
+    value = valid(parse_set_value(variable, cmd.args[1], _zones()))
+    changes: dict[str, Any] = {name: value}  # the variable's name is its field's
+    session.settings = dataclasses.replace(session.settings, **changes)
     await store(ctx)
-    session.send(replies.set_changed(name, _shown(session.settings)[name]))
-    if name == "redoubles":
+    session.send(replies.set_changed(name, _shown(session.settings)[variable]))
+    if variable is SetVariable.REDOUBLES:
         ctx.app.presence.who_update(session)
-
-
-def _parse(name: str, value: str) -> Any:
-    """The stored value of ``set name value``, or raise its §4.16 error."""
-    if name == "boardstyle":
-        if value not in ("1", "2", "3"):
-            raise Reply(replies.BOARDSTYLE_INVALID)
-        return int(value)
-    if name in ("linelength", "pagelength"):
-        if not value.isdigit():
-            return 0  # §4.16: a non-number sets 0
-        number = int(value)
-        if number > 999:
-            raise Reply(replies.LENGTH_INVALID)
-        return number
-    if name == "redoubles":
-        lowered = value.lower()
-        if lowered == "none":
-            return 0
-        if lowered == "unlimited":
-            return None
-        if value.isdigit() and 1 <= int(value) <= 99:
-            return int(value)
-        raise Reply(replies.REDOUBLES_INVALID)
-    if name == "sortwho":
-        if value.lower() not in SORTWHO_VALUES:
-            raise Reply(replies.sortwho_invalid(value))
-        return value.lower()
-    return timezone_or_reply(value)

@@ -242,3 +242,14 @@ def test_parse_inverts_format(message: clip.ClipMessage) -> None:
     assert clip.parse_clip(line) == message
     assert clip.parse_clip(line).format() == line
     assert type(message).parse(line) == message
+
+
+def test_who_info_around_its_idle_field() -> None:
+    info = clip.WhoInfo(
+        "someplayer", "mgnu_advanced", None, False, False, 1418.61, 23, 1914, 1041272421,
+        "192.168.40.3", "MacFIBS", "someplayer@somewhere.com",
+    )  # fmt: skip
+    head, tail = info.around_idle()
+    assert head == "5 someplayer mgnu_advanced - 0 0 1418.61 23 "
+    assert tail == " 1041272421 192.168.40.3 MacFIBS someplayer@somewhere.com"
+    assert f"{head}1914{tail}" == info.format()

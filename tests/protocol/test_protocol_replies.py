@@ -460,3 +460,32 @@ def test_refusal_texts_per_command() -> None:
         )
         assert replies.refusal(command, Refusal.MATCH_OVER, "bob") == replies.NOT_PLAYING
     assert replies.refusal("roll", Refusal.HOLLAND, "bob") is None
+
+
+def test_who_status_letters_in_order_of_precedence() -> None:
+    status = replies.who_status
+    assert status(playing=True, watching=True, away=True, ready=True) == "P"
+    assert status(playing=False, watching=True, away=True, ready=True) == "W"
+    assert status(playing=False, watching=False, away=True, ready=True) == "A"
+    assert status(playing=False, watching=False, away=False, ready=True) == "R"
+    assert status(playing=False, watching=False, away=False, ready=False) == "-"
+
+
+def test_words_inside_replies() -> None:
+    assert replies.release("0.1.0", "3.11.9") == "0.1.0 (Python 3.11.9)"
+    names = [replies.redouble_name(n) for n in range(5)]
+    assert names == ["beaver", "raccoon", "otter", "redouble", "redouble"]
+    assert (replies.YOU, replies.BAR_POINT, replies.UNKNOWN_HOST) == ("You", "bar", "-")
+    assert replies.dicetest_faces_chi_square(1.5, 5, 0.5) == replies.dicetest_chi_square(
+        "faces", 1.5, 5, 0.5
+    )
+    assert replies.dicetest_pairs_chi_square(1.5, 35, 0.5).startswith(
+        "*** Chi-square of the pairs: 1.50 with 35"
+    )
+
+
+def test_game_commands_key_the_refusal_table() -> None:
+    double = replies.GameCommand.DOUBLE
+    assert replies.refusal(double, Refusal.CRAWFORD, "bob") == replies.CRAWFORD_NO_DOUBLE
+    resign = replies.GameCommand.RESIGN
+    assert replies.refusal(resign, Refusal.ALREADY_RESIGNED, "bob") == replies.ALREADY_DID_THAT

@@ -184,13 +184,13 @@ def parse_timezone(text: str, zones: Collection[str]) -> str | Invalid:
 
 MAX_MATCH_LENGTH: Final = 99
 """Longest match (§4.3: lengths 1-99 and unlimited)."""
-UNLIMITED: Final = "unlimited"
+UNLIMITED_LENGTH: Final = "unlimited"
 """§4.3: the match length of an unlimited match."""
 
 
 def parse_match_length(word: str) -> int | Invalid | None:
     """The match length argument of ``invite``: a number 1..99, or None for ``unlimited``."""
-    if word.lower() == UNLIMITED:
+    if word.lower() == UNLIMITED_LENGTH:
         return None
     if not word.isdigit() or not 1 <= int(word) <= MAX_MATCH_LENGTH:
         return Invalid.of(replies.INVITE_BAD_LENGTH)

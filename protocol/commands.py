@@ -42,7 +42,8 @@ USER: Final = SessionState.LOBBY | SessionState.PLAYING | SessionState.WATCHING
 """Any registered, logged-in user."""
 ANYONE: Final = USER | SessionState.GUEST
 IN_GAME: Final = SessionState.PLAYING | SessionState.WATCHING
-NOT_PLAYING: Final = SessionState.LOBBY | SessionState.WATCHING
+NOT_PLAYING_STATES: Final = SessionState.LOBBY | SessionState.WATCHING
+"""A logged-in user who is not playing (the lobby or watching)."""
 DIALOG: Final = SessionState.NEW_PASSWORD | SessionState.RETYPE_PASSWORD
 """The states of a prompt that takes the next line as typed (no command runs in them)."""
 
@@ -180,7 +181,7 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "Invite name to an n-point or unlimited match, or to resume a saved match."
         " Extension (D56): rules after the length, e.g. 'invite bob 7 holland' or"
         " 'invite bob unlimited jacoby autodoubles=1 cubelimit=64'.",
-        states=NOT_PLAYING,
+        states=NOT_PLAYING_STATES,
         refusal=(replies.ALREADY_PLAYING,),
         min_args=1,
         usage=(replies.INVITE_WHO,),
@@ -247,7 +248,7 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "oldboard",
         "oldboard <name>",
         "Show the board of your saved match with name.",
-        states=NOT_PLAYING,
+        states=NOT_PLAYING_STATES,
         refusal=(replies.CANT_WHILE_PLAYING,),
         min_args=1,
         usage=(replies.OLDBOARD_USAGE,),
@@ -380,7 +381,7 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "watch",
         "watch <name>",
         "Watch name's games.",
-        states=NOT_PLAYING,
+        states=NOT_PLAYING_STATES,
         refusal=(replies.CANT_WATCH_WHILE_PLAYING,),
         min_args=1,
         usage=(replies.WATCH_WHO,),

@@ -564,14 +564,14 @@ def cant_move(name: str) -> str:
     return f"{name} can't move."
 
 
-def format_moves(moves: Iterable[str]) -> str:
+def moves_with_full_stop(moves: Iterable[str]) -> str:
     """§4.5: moves separated by single spaces and terminated by `` .``."""
     return " ".join([*moves, "."])
 
 
 def only_possible_move(moves: Iterable[str]) -> str:
     """§4.5: ``automove``: ``The only possible move is 24-18 13-8 .``."""
-    return f"The only possible move is {format_moves(moves)}"
+    return f"The only possible move is {moves_with_full_stop(moves)}"
 
 
 def bearing_off(moves: Iterable[str]) -> str:
@@ -594,7 +594,7 @@ def rolls(name: str, d1: int, d2: int) -> str:
 
 def moves(name: str, move_list: Iterable[str]) -> str:
     """§4.5: ``gflohr moves 8-5 6-5 .`` - absolute points, ``bar``/``off``, space + period."""
-    return f"{name} moves {format_moves(move_list)}"
+    return f"{name} moves {moves_with_full_stop(move_list)}"
 
 
 NOT_YOUR_TURN_TO_MOVE: Final = "** It's not your turn to move."
@@ -1933,7 +1933,7 @@ def dicetest_chi_square(what: str, value: float, freedom: int, probability: floa
 # Words and marks inside other replies (§4.5, §4.10, §4.13, §4.14; D53, D78)
 # =====================================================================================
 
-YOU: Final = "You"
+CALLER_NAME: Final = "You"
 """The caller in place of their name: ``away``'s list and ``pip``'s counts (§4.10, §4.13)."""
 BAR_POINT: Final = "bar"
 """§4.5: the bar named in a move error (the other points are numbers)."""
@@ -1966,7 +1966,7 @@ def who_status(*, playing: bool, watching: bool, away: bool, ready: bool) -> Who
     return WhoStatus.READY if ready else WhoStatus.NONE
 
 
-def release(version_text: str, python_version: str) -> str:
+def version_with_python(version_text: str, python_version: str) -> str:
     """``0.1.0 (Python 3.11.9)``: the server's version and the Python it runs on."""
     return f"{version_text} (Python {python_version})"
 

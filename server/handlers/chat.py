@@ -174,7 +174,7 @@ async def away(ctx: Context, cmd: ParsedCommand) -> None:
         raise Reply(replies.NONE_AWAY)
     session.send(replies.AWAY_HEADER)
     session.send_lines(
-        replies.away_entry(replies.YOU if s.name == session.name else s.name, s.away or "")
+        replies.away_entry(replies.CALLER_NAME if s.name == session.name else s.name, s.away or "")
         for s in gone
     )
 

@@ -24,7 +24,7 @@ def package_version() -> str:
 
 def release() -> str:
     """``0.1.0 (Python 3.11.9)``: this server's version and the Python it runs on."""
-    return replies.release(package_version(), platform.python_version())
+    return replies.version_with_python(package_version(), platform.python_version())
 
 
 async def help_(ctx: Context, cmd: ParsedCommand) -> None:

@@ -272,7 +272,7 @@ async def pip(ctx: Context, cmd: ParsedCommand) -> None:
         p = live.player_of(session.name)
         position = live.match.position
         mine, theirs = position.pips(p), position.pips(1 - p)
-        session.send(replies.pipcounts(replies.YOU, mine, opponent, theirs))
+        session.send(replies.pipcounts(replies.CALLER_NAME, mine, opponent, theirs))
         return
     watched = ctx.app.matches.get(session.watching or "")
     if watched is None:

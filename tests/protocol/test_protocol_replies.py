@@ -472,10 +472,10 @@ def test_who_status_letters_in_order_of_precedence() -> None:
 
 
 def test_words_inside_replies() -> None:
-    assert replies.release("0.1.0", "3.11.9") == "0.1.0 (Python 3.11.9)"
+    assert replies.version_with_python("0.1.0", "3.11.9") == "0.1.0 (Python 3.11.9)"
     names = [replies.redouble_name(n) for n in range(5)]
     assert names == ["beaver", "raccoon", "otter", "redouble", "redouble"]
-    assert (replies.YOU, replies.BAR_POINT, replies.UNKNOWN_HOST) == ("You", "bar", "-")
+    assert (replies.CALLER_NAME, replies.BAR_POINT, replies.UNKNOWN_HOST) == ("You", "bar", "-")
     assert replies.dicetest_faces_chi_square(1.5, 5, 0.5) == replies.dicetest_chi_square(
         "faces", 1.5, 5, 0.5
     )

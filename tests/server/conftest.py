@@ -24,7 +24,7 @@ TEST_COST = ScryptCost(n=16, r=1, p=1)
 IAC_WONT_TTYPE = b"\xff\xfc\x18"
 
 
-class FibsClient:
+class ScriptedClient:
     """A scripted client on a raw socket, like a bot: send lines, expect lines and prompts."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -119,7 +119,7 @@ class FibsClient:
             await self.writer.wait_closed()
 
 
-Connect = Callable[[], Awaitable[FibsClient]]
+Connect = Callable[[], Awaitable[ScriptedClient]]
 
 
 @pytest.fixture
@@ -179,7 +179,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def check_known_lines(clients: list[FibsClient]) -> None:
+def check_known_lines(clients: list[ScriptedClient]) -> None:
     """Every line the clients received (and any complete line still buffered) is a
     form of ``protocol/`` (tests/server/known_lines.py)."""
     from .known_lines import catalogue
@@ -195,11 +195,11 @@ def check_known_lines(clients: list[FibsClient]) -> None:
 
 @pytest.fixture
 async def connect(app: App, request: pytest.FixtureRequest) -> AsyncIterator[Connect]:
-    clients: list[FibsClient] = []
+    clients: list[ScriptedClient] = []
 
-    async def open_client() -> FibsClient:
+    async def open_client() -> ScriptedClient:
         reader, writer = await asyncio.open_connection("127.0.0.1", app.port)
-        client = FibsClient(reader, writer)
+        client = ScriptedClient(reader, writer)
         await client.send_raw(IAC_WONT_TTYPE)
         clients.append(client)
         return client
@@ -224,7 +224,7 @@ async def make_user(app: App, name: str, password: str = "secret", **values: Any
 
 async def clip_login(
     connect: Connect, app: App, name: str, password: str = "secret", *, create: bool = True
-) -> FibsClient:
+) -> ScriptedClient:
     """A CLIP client logged in as ``name``, its login sequence read up to the ``6``."""
     if create and await app.db.get_user(name) is None:
         await make_user(app, name, password)

@@ -96,7 +96,7 @@ _FRAGMENTS = frozenset(
         "points",
         "match_phrase",
         "ordinal",
-        "format_moves",
+        "moves_with_full_stop",
         "asctime",
         "telnet_date",
         "whois_date",

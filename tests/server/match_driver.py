@@ -11,14 +11,14 @@ from backgammon.notation import format_moves
 from protocol import replies
 from protocol.board_fibs import parse_board
 
-from .conftest import FibsClient
+from .conftest import ScriptedClient
 
 
 @dataclass
 class Player:
     """One scripted client and what it saw."""
 
-    client: FibsClient
+    client: ScriptedClient
     name: str
     boards: list[str] = field(default_factory=list)
     done: bool = False

@@ -40,7 +40,7 @@ from protocol import replies
 from protocol.board_fibs import parse_board
 from protocol.board_view import BoardView
 
-from .conftest import FibsClient
+from .conftest import ScriptedClient
 
 READ_TIMEOUT = 15.0
 """Seconds a scripted client waits for its next line before the test fails: far above any
@@ -76,7 +76,7 @@ class ScriptedBot:
     """A bot on a raw socket: its own line end, a gnubg queue beside the FIBS reading.
 
     :param client: the connection (reads split on the server's CR LF; see
-        :class:`tests.server.conftest.FibsClient`).
+        :class:`tests.server.conftest.ScriptedClient`).
     :param engine: gnubg over ``external`` (shared; it serves one request at a time).
     """
 
@@ -84,7 +84,7 @@ class ScriptedBot:
     eol: ClassVar[bytes] = b"\r\n"
     client_name: ClassVar[str] = "bot"
 
-    def __init__(self, client: FibsClient, name: str, engine: GnubgEngine) -> None:
+    def __init__(self, client: ScriptedClient, name: str, engine: GnubgEngine) -> None:
         self.client = client
         self.name = name
         self.engine = engine
@@ -247,7 +247,7 @@ class BaldLiesBot(ScriptedBot):
     eol = b"\n\r"
     client_name = "BaldLies"
 
-    def __init__(self, client: FibsClient, name: str, engine: GnubgEngine) -> None:
+    def __init__(self, client: ScriptedClient, name: str, engine: GnubgEngine) -> None:
         super().__init__(client, name, engine)
         self.last_board = ""
         self.invalid_answers: list[str] = []
@@ -405,7 +405,7 @@ class GammonBot(ScriptedBot):
     eol = b"\r\n"
     client_name = "ParlorBot"
 
-    def __init__(self, client: FibsClient, name: str, engine: GnubgEngine) -> None:
+    def __init__(self, client: ScriptedClient, name: str, engine: GnubgEngine) -> None:
         super().__init__(client, name, engine)
         self.strategy = GnubgStrategy(engine)
         self.board: list[str] = []
@@ -585,7 +585,7 @@ class MatchDogBot(ScriptedBot):
     eol = b"\n"
     client_name = "MatchDog"
 
-    def __init__(self, client: FibsClient, name: str, engine: GnubgEngine) -> None:
+    def __init__(self, client: ScriptedClient, name: str, engine: GnubgEngine) -> None:
         super().__init__(client, name, engine)
         self.match: _MatchDogMatch | None = None
         self.last_match: _MatchDogMatch | None = None
@@ -952,7 +952,7 @@ class Opponent:
     * a post-Crawford game while trailing: it doubles at its first chance.
     """
 
-    client: FibsClient
+    client: ScriptedClient
     name: str
     bot: str
     leave_after: int = 2

@@ -9,7 +9,7 @@ from server.app import App
 from server.output import Payload
 from server.session import Session
 
-from .conftest import Connect, FibsClient, clip_login, make_user
+from .conftest import Connect, ScriptedClient, clip_login, make_user
 
 
 class RecordingOutput:
@@ -49,7 +49,7 @@ class RecordingOutput:
 
 async def telnet_login(
     connect: Connect, app: App, name: str, password: str = "secret", *, create: bool = True
-) -> FibsClient:
+) -> ScriptedClient:
     """A person logged in through the telnet dialog (§1.6), read up to the first ``> ``."""
     if create and await app.db.get_user(name) is None:
         await make_user(app, name, password)
@@ -63,13 +63,13 @@ async def telnet_login(
     return client
 
 
-async def command(client: FibsClient, line: str) -> list[str]:
+async def command(client: ScriptedClient, line: str) -> list[str]:
     """Telnet mode: send ``line`` and return the reply, the lines before the next prompt."""
     await client.send(line)
     return await client.prompt(replies.TELNET_PROMPT)
 
 
-async def who_update_seen(client: FibsClient, name: str) -> str:
+async def who_update_seen(client: ScriptedClient, name: str) -> str:
     """Read up to the CLIP 5 line about ``name`` and the end of its who update (``6``,
     after the other users' lines of the same batch); return the 5."""
     line = await client.expect_prefix(f"5 {name} ")
@@ -78,10 +78,10 @@ async def who_update_seen(client: FibsClient, name: str) -> str:
     return line
 
 
-async def login_all(connect: Connect, app: App, *names: str) -> list[FibsClient]:
+async def login_all(connect: Connect, app: App, *names: str) -> list[ScriptedClient]:
     """CLIP clients for ``names``, each logged in after the previous one; the login
     announcements to the earlier ones are read, so every client starts quiet."""
-    clients: list[FibsClient] = []
+    clients: list[ScriptedClient] = []
     for name in names:
         client = await clip_login(connect, app, name)
         for earlier in clients:

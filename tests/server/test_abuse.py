@@ -26,7 +26,7 @@ from tests.conftest import DbTarget
 from .conftest import (
     IAC_WONT_TTYPE,
     Connect,
-    FibsClient,
+    ScriptedClient,
     check_known_lines,
     clip_login,
     make_user,
@@ -54,7 +54,7 @@ def with_settings(**changes: Any) -> pytest.MarkDecorator:
     return pytest.mark.parametrize("settings", [changes], indirect=True, ids=["settings"])
 
 
-async def answers(client: FibsClient) -> None:
+async def answers(client: ScriptedClient) -> None:
     """The server answers ``client``'s ``time`` within a second (lines that arrive
     meanwhile, such as CLIP 7 or 8 about others, are passed over)."""
     await client.send("time")
@@ -63,7 +63,7 @@ async def answers(client: FibsClient) -> None:
         pass
 
 
-async def quiet(client: FibsClient, gap: float = 0.3) -> None:
+async def quiet(client: ScriptedClient, gap: float = 0.3) -> None:
     """Read until nothing arrives for ``gap`` seconds."""
     while True:
         try:
@@ -72,7 +72,7 @@ async def quiet(client: FibsClient, gap: float = 0.3) -> None:
             return
 
 
-async def keep_checking(client: FibsClient, stop: asyncio.Event) -> int:
+async def keep_checking(client: ScriptedClient, stop: asyncio.Event) -> int:
     """Ask ``client``'s question again and again until ``stop``; return how often."""
     count = 0
     while not stop.is_set():
@@ -351,11 +351,11 @@ async def test_idle_connections_are_warned_then_closed(
     async with running(quick, db_target, timer=timer) as app:
         await make_user(app, "alice")
         await make_user(app, "mallory")
-        clients: list[FibsClient] = []
+        clients: list[ScriptedClient] = []
 
-        async def connect() -> FibsClient:
+        async def connect() -> ScriptedClient:
             reader, writer = await asyncio.open_connection("127.0.0.1", app.port)
-            client = FibsClient(reader, writer)
+            client = ScriptedClient(reader, writer)
             await client.send_raw(IAC_WONT_TTYPE)
             clients.append(client)
             return client

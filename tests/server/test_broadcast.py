@@ -29,7 +29,7 @@ from server.output import Payload
 from server.session import Session
 from server.telnet import LineReader, TelnetOutput, bound_port, payload_bytes, start_server
 
-from .conftest import IAC_WONT_TTYPE, TIMEOUT, Connect, FibsClient, clip_login, make_user
+from .conftest import IAC_WONT_TTYPE, TIMEOUT, Connect, ScriptedClient, clip_login, make_user
 from .match_driver import Player, play_out
 from .sessions import (
     RecordingOutput,
@@ -162,7 +162,7 @@ async def test_send_payload_keeps_the_write_buffer_limit() -> None:
 
 
 async def _quiet_bytes(
-    client: FibsClient, gap: float | None = None, *, some: bool = False
+    client: ScriptedClient, gap: float | None = None, *, some: bool = False
 ) -> bytes:
     """Every byte that arrives until nothing comes for ``gap`` seconds (unparsed); with
     ``some``, first wait up to :data:`TIMEOUT` for anything to arrive. The default gap
@@ -313,7 +313,7 @@ def settings(settings: Settings) -> Settings:
     return settings.replace(commands_per_second=10_000.0, command_burst=10_000)
 
 
-async def _rawwho_is_fresh(app: App, client: FibsClient) -> list[str]:
+async def _rawwho_is_fresh(app: App, client: ScriptedClient) -> list[str]:
     """``rawwho`` gives every user's current CLIP 5 line (idle left out); returns it.
     Whatever ``client`` was sent before is read and dropped first."""
     await _quiet_bytes(client, 0.2)

@@ -18,7 +18,7 @@ from server.app import App
 from server.config import Settings
 from server.handlers.records import FACE_FREEDOM, PAIR_FREEDOM, chi_square_tail
 
-from .conftest import Connect, FibsClient, clip_login
+from .conftest import Connect, ScriptedClient, clip_login
 from .fibs_parsers import fcm_cookie
 from .match_driver import Player, play_out
 
@@ -29,7 +29,7 @@ def settings(settings: Settings) -> Settings:
     return settings.replace(commands_per_second=10_000.0, command_burst=10_000)
 
 
-async def _report(client: FibsClient) -> list[str]:
+async def _report(client: ScriptedClient) -> list[str]:
     await client.send("dicetest")
     await client.expect(replies.DICETEST_START)
     lines: list[str] = []

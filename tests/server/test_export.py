@@ -61,7 +61,7 @@ from protocol.mat_export import (
 from server.app import App
 from server.config import Settings
 
-from .conftest import TIMEOUT, Connect, FibsClient, clip_login
+from .conftest import TIMEOUT, Connect, ScriptedClient, clip_login
 from .match_driver import Player, play_out
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -603,7 +603,9 @@ def settings(settings: Settings) -> Settings:
     return settings.replace(commands_per_second=10_000.0, command_burst=10_000)
 
 
-async def _play_three_point_match(connect: Connect, app: App) -> tuple[FibsClient, FibsClient]:
+async def _play_three_point_match(
+    connect: Connect, app: App
+) -> tuple[ScriptedClient, ScriptedClient]:
     app.dice = lambda: SeededDice(5)
     app.coin = lambda: 1
     alice = await clip_login(connect, app, "alice")
@@ -620,7 +622,7 @@ async def _play_three_point_match(connect: Connect, app: App) -> tuple[FibsClien
     return alice, bob
 
 
-async def _mat_lines(client: FibsClient, match_id: int) -> list[str]:
+async def _mat_lines(client: ScriptedClient, match_id: int) -> list[str]:
     await client.send(f"export {match_id}")
     await client.expect(replies.export_begin(match_id))
     lines: list[str] = []

@@ -24,7 +24,7 @@ from server.output import TOO_LONG
 from server.telnet import LineReader, effective_backlog, kernel_somaxconn
 from tests.conftest import DbTarget
 
-from .conftest import Connect, FibsClient, clip_login, serving
+from .conftest import Connect, ScriptedClient, clip_login, serving
 from .sessions import command, login_all, telnet_login
 
 pytestmark = pytest.mark.known_lines
@@ -82,7 +82,7 @@ async def test_an_over_long_line_is_reported_once() -> None:
     assert await _lines([f"a\n{long[:100]}", f"{long[100:]}\n\rb\n\r"]) == ["a", TOO_LONG, "b"]
 
 
-async def _send_lines(client: FibsClient, lines: list[str], end: str, *, split: bool) -> None:
+async def _send_lines(client: ScriptedClient, lines: list[str], end: str, *, split: bool) -> None:
     """Each line with ``end``; with ``split`` the line end's second half comes in a packet
     of its own (the client waits a little before sending it)."""
     for line in lines:
@@ -122,7 +122,7 @@ async def test_n_commands_get_n_answers_whatever_the_line_ends(
     await alice.nothing(0.3)  # ... but not after a blank line (CLIP)
 
 
-async def _quiet(client: FibsClient, gap: float = 0.3) -> None:
+async def _quiet(client: ScriptedClient, gap: float = 0.3) -> None:
     """Read until nothing arrives for ``gap`` seconds."""
     while True:
         try:

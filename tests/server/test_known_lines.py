@@ -11,7 +11,7 @@ import pytest
 from protocol import clip, commands, replies
 from protocol.replies import Mode, SavedMark
 
-from .conftest import FibsClient, check_known_lines
+from .conftest import ScriptedClient, check_known_lines
 from .known_lines import catalogue
 
 NOW = dt.datetime(2024, 5, 17, 9, 5, 3, tzinfo=dt.UTC)
@@ -78,7 +78,7 @@ def test_other_lines_are_not(line: str) -> None:
 
 
 def test_the_check_fails_on_an_unknown_line() -> None:
-    client = FibsClient(None, None)  # type: ignore[arg-type]  # never reads or writes
+    client = ScriptedClient(None, None)  # type: ignore[arg-type]  # never reads or writes
     client.seen = [replies.WELCOME_BACK, "Welcome back!"]
     client.buffer = b"Hello world\r\n" + replies.LOGIN_PROMPT.encode()
     with pytest.raises(AssertionError, match="Hello world"):

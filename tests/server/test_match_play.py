@@ -10,7 +10,7 @@ from protocol.board_fibs import parse_board
 from server.app import App
 from server.config import Settings
 
-from .conftest import Connect, FibsClient, clip_login
+from .conftest import Connect, ScriptedClient, clip_login
 from .match_driver import Player, play_out
 
 pytestmark = pytest.mark.known_lines
@@ -22,7 +22,7 @@ def settings(settings: Settings) -> Settings:
     return settings.replace(commands_per_second=10_000.0, command_burst=10_000)
 
 
-async def _ready_pair(connect: Connect, app: App) -> tuple[FibsClient, FibsClient]:
+async def _ready_pair(connect: Connect, app: App) -> tuple[ScriptedClient, ScriptedClient]:
     alice = await clip_login(connect, app, "alice")
     bob = await clip_login(connect, app, "bob")
     for client in (alice, bob):
@@ -33,7 +33,7 @@ async def _ready_pair(connect: Connect, app: App) -> tuple[FibsClient, FibsClien
     return alice, bob
 
 
-async def _start(alice: FibsClient, bob: FibsClient, length: str) -> None:
+async def _start(alice: ScriptedClient, bob: ScriptedClient, length: str) -> None:
     await alice.send(f"invite bob {length}")
     await alice.expect_prefix("** You invited bob to")
     await bob.expect("Type 'join alice' to accept.")

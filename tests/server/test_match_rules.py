@@ -13,7 +13,7 @@ from protocol.board_fibs import parse_board
 from server.app import App
 from server.config import RulesDefaults, Settings
 
-from .conftest import Connect, FibsClient, clip_login
+from .conftest import Connect, ScriptedClient, clip_login
 
 pytestmark = pytest.mark.known_lines
 
@@ -25,7 +25,7 @@ def settings(settings: Settings) -> Settings:
     )
 
 
-async def until(client: FibsClient, prefix: str) -> tuple[list[str], str]:
+async def until(client: ScriptedClient, prefix: str) -> tuple[list[str], str]:
     """Lines up to the first one starting with ``prefix``, and that line."""
     before: list[str] = []
     while True:
@@ -35,7 +35,7 @@ async def until(client: FibsClient, prefix: str) -> tuple[list[str], str]:
         before.append(line)
 
 
-async def move_first_play(client: FibsClient, lines: list[str]) -> str:
+async def move_first_play(client: ScriptedClient, lines: list[str]) -> str:
     """Play the first legal play of the last board in ``lines``; return the move text."""
     board = next(line for line in reversed(lines) if line.startswith("board:"))
     view = parse_board(board)
@@ -47,7 +47,7 @@ async def move_first_play(client: FibsClient, lines: list[str]) -> str:
 
 async def start(
     connect: Connect, app: App, length: str, dice: tuple[int, ...]
-) -> tuple[FibsClient, FibsClient]:
+) -> tuple[ScriptedClient, ScriptedClient]:
     app.dice = lambda: ScriptedDice(dice)
     app.coin = lambda: 0  # alice (player 0) plays O
     alice = await clip_login(connect, app, "alice")
@@ -63,7 +63,7 @@ async def start(
     return alice, bob
 
 
-async def match_line(client: FibsClient) -> str:
+async def match_line(client: ScriptedClient) -> str:
     """The next line that is not a who update (CLIP 5/6): those come in their own batches
     (D79, D140) and may fall between any two lines of the match."""
     while True:

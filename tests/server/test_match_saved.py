@@ -19,7 +19,7 @@ from server.matches import LiveMatch
 from server.service import Service
 from tests.conftest import DbTarget
 
-from .conftest import Connect, FibsClient, clip_login
+from .conftest import Connect, ScriptedClient, clip_login
 from .match_driver import Player, play_out
 from .test_match_rules import match_line, move_first_play, until
 
@@ -44,7 +44,7 @@ async def store(app: App, match: Match, names: tuple[str, str] = ("alice", "bob"
     )
 
 
-async def resume_lines(alice: FibsClient, bob: FibsClient) -> tuple[list[str], list[str]]:
+async def resume_lines(alice: ScriptedClient, bob: ScriptedClient) -> tuple[list[str], list[str]]:
     """alice invites bob to the saved match, bob joins; each one's lines up to the end of
     the resume synopsis (§4.9), none of them a board (D105)."""
     await alice.send("invite bob")
@@ -63,7 +63,7 @@ async def resume_lines(alice: FibsClient, bob: FibsClient) -> tuple[list[str], l
     return seen[0], seen[1]
 
 
-async def resume(alice: FibsClient, bob: FibsClient) -> tuple[str, str]:
+async def resume(alice: ScriptedClient, bob: ScriptedClient) -> tuple[str, str]:
     """Resume as :func:`resume_lines`, then each asks for its board as the bots do (no
     board is pushed after the synopsis, D105); the two boards."""
     await resume_lines(alice, bob)
@@ -76,7 +76,7 @@ async def resume(alice: FibsClient, bob: FibsClient) -> tuple[str, str]:
     return boards[0], boards[1]
 
 
-async def no_board(client: FibsClient, wait: float = 0.5) -> list[str]:
+async def no_board(client: ScriptedClient, wait: float = 0.5) -> list[str]:
     """The lines that arrive within ``wait`` seconds; none of them may be a board."""
     lines: list[str] = []
     try:
@@ -88,7 +88,7 @@ async def no_board(client: FibsClient, wait: float = 0.5) -> list[str]:
     return lines
 
 
-async def players(connect: Connect, app: App) -> tuple[FibsClient, FibsClient]:
+async def players(connect: Connect, app: App) -> tuple[ScriptedClient, ScriptedClient]:
     alice = await clip_login(connect, app, "alice")
     bob = await clip_login(connect, app, "bob")
     for client in (alice, bob):
@@ -236,7 +236,7 @@ def between_games(score: tuple[int, int], *, game: int, crawford_played: bool) -
     return match
 
 
-async def next_game(app: App, alice: FibsClient, bob: FibsClient, match: Match) -> None:
+async def next_game(app: App, alice: ScriptedClient, bob: ScriptedClient, match: Match) -> None:
     """Store ``match`` (between games), resume it, and both join its next game."""
     await store(app, match)
     await resume_lines(alice, bob)
@@ -341,7 +341,7 @@ async def test_leave_and_restart_then_resume(
         clients = []
         for name in ("alice", "bob"):
             reader, writer = await asyncio.open_connection("127.0.0.1", restarted.port)
-            client = FibsClient(reader, writer)
+            client = ScriptedClient(reader, writer)
             clients.append(client)
             await client.prompt(replies.LOGIN_PROMPT)
             await client.send(f"login test 1008 {name} secret")

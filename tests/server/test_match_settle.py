@@ -15,7 +15,7 @@ from server import announce
 from server.app import App
 from server.config import Settings
 
-from .conftest import Connect, FibsClient, clip_login
+from .conftest import Connect, ScriptedClient, clip_login
 
 
 def _announced_types() -> tuple[set[str], bool]:
@@ -55,7 +55,7 @@ def settings(settings: Settings) -> Settings:
     return settings.replace(commands_per_second=10_000.0, command_burst=10_000)
 
 
-async def _resigned_match(connect: Connect, app: App) -> tuple[FibsClient, FibsClient]:
+async def _resigned_match(connect: Connect, app: App) -> tuple[ScriptedClient, ScriptedClient]:
     """A 1-point match of alice and bob that alice has offered to resign."""
     alice = await clip_login(connect, app, "alice")
     bob = await clip_login(connect, app, "bob")

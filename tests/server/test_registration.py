@@ -6,7 +6,7 @@ from __future__ import annotations
 from protocol import replies
 from server.app import App
 
-from .conftest import Connect, FibsClient
+from .conftest import Connect, ScriptedClient
 
 IAC_WILL_ECHO = b"\xff\xfb\x01"
 IAC_WONT_ECHO = b"\xff\xfc\x01"
@@ -16,13 +16,13 @@ def crlf(*lines: str) -> bytes:
     return b"".join(line.encode() + b"\r\n" for line in lines)
 
 
-async def raw(client: FibsClient, wanted: bytes) -> None:
+async def raw(client: ScriptedClient, wanted: bytes) -> None:
     """The next bytes are exactly ``wanted`` (telnet commands included)."""
     assert not client.buffer
     assert await client.reader.readexactly(len(wanted)) == wanted
 
 
-async def as_guest(connect: Connect) -> FibsClient:
+async def as_guest(connect: Connect) -> ScriptedClient:
     client = await connect()
     await client.prompt(replies.LOGIN_PROMPT)
     await client.send("guest")

@@ -26,7 +26,7 @@ from .conftest import (
     IAC_WONT_TTYPE,
     TEST_COST,
     Connect,
-    FibsClient,
+    ScriptedClient,
     check_known_lines,
     clip_login,
     make_user,
@@ -36,15 +36,15 @@ from .conftest import (
 ROOT = Path(__file__).resolve().parents[2]
 
 
-async def open_client(port: int) -> FibsClient:
+async def open_client(port: int) -> ScriptedClient:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    client = FibsClient(reader, writer)
+    client = ScriptedClient(reader, writer)
     await client.send_raw(IAC_WONT_TTYPE)
     await client.prompt(replies.LOGIN_PROMPT)
     return client
 
 
-async def register(client: FibsClient, name: str, password: str) -> None:
+async def register(client: ScriptedClient, name: str, password: str) -> None:
     """The guest dialog of §1.7, answered like GIB does."""
     await client.send("guest")
     await client.prompt(replies.TELNET_PROMPT)
@@ -57,7 +57,7 @@ async def register(client: FibsClient, name: str, password: str) -> None:
     await client.prompt(replies.TELNET_PROMPT)
 
 
-async def ask(client: FibsClient, line: str) -> list[str]:
+async def ask(client: ScriptedClient, line: str) -> list[str]:
     await client.send(line)
     return await client.prompt(replies.TELNET_PROMPT)
 
@@ -65,7 +65,7 @@ async def ask(client: FibsClient, line: str) -> list[str]:
 async def test_everything_is_there_after_a_restart(
     settings: Settings, db_target: DbTarget
 ) -> None:
-    clients: list[FibsClient] = []
+    clients: list[ScriptedClient] = []
     async with running(settings, db_target) as app:
         await make_user(app, "bob")
         carol = await open_client(app.port)

@@ -9,7 +9,7 @@ from protocol import clip, replies
 from server.app import App
 from server.session import DEFAULT_TOGGLES
 
-from .conftest import Connect, FibsClient, clip_login
+from .conftest import Connect, ScriptedClient, clip_login
 from .sessions import command, telnet_login, who_update_seen
 
 pytestmark = pytest.mark.known_lines
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.known_lines
 KEPT = [t for t in replies.TOGGLES if t not in ("double", "greedy")]
 
 
-async def relogin(connect: Connect, app: App, client: FibsClient, name: str) -> FibsClient:
+async def relogin(connect: Connect, app: App, client: ScriptedClient, name: str) -> ScriptedClient:
     await client.send("bye")
     await client.expect(replies.GOODBYE[-1])
     assert await client.closed()

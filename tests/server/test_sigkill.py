@@ -43,7 +43,7 @@ from server.matches import whole_snapshot
 from server.passwords import hash_password_sync
 from server.session import DEFAULT_TOGGLES
 
-from .conftest import IAC_WONT_TTYPE, TEST_COST, FibsClient
+from .conftest import IAC_WONT_TTYPE, TEST_COST, ScriptedClient
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = 4
@@ -78,7 +78,7 @@ class Client:
     name: str
     player: Player
     rng: random.Random
-    client: FibsClient | None = None
+    client: ScriptedClient | None = None
     moves_seen: list[str] = field(default_factory=list)
     """The opponent's ``moves`` lines, in order."""
     last_key: Key | None = None
@@ -164,9 +164,9 @@ async def running_server(url: str, config: Path, log: Path) -> AsyncIterator[Ser
         await process.wait()
 
 
-async def login(port: int, name: str) -> FibsClient:
+async def login(port: int, name: str) -> ScriptedClient:
     reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 10)
-    client = FibsClient(reader, writer)
+    client = ScriptedClient(reader, writer)
     await client.send_raw(IAC_WONT_TTYPE)
     await client.prompt(replies.LOGIN_PROMPT, timeout=10)
     await client.send(f"login sigkill_test 1008 {name} secret")

@@ -19,11 +19,11 @@ from server.config import ConfigError, load
 from server.registry import LocalPresence
 from server.session import Session
 
-from .conftest import Connect, FibsClient, clip_login, make_user
+from .conftest import Connect, ScriptedClient, clip_login, make_user
 from .sessions import RecordingOutput, login_all, online, who_update_seen
 
 
-async def _batch_sent(app: App, clients: tuple[FibsClient, ...]) -> None:
+async def _batch_sent(app: App, clients: tuple[ScriptedClient, ...]) -> None:
     """Send a batch (alice's line) and read it everywhere: the interval starts now."""
     app.registry.who_update(online(app, "alice"))
     app.registry.flush_status()
@@ -139,7 +139,7 @@ def _hold_batches(monkeypatch: pytest.MonkeyPatch, app: App) -> None:
     monkeypatch.setattr(registry, "NOTICE_GAP_MIN", 3600.0)
 
 
-async def _lines_until(client: FibsClient, prefix: str) -> list[str]:
+async def _lines_until(client: ScriptedClient, prefix: str) -> list[str]:
     """Every line up to and including the first starting with ``prefix``."""
     lines = [await client.line()]
     while not lines[-1].startswith(prefix):

@@ -93,7 +93,7 @@ async def verify_password(password: str, stored: str) -> bool:
 def shutdown_hashing() -> None:
     """Stop the hashing pool: hashes still queued are cancelled, running ones finish.
 
-    Called when the server stops (:meth:`server.app.App.stop`), so that a queue of
+    Called when the server stops (:meth:`server.service.Service.stop`), so that a queue of
     logins does not hold up the exit (the interpreter joins pool threads at exit). A
     later hash starts a new pool, so tests may run one app after another.
     """

@@ -7,7 +7,7 @@ Broadcasts write to each recipient's output at once and never await anyone's
 socket: a slow reader is cut off by its own write-buffer limit instead.
 
 A broadcast renders each distinct set of lines once (per client mode and whatever
-else they depend on) and encodes it once (:class:`Broadcast`, :class:`server.telnet.Payload`);
+else they depend on) and encodes it once (:class:`Broadcast`, :class:`server.output.Payload`);
 each recipient then gets one write of the same bytes it would have got line by line
 (docs/performance.md §3).
 

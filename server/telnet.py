@@ -22,7 +22,7 @@ a telnetlib3 write (encoding, escaping) per recipient (docs/performance.md §3).
 The fast paths (:class:`FlowReader`, :class:`QuietTelnetServer`, :class:`TelnetOutput`)
 use telnetlib3 internals that are not its public API. They are named in
 :data:`TELNETLIB3_INTERNALS`, pyproject.toml pins telnetlib3 to the versions they were
-read from (:data:`TELNETLIB3_VERSIONS`), and tests/server/test_telnet_internals.py fails
+read from (:data:`TELNETLIB3_VERSIONS`), and tests/server/test_telnet_input.py fails
 when an installed telnetlib3 differs.
 """
 

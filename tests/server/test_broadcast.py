@@ -1,7 +1,7 @@
 """Broadcasts rendered and encoded once (docs/performance.md §3): the bytes every client
 receives are the ones it got when each recipient had its own telnetlib3 writes.
 
-* :class:`server.telnet.Payload` and :meth:`TelnetOutput.send_payload` against
+* :class:`server.output.Payload` and :meth:`TelnetOutput.send_payload` against
   telnetlib3's own encoding and IAC escaping, on real connections in two encodings;
 * a login and a logout seen by CLIP and telnet users with ``notify`` on and off, and by
   a ``waitfor`` user, byte for byte;

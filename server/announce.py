@@ -4,8 +4,10 @@
 the FIBS words of §4, with a board in each receiver's board style where the spec sends
 one. It only reads: the match as each batch of events left it (a :class:`Moment`,
 taken by :mod:`server.match_flow` right after the batch), the settled rating
-(:class:`server.settle.Settlement`) and who is at the table; it changes no state and
-sends nothing. The lines are sent by the flow once the action is stored.
+(:class:`server.settle.Settlement`) and who is at the table, looked up through the
+presence (the players and watchers are :class:`~server.presence.Peer` views: they may be
+on other nodes); it changes no state and sends nothing. The lines are sent by the flow,
+through the presence, once the action is stored.
 
 Every event type is announced in one ``match`` statement (:func:`_announce_event`)
 that ends in :func:`typing.assert_never`: a new event type in
@@ -45,23 +47,38 @@ from protocol import replies
 from protocol.game_record import last_game, oldmoves_lines
 from server.app import App
 from server.match_boards import BoardFrame
-from server.matches import LiveMatch
-from server.session import Session
+from server.matches import LiveMatch, watchers_at
+from server.presence import Peer
 from server.settle import Settlement
 
 
 @dataclass
 class Outbox:
-    """Lines per recipient, in the order they are to be sent."""
+    """Lines per recipient, in the order they are to be sent: one write each.
 
-    lines: dict[Session, list[str]] = field(default_factory=dict)
+    Keyed by name, not by peer: a bus back end may hand out a new view of a user at
+    each look-up, and a user's lines must still make one write.
+    """
 
-    def add(self, session: Session | None, *lines: str) -> None:
-        if session is not None and lines:
-            self.lines.setdefault(session, []).extend(lines)
+    _to: dict[str, tuple[Peer, list[str]]] = field(default_factory=dict)
 
-    def extend(self, session: Session | None, lines: Iterable[str]) -> None:
-        self.add(session, *lines)
+    def add(self, peer: Peer | None, *lines: str) -> None:
+        if peer is not None and lines:
+            entry = self._to.get(peer.name)
+            if entry is None:
+                self._to[peer.name] = (peer, list(lines))
+            else:
+                entry[1].extend(lines)
+
+    def extend(self, peer: Peer | None, lines: Iterable[str]) -> None:
+        self.add(peer, *lines)
+
+    def take(self) -> list[tuple[Peer, list[str]]]:
+        """Each recipient with their lines, in the order they were first added (and the
+        outbox empty)."""
+        items = list(self._to.values())
+        self._to.clear()
+        return items
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,21 +144,22 @@ def announce(app: App, live: LiveMatch, told: Iterable[Told], settlement: Settle
     board before ``Please move``), at most one per recipient and batch.
     """
     outbox = Outbox()
+    watchers = [(w, live.player_of(w.watching or "")) for w in watchers_at(app.presence, live)]
     for item in told:
         if isinstance(item, Notice):
-            outbox.add(_Table(app, live, outbox, None).player(item.player), item.line)
+            outbox.add(_Table(app, live, outbox, None, watchers).player(item.player), item.line)
             continue
-        table = _Table(app, live, outbox, item.moment)
+        table = _Table(app, live, outbox, item.moment, watchers)
         for event in item.events:
             _announce_event(table, event, settlement)
     return outbox
 
 
-def seated(app: App, live: LiveMatch, index: Player) -> Session | None:
-    """The session of ``live``'s player ``index`` while they sit at its table (the
-    players the action's lines go to); None once they left it."""
-    session = app.registry.get(live.names[index])
-    return session if session is not None and session.opponent is not None else None
+def seated(app: App, live: LiveMatch, index: Player) -> Peer | None:
+    """``live``'s player ``index`` while they sit at its table (the players the action's
+    lines go to); None once they left it."""
+    peer = app.presence.get(live.names[index])
+    return peer if peer is not None and peer.opponent is not None else None
 
 
 @dataclass
@@ -152,37 +170,36 @@ class _Table:
     live: LiveMatch
     out: Outbox
     moment: Moment | None
-    boarded: set[Session] = field(default_factory=set)
+    _watchers: list[tuple[Peer, Player]]
+    """Each watcher with the player whose side they see (looked up once per action)."""
+    boarded: set[str] = field(default_factory=set)
+    """Who got this batch's board (by name)."""
 
-    def player(self, index: Player) -> Session | None:
+    def player(self, index: Player) -> Peer | None:
         return seated(self.app, self.live, index)
 
     def name(self, index: Player) -> str:
         return self.live.names[index]
 
-    def watchers(self) -> list[tuple[Session, Player]]:
+    def watchers(self) -> list[tuple[Peer, Player]]:
         """Each watcher with the player whose side they see."""
-        out = []
-        for watcher in self.live.watchers:
-            if watcher.watching in self.live.names:
-                out.append((watcher, self.live.player_of(watcher.watching)))
-        return out
+        return self._watchers
 
     def at(self) -> Moment:
         assert self.moment is not None, "events are announced with their moment"
         return self.moment
 
-    def board_to(self, session: Session | None, perspective: Player, *, you: bool) -> None:
-        if session is not None and session not in self.boarded:
-            self.boarded.add(session)
-            lines = self.at().frame.lines(perspective, session.settings.boardstyle, you=you)
-            self.out.extend(session, lines)
+    def board_to(self, viewer: Peer | None, perspective: Player, *, you: bool) -> None:
+        if viewer is not None and viewer.name not in self.boarded:
+            self.boarded.add(viewer.name)
+            lines = self.at().frame.lines(perspective, viewer.settings.boardstyle, you=you)
+            self.out.extend(viewer, lines)
 
     def board_for_players(self, *players: Player, toggle: str | None = None) -> None:
         for p in players:
-            session = self.player(p)
-            if session is not None and (toggle is None or session.toggles[toggle]):
-                self.board_to(session, p, you=True)
+            peer = self.player(p)
+            if peer is not None and (toggle is None or peer.toggles[toggle]):
+                self.board_to(peer, p, you=True)
 
     def board_for_watchers(self) -> None:
         for watcher, perspective in self.watchers():
@@ -280,12 +297,12 @@ def _announce_event(t: _Table, event: Event, settlement: Settlement) -> None:
 
 def _opening_roll(t: _Table, event: OpeningRoll) -> None:
     for p in (0, 1):
-        session = t.player(p)
-        t.out.add(session, replies.opening_roll(event.dice[p], t.name(1 - p), event.dice[1 - p]))
+        peer = t.player(p)
+        t.out.add(peer, replies.opening_roll(event.dice[p], t.name(1 - p), event.dice[1 - p]))
         if event.starter == p:
-            t.out.add(session, replies.YOUR_TURN_TO_MOVE)
+            t.out.add(peer, replies.YOUR_TURN_TO_MOVE)
         elif event.starter is not None:
-            t.out.add(session, replies.makes_first_move(t.name(1 - p)))
+            t.out.add(peer, replies.makes_first_move(t.name(1 - p)))
     t.to_watchers(
         lambda p: replies.opening_roll_watched(
             t.name(p), event.dice[p], t.name(1 - p), event.dice[1 - p]
@@ -345,12 +362,12 @@ def _game_won(t: _Table, event: GameWon) -> None:
         for watcher, _ in t.watchers():
             out.add(watcher, replies.wins_game_watched(t.name(winner), event.points))
     for p in (0, 1):
-        session = t.player(p)
-        if session is not None and session.toggles["moves"]:
+        peer = t.player(p)
+        if peer is not None and peer.toggles["moves"]:
             record = oldmoves_lines(
                 moment.finished_game, live.names, live.length, moment.frame.o_player
             )
-            out.extend(session, record)
+            out.extend(peer, record)
     if moment.phase is Phase.GAME_OVER:
         score = moment.score
         for p in (0, 1):
@@ -376,23 +393,23 @@ def _match_won(t: _Table, event: MatchWon, settlement: Settlement) -> None:
     winner, loser = event.winner, 1 - event.winner
     length = t.live.match.options.length
     a, b = event.score[winner], event.score[loser]
-    winner_session = t.player(winner)
-    loser_session = t.player(loser)
+    winner_peer = t.player(winner)
+    loser_peer = t.player(loser)
     block = _rating_block(
         rated.change, rated.winner, rated.loser, rated.winner_experience, rated.loser_experience
     )
-    for session in (winner_session, loser_session):
-        if session is not None and session.toggles["ratings"]:
-            out.extend(session, block)
-    out.add(winner_session, replies.you_win_match(length, a, b))
+    for peer in (winner_peer, loser_peer):
+        if peer is not None and peer.toggles["ratings"]:
+            out.extend(peer, block)
+    out.add(winner_peer, replies.you_win_match(length, a, b))
     line = replies.wins_match(t.name(winner), length, a, b)
-    out.add(loser_session, line)
+    out.add(loser_peer, line)
     for watcher, _ in t.watchers():
         out.add(watcher, line)
     report = replies.match_end_report(t.name(winner), t.name(loser), length, a, b)
-    for session in t.app.registry:
-        if session.logged_in and session.toggles["report"]:
-            out.add(session, report)
+    for user in t.app.presence.users():
+        if user.toggles["report"]:
+            out.add(user, report)
 
 
 def _rating_block(

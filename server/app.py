@@ -41,12 +41,15 @@ class App:
         """Unix time, for what users see as dates and times."""
         self.timer: Timer = timer or LoopTimer()
         """Monotonic time and the waits measured in it: idle time, time-outs, rates."""
-        self.registry = LocalPresence(settings.status_interval, clock)
-        """This process's logged-in sessions (start and stop reach them all)."""
+        self.registry = LocalPresence(settings.status_interval, clock, self.timer)
+        """This process's logged-in sessions: only start and stop (:mod:`server.service`)
+        use it, to reach every session of this process (and tests, to look inside);
+        everything else reaches other users through :attr:`presence`."""
         self.presence: Presence = self.registry
         """How a session reaches the others (:mod:`server.presence`): who is online,
         status notices, lines to other users. The same object as :attr:`registry` while
-        the server is one node; a bus back end (several nodes) takes its place here."""
+        the server is one node; a bus back end (several nodes) takes its place here.
+        Every handler and the match modules use only this one."""
         self.started_at = clock()
         self.cost = ScryptCost(settings.scrypt_n, settings.scrypt_r, settings.scrypt_p)
         self.motd = settings.motd()

@@ -13,7 +13,8 @@ Every player action goes through :func:`run`. Under the match's lock it
    reads; rendered before the save so that the lines go to the table as it was when
    the action happened), then **saves** the match, or the finished match with its
    ratings, and only once that succeeded gives the players their new ratings;
-5. and then **sends** the lines: nothing is announced that is not durable.
+5. and then **sends** the lines, through the presence (players and watchers may be on
+   other nodes): nothing is announced that is not durable.
 
 Starting, resuming and leaving a match, and what happens after an action (the clock,
 the match leaving the table) are :mod:`server.match_lifecycle`'s.
@@ -36,7 +37,7 @@ from server.announce import Batch, Moment, Notice, Outbox, Told, announce, seate
 from server.app import App
 from server.matches import LiveMatch
 from server.output import Payload
-from server.session import Session
+from server.presence import Peer, Presence
 from server.settle import Settlement, apply_ratings, rating_updates, settle
 
 
@@ -63,9 +64,8 @@ class Step:
             if isinstance(item, Batch):
                 yield from item.events
 
-    def player(self, index: Player) -> Session | None:
-        """The session of player ``index`` while they play (their toggles steer the
-        follow-up steps)."""
+    def player(self, index: Player) -> Peer | None:
+        """Player ``index`` while they play (their toggles steer the follow-up steps)."""
         return seated(self.app, self.live, index)
 
 
@@ -86,8 +86,8 @@ async def run(
         settlement = settle(app, live, step.events())
         outbox = announce(app, live, step.told, settlement)
         await save(app, live, settlement)
-        apply_ratings(settlement, [step.player(0), step.player(1)])
-    send(outbox)
+        apply_ratings(app.presence, settlement, [step.player(0), step.player(1)])
+    send(app.presence, outbox)
 
 
 # -- follow-up: the steps the server takes by itself ------------------------------------
@@ -106,25 +106,25 @@ def follow_up(step: Step, *, resumed: bool = False) -> None:
         player = match.to_act
         if player is None or match.resignation is not None:
             return
-        session = step.player(player)
+        peer = step.player(player)
         if match.phase is Phase.TURN:
             if (
                 match.may_double(player)
                 and (resumed or not _needs_one_point(match, player))
-                and (session is None or session.toggles["double"])
+                and (peer is None or peer.toggles["double"])
             ):
                 step.notice(player, replies.ROLL_OR_DOUBLE)
                 return
             step.act(match.roll(player))
             resumed = False
             continue
-        if match.phase is Phase.MOVE and session is not None:
-            play = _automatic_play(match, session)
+        if match.phase is Phase.MOVE and peer is not None:
+            play = _automatic_play(match, peer)
             if play is None:
                 return
             colour = match.colour(player)
             texts = [format_move(m, colour) for m in play.moves]
-            if session.toggles["greedy"] and all(m.dst == 0 for m in play.moves):
+            if peer.toggles["greedy"] and all(m.dst == 0 for m in play.moves):
                 step.notice(player, replies.bearing_off(t.split("-")[0] for t in texts))
             else:
                 step.notice(player, replies.only_possible_move(texts))
@@ -141,11 +141,11 @@ def _needs_one_point(match: Match, player: Player) -> bool:
     return bool(length) and match.score[player] == length - 1
 
 
-def _automatic_play(match: Match, session: Session) -> Play | None:
+def _automatic_play(match: Match, player: Peer) -> Play | None:
     """The play the server makes for the player: the only one (``automove``) or a
     bear-off with every die (``greedy``), §4.5. The plays are made only for a player
     with one of those toggles on."""
-    toggles = session.toggles
+    toggles = player.toggles
     if not (toggles["automove"] or toggles["greedy"]):
         return None
     plays = match.legal_plays()
@@ -205,15 +205,15 @@ async def save(app: App, live: LiveMatch, settlement: Settlement) -> None:
 # -- send ---------------------------------------------------------------------------------
 
 
-def send(outbox: Outbox) -> None:
-    """One write per recipient. Recipients with exactly the same lines (everyone with
-    ``toggle report`` who gets only a match's end report) share one rendered
-    :class:`Payload`, encoded once (docs/performance.md §3)."""
+def send(presence: Presence, outbox: Outbox) -> None:
+    """One write per recipient (:meth:`~server.presence.Presence.send_payload`).
+    Recipients with exactly the same lines (everyone with ``toggle report`` who gets
+    only a match's end report) share one rendered :class:`Payload`, encoded once
+    (docs/performance.md §3)."""
     shared: dict[tuple[str, ...], Payload] = {}
-    for session, lines in outbox.lines.items():
+    for peer, lines in outbox.take():
         key = tuple(lines)
         payload = shared.get(key)
         if payload is None:
             payload = shared[key] = Payload(key)
-        session.send_payload(payload)
-    outbox.lines.clear()
+        presence.send_payload(peer, payload)

@@ -5,6 +5,11 @@ each says what it refuses by raising :class:`server.errors.Reply`. Every action 
 running match goes through :func:`play` (:func:`server.match_flow.run`, then the clock
 restarts or the finished match leaves the table). Watching a player is here too: a
 watcher joins and leaves a table like the players do (§4.11).
+
+The caller's own :class:`~server.session.Session` (``session``) hears its replies
+directly; every other user (the invitee, the inviter, the opponent, the watchers) is a
+:class:`~server.presence.Peer` of ``app.presence``, reached and changed only through it
+(``tests/server/test_presence_seam.py``), so they may be on another node.
 """
 
 from __future__ import annotations
@@ -22,8 +27,8 @@ from server.app import App
 from server.config import RulesDefaults
 from server.errors import Reply
 from server.match_timers import stop_the_clock, watch_the_clock
-from server.matches import Invitation, LiveMatch, match_options
-from server.output import Payload
+from server.matches import Invitation, LiveMatch, match_options, watchers_at
+from server.presence import Audience, Peer
 from server.session import Session
 
 log = logging.getLogger(__name__)
@@ -32,9 +37,9 @@ log = logging.getLogger(__name__)
 # -- invite (§4.3) ------------------------------------------------------------------------
 
 
-async def invitable(app: App, session: Session, target: Session) -> SavedMatch | None:
+async def invitable(app: App, session: Session, target: Peer) -> SavedMatch | None:
     """Check that ``session`` may invite ``target`` now; their saved match, if any."""
-    if target is session:
+    if target.name == session.name:
         raise Reply(replies.CANT_INVITE_YOURSELF)
     if session.name in app.matches:
         raise Reply(replies.ALREADY_PLAYING)
@@ -45,7 +50,7 @@ async def invitable(app: App, session: Session, target: Session) -> SavedMatch |
     return await app.db.load_match(session.name, target.name)
 
 
-def resume_invitation(session: Session, target: Session, saved: SavedMatch | None) -> Invitation:
+def resume_invitation(session: Session, target: Peer, saved: SavedMatch | None) -> Invitation:
     """An invitation to resume the saved match (``invite NAME`` without a length)."""
     if saved is None:
         raise Reply(replies.no_saved_match_give_length(target.name))
@@ -55,7 +60,7 @@ def resume_invitation(session: Session, target: Session, saved: SavedMatch | Non
 def new_invitation(
     app: App,
     session: Session,
-    target: Session,
+    target: Peer,
     length: int | None,
     rules: RulesDefaults | None,
     words: tuple[str, ...],
@@ -70,13 +75,13 @@ def new_invitation(
 
 
 def invite(
-    app: App, session: Session, target: Session, invitation: Invitation, saved: SavedMatch | None
+    app: App, session: Session, target: Peer, invitation: Invitation, saved: SavedMatch | None
 ) -> None:
     """Send ``invitation`` (§4.3): it replaces ``session``'s earlier one, and switches
     their ``ready`` flag on."""
     if not session.toggles["ready"]:
         session.toggles["ready"] = True
-        app.registry.who_update(session)
+        app.presence.who_update(session)
     app.invitations[session.name] = invitation
     bell = replies.BELL if target.toggles["bell"] else ""
     if invitation.resume:
@@ -92,7 +97,7 @@ def invite(
         if saved is not None:
             lines.append(replies.saved_match_warning(saved.match_length))
     lines[-1] += bell
-    target.send_lines(lines)
+    app.presence.send_lines(target, lines)
     if target.away is not None:
         session.send("", replies.is_away(target.name, target.away))
 
@@ -104,10 +109,10 @@ async def join(app: App, session: Session, name: str) -> None:
     """``session`` accepts ``name``'s invitation: the match starts or resumes."""
     if session.name in app.matches:
         raise Reply(replies.CANT_PLAY_TWO)
-    inviter = app.registry.get(name)
+    inviter = app.presence.get(name)
     if inviter is None:
         try:
-            inviter = app.registry.complete(name)
+            inviter = app.presence.complete(name)
         except Reply:
             raise Reply(replies.cant_find_player(name)) from None
     if inviter.name in app.matches:
@@ -126,7 +131,8 @@ async def join(app: App, session: Session, name: str) -> None:
         await _start(app, inviter, session, invitation)
 
 
-async def _start(app: App, inviter: Session, invitee: Session, invitation: Invitation) -> None:
+async def _start(app: App, inviter: Peer, invitee: Session, invitation: Invitation) -> None:
+    """A new match of ``inviter`` and ``invitee`` (the caller), as ``invitation`` says."""
     length = invitation.length
     await app.db.delete_match(inviter.name, invitee.name)  # a new match replaces a saved one
     rules = invitation.rules or app.settings.rules
@@ -141,15 +147,17 @@ async def _start(app: App, inviter: Session, invitee: Session, invitation: Invit
     if not _begin(app, live):
         return
     invitee.send(replies.now_playing(inviter.name, length))
-    inviter.send(replies.player_joined(invitee.name, length))
+    app.presence.send(inviter, replies.player_joined(invitee.name, length))
     if invitation.rule_words:
-        for s in (inviter, invitee):
-            s.send(replies.match_rules_line(invitation.rule_words))
+        rules_line = replies.match_rules_line(invitation.rule_words)
+        app.presence.send(inviter, rules_line)
+        invitee.send(rules_line)
     _report(app, live, replies.match_start_report(inviter.name, invitee.name, length))
     await play(app, live, match.start_game)
 
 
-async def _resume(app: App, inviter: Session, invitee: Session) -> None:
+async def _resume(app: App, inviter: Peer, invitee: Session) -> None:
+    """The saved match of ``inviter`` and ``invitee`` (the caller) goes on."""
     saved = await app.db.load_match(inviter.name, invitee.name)
     try:
         if saved is None:
@@ -157,35 +165,37 @@ async def _resume(app: App, inviter: Session, invitee: Session) -> None:
         live = LiveMatch.from_saved(saved, app.dice())
     except SnapshotError:
         log.warning("saved match of %s and %s is corrupt", inviter.name, invitee.name)
-        for s in (inviter, invitee):
-            s.send(replies.SAVED_MATCH_CORRUPT)
+        app.presence.send(inviter, replies.SAVED_MATCH_CORRUPT)
+        invitee.send(replies.SAVED_MATCH_CORRUPT)
         await app.db.delete_match(inviter.name, invitee.name)
         return
     if not _begin(app, live):
         return
     invitee.send(replies.now_playing_resumed(inviter.name))
-    inviter.send(replies.joined_resumed(invitee.name))
+    app.presence.send(inviter, replies.joined_resumed(invitee.name))
     _report(app, live, replies.match_resume_report(inviter.name, invitee.name, live.length))
     match = live.match
-    for session in (inviter, invitee):
-        p = live.player_of(session.name)
-        turn = live.names[match.to_act if match.to_act is not None else match.turn]
-        session.send_lines(
-            replies.resume_synopsis(
-                turn,
-                live.length,
-                session.name,
-                match.score[p],
-                live.names[1 - p],
-                match.score[1 - p],
-            )
-        )
-        # No board after the synopsis (§4.9, D105): FIBS sends none; GammonBot, MatchDog
-        # and the bots library ask for one, and GammonBot acts on each board it gets.
-        if match.phase is Phase.GAME_OVER:
-            session.send(replies.JOIN_NEXT_GAME)
+    # No board after the synopsis (§4.9, D105): FIBS sends none; GammonBot, MatchDog and
+    # the bots library ask for one, and GammonBot acts on each board it gets.
+    between_games = match.phase is Phase.GAME_OVER
+    app.presence.send_lines(inviter, _synopsis(live, inviter.name))
+    if between_games:
+        app.presence.send(inviter, replies.JOIN_NEXT_GAME)
+    invitee.send_lines(_synopsis(live, invitee.name))
+    if between_games:
+        invitee.send(replies.JOIN_NEXT_GAME)
     # A double or a resignation still waiting for its answer is offered again (D106).
     await play(app, live, lambda: pending_offer(match), resumed=True)
+
+
+def _synopsis(live: LiveMatch, name: str) -> list[str]:
+    """The resumed match as player ``name`` hears it: whose turn, the length, the score."""
+    match = live.match
+    p = live.player_of(name)
+    turn = live.names[match.to_act if match.to_act is not None else match.turn]
+    return replies.resume_synopsis(
+        turn, live.length, name, match.score[p], live.names[1 - p], match.score[1 - p]
+    )
 
 
 def pending_offer(match: Match) -> list[Event]:
@@ -212,31 +222,27 @@ def _begin(app: App, live: LiveMatch) -> bool:
     False (and nothing changed) when a player left or started another match while the
     database was being read: the join then simply does not happen.
     """
-    sessions = [app.registry.get(name) for name in live.names]
-    if any(s is None or s.closed or s.name in app.matches for s in sessions):
+    presence = app.presence
+    players = [presence.get(name) for name in live.names]
+    if any(p is None or p.closed or p.name in app.matches for p in players):
         return False
     for name in live.names:
         app.matches[name] = live
         app.invitations.pop(name, None)
-    for session in sessions:
-        assert session is not None
-        session.start_playing(live.opponent_of(session.name))
-        app.registry.who_update(session)
-    live.watchers = {s for s in app.registry if s.watching in live.names}
+    for player in players:
+        assert player is not None
+        presence.start_playing(player, live.opponent_of(player.name))
+    live.watchers = {w.name for w in presence.watchers_of(live.names)}
     return True
 
 
 def _report(app: App, live: LiveMatch, line: str) -> None:
     """A match start/resume line to users with ``report`` on and the players' watchers
     (the same line in both modes: encoded once, docs/performance.md §3)."""
-    payload = Payload([line])
-    for session in app.registry:
-        if (
-            session.logged_in
-            and session.name not in live.names
-            and (session.toggles["report"] or session in live.watchers)
-        ):
-            session.send_payload(payload)
+    audience = Audience(
+        exclude=frozenset(live.names), toggle_on="report", also=frozenset(live.watchers)
+    )
+    app.presence.broadcast([line], audience)
 
 
 async def join_next_game(app: App, session: Session) -> None:
@@ -285,9 +291,9 @@ async def leave(app: App, session: Session) -> None:
     opponent = live.opponent_of(session.name)
     await suspend(app, live)
     session.send(replies.YOU_TERMINATED)
-    other = app.registry.get(opponent)
+    other = app.presence.get(opponent)
     if other is not None:
-        other.send(replies.has_left(session.name))
+        app.presence.send(other, replies.has_left(session.name))
 
 
 async def suspend(app: App, live: LiveMatch) -> None:
@@ -305,24 +311,24 @@ async def session_ended(app: App, session: Session) -> None:
     """A user left the server: save their match, tell the opponent and watchers (§4.9, §4.11)."""
     app.invitations.pop(session.name, None)
     reason = session.logout_text(session.name)
+    presence = app.presence
     live = app.matches.get(session.name)
     if live is not None:
-        opponent = app.registry.get(live.opponent_of(session.name))
+        opponent = presence.get(live.opponent_of(session.name))
         await suspend(app, live)
         if opponent is not None:
             if session.replaced:
-                opponent.send(replies.closed_old_connection(session.name))
+                presence.send(opponent, replies.closed_old_connection(session.name))
             else:
-                opponent.send(replies.saved_after(reason))
-    for watcher in app.registry:
-        if watcher.watching == session.name:
-            watcher.enter_lobby()
-            watcher.send(replies.not_watching_anymore(reason))
-            app.registry.who_update(watcher)
-    if session.watching is not None:
+                presence.send(opponent, replies.saved_after(reason))
+    for watcher in presence.watchers_of([session.name]):
+        presence.stop_watching(watcher, replies.not_watching_anymore(reason))
+    if session.watching is not None and not session.replaced:
+        # A replaced session's name stays: the login that replaced it may watch this
+        # match already, and a name whose user watches no player here is skipped.
         watched = app.matches.get(session.watching)
         if watched is not None:
-            watched.watchers.discard(session)
+            watched.watchers.discard(session.name)
 
 
 def finish(app: App, live: LiveMatch) -> None:
@@ -333,17 +339,18 @@ def finish(app: App, live: LiveMatch) -> None:
     instead of waiting for the next batch (D140); the others with the next batch.
     """
     stop_the_clock(live)
+    presence = app.presence
     players = []
     for name in live.names:
         app.matches.pop(name, None)
-        session = app.registry.get(name)
-        if session is not None:
-            session.enter_lobby()
-            if not app.stopping:  # everyone is leaving: no N*N status lines
-                app.registry.who_update(session)
-                players.append(session)
+        player = presence.get(name)
+        if player is not None:
+            # Everyone is leaving when the server stops: no N*N status lines.
+            presence.enter_lobby(player, announce=not app.stopping)
+            if not app.stopping:
+                players.append(player)
     if players:
-        app.registry.flush_soon([*players, *live.watchers])
+        presence.flush_soon([*players, *watchers_at(presence, live)])
 
 
 # -- watching (§4.11) -------------------------------------------------------------------------
@@ -354,19 +361,20 @@ def stop_watching(app: App, session: Session, *, quiet: bool = False) -> None:
     name = session.watching
     if name is None:
         return
+    presence = app.presence
     live = app.matches.get(name)
-    watched = app.registry.get(name)
+    watched = presence.get(name)
     if watched is not None:
-        watched.send(replies.stops_watching_you(session.name))
+        presence.send(watched, replies.stops_watching_you(session.name))
     if live is not None:
-        live.watchers.discard(session)
-        other = app.registry.get(live.opponent_of(name))
+        live.watchers.discard(session.name)
+        other = presence.get(live.opponent_of(name))
         if other is not None:
-            other.send(replies.stops_watching(session.name, name))
+            presence.send(other, replies.stops_watching(session.name, name))
     session.enter_lobby()
     if not quiet:
         session.send(replies.you_stop_watching(name))
-    app.registry.who_update(session)
+    presence.who_update(session)
 
 
 def watch(app: App, session: Session, name: str) -> None:
@@ -374,13 +382,14 @@ def watch(app: App, session: Session, name: str) -> None:
     a watcher of someone else stops that first, and a player's ``blind`` keeps them out."""
     if session.name in app.matches:
         raise Reply(replies.CANT_WATCH_WHILE_PLAYING)
-    target = app.registry.get(name)
+    presence = app.presence
+    target = presence.get(name)
     if target is None:
         try:
-            target = app.registry.complete(name)
+            target = presence.complete(name)
         except Reply:
             raise Reply(replies.no_one_there(name)) from None
-    if target is session:
+    if target.name == session.name:
         raise Reply(replies.USE_A_MIRROR)
     live = app.matches.get(target.name)
     players = players_of(app, live) if live is not None else [target]
@@ -391,21 +400,21 @@ def watch(app: App, session: Session, name: str) -> None:
         stop_watching(app, session, quiet=True)
     session.start_watching(target.name)
     session.send(replies.now_watching(target.name))
-    target.send(replies.is_watching_you(session.name))
+    presence.send(target, replies.is_watching_you(session.name))
     if live is None:
         session.send(replies.nothing_interesting(target.name))
     else:
-        live.watchers.add(session)
-        other = app.registry.get(live.opponent_of(target.name))
+        live.watchers.add(session.name)
+        other = presence.get(live.opponent_of(target.name))
         if other is not None:
-            other.send(replies.starts_watching(session.name, target.name))
+            presence.send(other, replies.starts_watching(session.name, target.name))
         send_board(session, live, target.name, you=False)
-    app.registry.who_update(session)
+    presence.who_update(session)
 
 
-def players_of(app: App, live: LiveMatch) -> list[Session]:
-    """The sessions of ``live``'s players who are logged in."""
-    return [s for s in (app.registry.get(n) for n in live.names) if s is not None]
+def players_of(app: App, live: LiveMatch) -> list[Peer]:
+    """``live``'s players who are logged in."""
+    return [p for p in (app.presence.get(n) for n in live.names) if p is not None]
 
 
 def send_board(session: Session, live: LiveMatch, name: str, *, you: bool) -> None:

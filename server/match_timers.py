@@ -3,7 +3,8 @@
 After every action the clock restarts for the player who must act next (D55): after
 ``match_reminder`` seconds they are reminded that their opponent waits, and after
 ``match_timeout`` seconds the waiting player is told they may leave (the match stays
-saved). The timers only send those notices; they never change the match.
+saved). The timers only send those notices (through the presence: either player may
+be on another node); they never change the match.
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ def watch_the_clock(app: App, live: LiveMatch) -> None:
     loop = asyncio.get_running_loop()
 
     def remind() -> None:
-        session = app.registry.get(slow)
-        if session is not None:
-            session.send(replies.turn_reminder(waiting))
+        peer = app.presence.get(slow)
+        if peer is not None:
+            app.presence.send(peer, replies.turn_reminder(waiting))
         if timeout > reminder:
             live.watchdog = loop.call_later(timeout - reminder, expire)
         else:
@@ -41,9 +42,9 @@ def watch_the_clock(app: App, live: LiveMatch) -> None:
 
     def expire() -> None:
         live.watchdog = None
-        session = app.registry.get(waiting)
-        if session is not None:
-            session.send(replies.opponent_too_slow(slow, int(timeout)))
+        peer = app.presence.get(waiting)
+        if peer is not None:
+            app.presence.send(peer, replies.opponent_too_slow(slow, int(timeout)))
 
     if reminder and (not timeout or reminder < timeout):
         live.watchdog = loop.call_later(reminder, remind)

@@ -1,7 +1,7 @@
 """Running matches, invitations, and how a match is stored between sessions.
 
 A :class:`LiveMatch` wraps the rules core's :class:`~backgammon.match.Match` with the
-two players' names, the watchers and a lock that serialises the players' actions.
+two players' names, the watchers' names and a lock that serialises the players' actions.
 It is written to the database after every action, before anything is announced: a crash
 never loses a move a client saw. A save stores the state (the core's JSON without the
 events, plus the names) and appends the events since the last save as rows
@@ -25,7 +25,7 @@ from backgammon.snapshot import match_from_json, match_to_json, match_to_json_te
 from db.records import SavedEvents, SavedMatch
 from server.config import RulesDefaults
 from server.match_boards import BoardFrame, MatchBoards
-from server.session import Session
+from server.presence import Peer, Presence
 
 WHOLE_SNAPSHOT_VERSION = 1
 """The version of the whole match in one text (:meth:`LiveMatch.snapshot`: the names, the
@@ -79,7 +79,14 @@ class LiveMatch:
     match: Match
     started_at: int
     """Unix time the match began (the App's clock), kept across resumes."""
-    watchers: set[Session] = field(default_factory=set)
+    watchers: set[str] = field(default_factory=set)
+    """The names of the users who watch a player of this match (:func:`watchers_at`).
+
+    Names, not sessions or peers: a name is plain data that stays right when the
+    watcher is on another node (a bus back end may give a new :class:`Peer` view at
+    each look-up) or a second login replaced their session; the presence turns it into
+    the user as they are now. A name whose user no longer watches a player (that user
+    logged in again meanwhile) is skipped (:func:`watchers_at`)."""
     joined: set[Player] = field(default_factory=set)
     """Players who typed ``join`` for the next game (§4.8)."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -245,11 +252,18 @@ def _put_events(data: dict[str, Any], rows: tuple[SavedEvents, ...]) -> None:
     data["match"]["record"] = games[finished]
 
 
+def watchers_at(presence: Presence, live: LiveMatch) -> list[Peer]:
+    """The users watching a player of ``live`` now, as ``presence`` has them."""
+    names = live.names
+    peers = (presence.get(name) for name in live.watchers)
+    return [p for p in peers if p is not None and p.watching in names]
+
+
 def match_options(
     length: int | None,
     rules: RulesDefaults,
-    first: Session,
-    second: Session,
+    first: Peer,
+    second: Peer,
     *,
     chosen: bool = False,
 ) -> MatchOptions:

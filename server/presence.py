@@ -138,7 +138,8 @@ class Peer(Protocol):
 
     @property
     def last_input(self) -> float:
-        """``time.monotonic()`` of the last line the user sent (on their node)."""
+        """When the user sent their last line, on their node's monotonic timer
+        (``App.timer``, :class:`server.clock.Timer`)."""
         ...
 
     @property
@@ -150,7 +151,8 @@ class Peer(Protocol):
         ...
 
     def who_line(self, now: float | None = None) -> str:
-        """The user's CLIP 5 line (§2.3), idle time as of ``now`` (monotonic)."""
+        """The user's CLIP 5 line (§2.3), idle time as of ``now`` (a reading of the
+        node's monotonic timer; None: read it now)."""
         ...
 
 

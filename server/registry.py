@@ -41,6 +41,7 @@ from typing import Generic, TypeVar
 
 from protocol import replies
 from protocol.replies import HourUsers, Mode
+from server.clock import LoopTimer, Timer
 from server.errors import Reply
 from server.output import Payload
 from server.presence import WHO_END, Audience, Lines, Peer
@@ -178,7 +179,7 @@ class _Batch:
         return lines
 
     def write(self, session: Session, key: _Key) -> None:
-        """``session``'s part, straight to its output: the registry's own writes do not
+        """``session``'s part, straight to its output: the presence's own writes do not
         pass :meth:`LocalPresence.fence` (they are what the fence waits for)."""
         if session.closed:
             return
@@ -228,11 +229,15 @@ class LocalPresence:
         self,
         status_interval: float = DEFAULT_STATUS_INTERVAL,
         clock: Callable[[], float] = time.time,
+        timer: Timer | None = None,
     ) -> None:
         self.status_interval = status_interval
+        """Seconds between two batches of status notices at most (:meth:`_queue_status`)."""
         self._clock = clock
         """Unix time for ``last`` and ``average`` (the App's clock)."""
-        """Seconds between two batches of status notices at most (:meth:`_queue_status`)."""
+        self._timer: Timer = timer or LoopTimer()
+        """Monotonic time, what the idle field of the CLIP 5 lines is measured on (the
+        App's timer, as each session's :attr:`Session.monotonic`)."""
         self._sessions: dict[str, Session] = {}
         self.history: deque[tuple[float, str]] = deque(maxlen=self.HISTORY)
         """(Unix time, ``<name> logs in.`` / the logout text), oldest first, for ``last``."""
@@ -507,7 +512,7 @@ class LocalPresence:
             for n in self._notices
             if n.login and self._sessions.get(n.name) is n.session
         }
-        now = time.monotonic()
+        now = self._timer.now()
         who = []
         for session, seq in self._changed.values():
             if self._sessions.get(session.name) is session:
@@ -650,6 +655,6 @@ class LocalPresence:
 
     def who_list(self, now: float | None = None) -> list[str]:
         """The CLIP 5 line of every logged-in user (cached lines, :meth:`Session.who_line`)."""
-        now = time.monotonic() if now is None else now
+        now = self._timer.now() if now is None else now
         return [s.who_line(now) for s in self._sessions.values() if s.logged_in]
 

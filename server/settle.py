@@ -4,7 +4,7 @@ An action's events (the player's and the server's follow-up steps, :mod:`server.
 are settled before the match is saved: the dice rolled are counted for ``dicetest``, a
 game's end clears the ``join`` marks of the game before, and a match's end is rated.
 The rating is computed here and stored with the finished match (:func:`rating_updates`);
-the players' sessions take their new ratings only once that save succeeded
+the players take their new ratings (through the presence) only once that save succeeded
 (:func:`apply_ratings`), so a failed save changes no one's rating. Announcing
 (:mod:`server.announce`) reads the :class:`Settlement` and changes nothing.
 """
@@ -21,7 +21,7 @@ from backgammon.rating import INITIAL_RATING, RatingChange, rate_match
 from db.records import RatingUpdate
 from server.app import App
 from server.matches import LiveMatch
-from server.session import Session
+from server.presence import Peer, Presence
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +73,12 @@ def _rate(app: App, live: LiveMatch, winner: Player) -> RatedMatch | None:
 
 
 def _rating_of(app: App, name: str) -> tuple[float, int]:
-    """``name``'s rating and experience as their session has them (a player who left:
+    """``name``'s rating and experience as the presence has them (a player who left:
     the initial ones, as the rating of a player nobody knows)."""
-    session = app.registry.get(name)
-    if session is None:
+    peer = app.presence.get(name)
+    if peer is None:
         return (INITIAL_RATING, 0)
-    return session.rating, session.experience
+    return peer.rating, peer.experience
 
 
 def rating_updates(settlement: Settlement) -> list[RatingUpdate]:
@@ -93,9 +93,12 @@ def rating_updates(settlement: Settlement) -> list[RatingUpdate]:
     ]
 
 
-def apply_ratings(settlement: Settlement, players: Iterable[Session | None]) -> None:
+def apply_ratings(
+    presence: Presence, settlement: Settlement, players: Iterable[Peer | None]
+) -> None:
     """The ``players`` still at the table take their new ratings (after the save
-    succeeded); None stands for a player who left."""
+    succeeded, :meth:`~server.presence.Presence.set_rating`); None stands for a player
+    who left."""
     rated = settlement.rated
     if rated is None:
         return
@@ -104,6 +107,6 @@ def apply_ratings(settlement: Settlement, players: Iterable[Session | None]) -> 
         rated.winner: (change.winner_rating, change.winner_experience),
         rated.loser: (change.loser_rating, change.loser_experience),
     }
-    for session in players:
-        if session is not None and session.name in new:
-            session.rating, session.experience = new[session.name]
+    for peer in players:
+        if peer is not None and peer.name in new:
+            presence.set_rating(peer, *new[peer.name])

@@ -1,10 +1,11 @@
 """Command handlers, grouped by area; :mod:`server.bindings` binds them to the table.
 
-A handler is ``async def handler(ctx, cmd) -> None``: it answers through
-``ctx.session.send``, reaches every other user through ``ctx.app.presence``
-(:mod:`server.presence`), and stops with :class:`server.errors.Reply` for a user error.
-Dispatch runs it after the session-state check of the command table, and maps every
-error to a reply in one place (docs/architecture.md, "Where to add").
+A handler is ``async def handler(ctx, cmd) -> None``: it answers its own user through
+``ctx.session.send``, reaches every other user (look-ups, lines, broadcasts, their state)
+only through ``ctx.app.presence`` (:mod:`server.presence`; checked by
+``tests/server/test_presence_seam.py``), and stops with :class:`server.errors.Reply` for
+a user error. Dispatch runs it after the session-state check of the command table, and
+maps every error to a reply in one place (docs/architecture.md, "Where to add").
 """
 
 from __future__ import annotations

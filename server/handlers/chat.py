@@ -262,7 +262,7 @@ async def blind(ctx: Context, cmd: ParsedCommand) -> None:
     if watcher.watching != me and (live is None or watcher.watching not in live.names):
         return
     if live is not None:
-        live.watchers -= {w for w in live.watchers if w.name == watcher.name}
+        live.watchers.discard(watcher.name)
         other = presence.get(live.opponent_of(me))
         if other is not None:
             presence.send(other, replies.bans_from_watching(me, watcher.name))

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import time
 from zoneinfo import ZoneInfo
 
 from protocol import replies
@@ -74,11 +73,11 @@ async def who(ctx: Context, cmd: ParsedCommand) -> None:
     if isinstance(found, int):
         session.send(replies.who_count(found))
         return
-    now = time.monotonic()
+    now = ctx.app.timer.now()
     if session.clip:
         session.send_lines([*(s.who_line(now) for s in found), WHO_END])
         return
-    wall = time.time()
+    wall = ctx.app.clock()
     session.send(replies.WHO_HEADER)
     session.send_lines(
         replies.who_row(
@@ -103,7 +102,7 @@ async def rawwho(ctx: Context, cmd: ParsedCommand) -> None:
         found = []
     if isinstance(found, int):
         found = ctx.app.presence.users()
-    now = time.monotonic()
+    now = ctx.app.timer.now()
     ctx.session.send_lines([*(s.who_line(now) for s in found), WHO_END])
 
 
@@ -128,7 +127,7 @@ async def whois(ctx: Context, cmd: ParsedCommand) -> None:
             last_login=replies.whois_date(local_time(ctx, online.login_time)),
             host=online.host,
             online=True,
-            idle_seconds=max(int(time.monotonic() - online.last_input), 0),
+            idle_seconds=max(int(ctx.app.timer.now() - online.last_input), 0),
             ready=online.toggles["ready"],
             watching=online.watching,
             playing=online.opponent,

@@ -4,6 +4,8 @@ The handlers parse their arguments and leave the rest to :mod:`server.match_life
 (invite, join, leave, watch) and, for a game action, to the rules core through
 :func:`server.match_lifecycle.play`; the core's refusals are mapped to FIBS's replies
 here. Boards come from the one renderer (:func:`server.match_lifecycle.send_board`).
+Other users are :class:`~server.presence.Peer` views of ``ctx.app.presence``, written to
+only through it (kibitz, whisper).
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ from server.context import Context
 from server.errors import Reply
 from server.handlers import valid
 from server.match_lifecycle import players_of, send_board
-from server.matches import LiveMatch
+from server.matches import LiveMatch, watchers_at
+from server.presence import Peer
 from server.session import Session
 
 log = logging.getLogger(__name__)
@@ -65,7 +68,7 @@ async def invite(ctx: Context, cmd: ParsedCommand) -> None:
     app = ctx.app
     if not cmd.args:
         raise Reply(replies.INVITE_WHO)
-    target = app.registry.complete(cmd.args[0])
+    target = app.presence.complete(cmd.args[0])
     saved = await match_lifecycle.invitable(app, session, target)
     if len(cmd.args) == 1:
         invitation = match_lifecycle.resume_invitation(session, target, saved)
@@ -264,7 +267,7 @@ async def pip(ctx: Context, cmd: ParsedCommand) -> None:
     live = ctx.app.matches.get(session.name)
     if live is not None:
         opponent = live.opponent_of(session.name)
-        other = ctx.app.registry.get(opponent)
+        other = ctx.app.presence.get(opponent)
         if not session.toggles["allowpip"]:
             raise Reply(replies.TOGGLE_ALLOWPIP_FIRST)
         if other is not None and not other.toggles["allowpip"]:
@@ -285,8 +288,8 @@ async def pip(ctx: Context, cmd: ParsedCommand) -> None:
 async def look(ctx: Context, cmd: ParsedCommand) -> None:
     if not cmd.args:
         raise Reply(replies.LOOK_AT_WHO)
-    target = ctx.app.registry.complete(cmd.args[0])
-    if target is ctx.session:
+    target = ctx.app.presence.complete(cmd.args[0])
+    if target.name == ctx.session.name:
         raise Reply(replies.YOU_LOOK_GREAT)
     live = ctx.app.matches.get(target.name)
     if live is None:
@@ -351,18 +354,19 @@ def _table(ctx: Context) -> LiveMatch:
     return live
 
 
-def _listening(ctx: Context, recipients: list[Session]) -> list[Session]:
+def _listening(ctx: Context, recipients: list[Peer]) -> list[Peer]:
     me = ctx.session.name
-    return [s for s in recipients if s is not ctx.session and me not in s.gagged]
+    return [p for p in recipients if p.name != me and me not in p.gagged]
 
 
 async def kibitz(ctx: Context, cmd: ParsedCommand) -> None:
     """To the players and every watcher of the game (§4.12, §6.5)."""
     live = _table(ctx)
     text = cmd.text_after(0)
-    hearers = _listening(ctx, [*players_of(ctx.app, live), *live.watchers])
-    for s in hearers:
-        s.send(replies.kibitzes(ctx.session.name, text, s.mode))
+    presence = ctx.app.presence
+    hearers = _listening(ctx, [*players_of(ctx.app, live), *watchers_at(presence, live)])
+    for p in hearers:
+        presence.send(p, replies.kibitzes(ctx.session.name, text, p.mode))
     ctx.session.send(replies.you_kibitz(text, ctx.session.mode), replies.heard_you(len(hearers)))
 
 
@@ -370,9 +374,10 @@ async def whisper(ctx: Context, cmd: ParsedCommand) -> None:
     """To the watchers only (§4.12, §6.5)."""
     live = _table(ctx)
     text = cmd.text_after(0)
-    hearers = _listening(ctx, list(live.watchers))
-    for s in hearers:
-        s.send(replies.whispers(ctx.session.name, text, s.mode))
+    presence = ctx.app.presence
+    hearers = _listening(ctx, watchers_at(presence, live))
+    for p in hearers:
+        presence.send(p, replies.whispers(ctx.session.name, text, p.mode))
     ctx.session.send(replies.you_whisper(text, ctx.session.mode), replies.heard_you(len(hearers)))
 
 
@@ -394,9 +399,9 @@ def games_lines(ctx: Context) -> list[str]:
 
 def watchers_lines(ctx: Context) -> list[str]:
     """``show watchers`` (§4.11)."""
-    watching = [s for s in ctx.app.registry if s.watching is not None]
+    watching = [p for p in ctx.app.presence.users() if p.watching is not None]
     if not watching:
         return [replies.WATCHING_PLAYERS_NONE]
     return [replies.WATCHING_PLAYERS] + [
-        replies.is_watching(s.name, s.watching or "") for s in watching
+        replies.is_watching(p.name, p.watching or "") for p in watching
     ]

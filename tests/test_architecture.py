@@ -332,7 +332,9 @@ NAME_CALLS = frozenset(
 (attributes, type variables, loggers, modules, codecs, files, regular expressions)."""
 KEY_METHODS = frozenset({"get", "setdefault", "pop"})
 """Methods whose first argument is a key: the string is an identifier."""
-NAME_KEYWORDS = frozenset({"encoding", "errors", "encoding_errors", "toggle", "toggle_off"})
+NAME_KEYWORDS = frozenset(
+    {"encoding", "errors", "encoding_errors", "toggle", "toggle_on", "toggle_off"}
+)
 """Keyword arguments whose string value is an identifier (a codec, a toggle's name)."""
 NAME_CONSTANTS: dict[str, str] = {
     "TELNETLIB3_INTERNALS": "telnetlib3's internal attribute and parameter names",

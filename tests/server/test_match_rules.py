@@ -157,14 +157,14 @@ async def test_rejected_resignation_continues_without_a_board(
     await bob.expect(replies.you_want_to_resign("alice", 1))
     await alice.expect(replies.wants_to_resign("bob", 1))
     await alice.send("move 8-5 6-5")
-    assert await alice.line() == replies.wanted_to_resign("bob")
+    assert await match_line(alice) == replies.wanted_to_resign("bob")
     await bob.send("roll")
-    assert await bob.line() == replies.hasnt_responded_to_resign("alice")
+    assert await match_line(bob) == replies.hasnt_responded_to_resign("alice")
     await alice.send("reject")
-    assert await alice.line() == replies.YOU_REJECT
-    assert await bob.line() == replies.rejects("alice")
+    assert await match_line(alice) == replies.YOU_REJECT
+    assert await match_line(bob) == replies.rejects("alice")
     await alice.send("board")
-    board = await alice.line()
+    board = await match_line(alice)
     assert board.startswith("board:") and board.split(":")[32:35] == ["1", "3", "1"]
     await alice.send("move 8-5 6-5")
     lines = await bob.expect(replies.moves("alice", ["8-5", "6-5"]))

@@ -4,7 +4,7 @@ One place renders a board for a viewer (:meth:`BoardFrame.lines`): the boards an
 after an action, the ``board`` and ``look`` commands, the board a new watcher gets and
 ``oldboard``. A state of the match is read once (:func:`protocol.match_view.board_state`)
 and each distinct board of it (side, style, ``You`` or a name) rendered once, however
-many players and watchers see it (docs/performance.md "one render per viewer kind").
+many players and watchers see it (docs/performance.md §9).
 :class:`MatchBoards` keeps the frame of the match's current state and knows a new state
 by :attr:`backgammon.match.Match.version`.
 """

@@ -341,6 +341,17 @@ def unknown_command(word: str) -> str:
     return f"** Unknown command: '{word}'"
 
 
+def ambiguous_command(word: str, candidates: Sequence[str]) -> str:
+    """D170: telnet mode, after :func:`unknown_command` for a prefix of several commands."""
+    return f"'{word}' is ambiguous: {', '.join(candidates)}."
+
+
+def did_you_mean(word: str, commands: Sequence[str]) -> str:
+    """D170: telnet mode, after :func:`unknown_command` for a close typo of a command."""
+    names = " or ".join(f"'{c}'" for c in commands)
+    return f"Did you mean {names}? Type 'help' for the commands."
+
+
 def ambiguous_name(candidates: Sequence[str], name: str) -> list[str]:
     """§4.1 ⚠ (BaldLies, with its typo ``Ambigous``): a name prefix matching several users (D5)."""
     return [f"Ambigous name: Try one of: {', '.join(candidates)}", no_one_called(name)]
@@ -367,6 +378,33 @@ INVITE_BAD_LENGTH: Final = (
     "** The second argument to 'invite' has to be a number or the word 'unlimited'"
 )
 NOT_EXPERIENCED: Final = "** You're not experienced enough to play a match of that length."
+INVITE_LENGTH_RANGE: Final = "A match length is a number from 1 to 99, or 'unlimited'."
+"""D172: telnet mode, after :data:`INVITE_BAD_LENGTH`."""
+
+
+def experience_needed(longest: int, needed: int, experience: int) -> str:
+    """D172: telnet mode, after :data:`NOT_EXPERIENCED`."""
+    return (
+        f"Matches longer than {longest} points need an experience above {needed};"
+        f" yours is {experience}."
+    )
+
+
+def how_to_get_ready(name: str) -> str:
+    """D172: telnet mode, after :func:`refusing_games`: how that player becomes ready."""
+    return (
+        f"{name} accepts invitations only after typing 'toggle ready'"
+        f" (you could 'tell {name}' so); 'who ready' lists the players who are ready."
+    )
+
+
+NOBODY_INVITED_YOU: Final = "Nobody has invited you; 'invite <name> <n>' invites someone."
+"""D173: telnet mode, after :data:`JOIN_WHO` when no invitation waits."""
+
+
+def invited_by(names: Sequence[str]) -> str:
+    """D173: telnet mode, after :data:`JOIN_WHO` when several invitations wait."""
+    return f"You are invited by {', '.join(names)}: type 'join <name>' to accept one."
 
 
 def no_one_called(name: str) -> str:
@@ -674,6 +712,80 @@ def move_error(
     if reason is MoveErrorReason.BACKWARDS:
         return f"** You can't move home in your {k} move."
     return f"** {k} move: legal words are 'bar', 'home', 'off', 'b', 'h' and 'o'."
+
+
+def move_problem(reason: MoveErrorReason, what: str, point: int | str, d1: int, d2: int) -> str:
+    """D171: telnet mode, after :func:`move_error`: the typed move that failed and why,
+    in a player's words.
+
+    :param what: the failing move as the player typed it (``13-8``).
+    :param point: as for :func:`move_error` (the distance for WRONG_DISTANCE).
+    :param d1: the dice rolled (``d1``, ``d2``).
+    """
+    dice = f"{d1}-{d2}"
+    if reason is MoveErrorReason.NO_CHECKER:
+        return f"Your move {what}: you have no checker on {point}."
+    if reason is MoveErrorReason.WRONG_DISTANCE:
+        return (
+            f"Your move {what} goes {point} pips, which no die of your {dice} may play now:"
+            " each move uses one die (a checker that uses both is typed as two moves),"
+            " and you must play both dice if you can, else the higher one."
+        )
+    if reason is MoveErrorReason.BLOCKED:
+        return (
+            f"Your move {what}: {point} is blocked"
+            " (your opponent has two checkers or more there)."
+        )
+    if reason is MoveErrorReason.MUST_ENTER:
+        return (
+            f"Your move {what}: a checker of yours is on the bar;"
+            " it must come in first (bar-<point>)."
+        )
+    if reason is MoveErrorReason.NOT_ALL_HOME:
+        return (
+            f"Your move {what}: you may bear off only when all your checkers"
+            " are in your home board."
+        )
+    if reason is MoveErrorReason.CANNOT_BEAR_OFF:
+        return (
+            f"Your move {what}: a checker bears off with the exact number, or with a higher one"
+            " only when no checker of yours is farther from home."
+        )
+    if reason is MoveErrorReason.BACKWARDS:
+        return f"Your move {what}: checkers never move backwards."
+    return f"Your move {what}: write a point as a number 1 to 24, 'bar' or 'off'."
+
+
+def move_count_problem(given: int, count: int, d1: int, d2: int) -> str:
+    """D171: telnet mode, after ``You must give <n> moves.`` or ``Please don't give more
+    than <n> moves.``: how many moves were typed and why the roll needs ``count``."""
+    typed = plural(given, "move")
+    if given > count:
+        return f"You typed {typed}, but your roll of {d1}-{d2} allows only {count}."
+    return (
+        f"You typed {typed}; your roll of {d1}-{d2} must be played in full where the rules"
+        f" allow it: {plural(count, 'move')} (doubles give four)."
+    )
+
+
+def move_slash(word: str) -> str:
+    """D171: a move typed with ``/`` (``13/9``): here it is written with a minus."""
+    return f"Moves are written with a minus here: {word.replace('/', '-')}, not {word}."
+
+
+def move_incomplete(word: str) -> str:
+    """D171: a move without a destination (``move 13``)."""
+    return f"The move {word} has no destination: write it as from-to, for example 13-9."
+
+
+def move_direction(colour: str, start: int, end: int, six: int) -> str:
+    """D171: telnet mode, after every refused move: which way the player's checkers go,
+    in the point numbers the player types (``six``: the home board's far end)."""
+    low, high = sorted((six, end))
+    return (
+        f"You are {colour}: your checkers move from {start} towards {end}; your home board"
+        f" is points {low} to {high}, and 'off' bears off (e.g. {six}-off)."
+    )
 
 
 def hasnt_responded_to_double(opponent: str) -> str:

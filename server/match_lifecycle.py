@@ -46,8 +46,15 @@ async def invitable(app: App, session: Session, target: Peer) -> SavedMatch | No
     if target.name in app.matches:
         raise Reply(replies.already_playing_with(target.name))
     if not target.toggles["ready"]:
-        raise Reply(replies.refusing_games(target.name))
+        raise Reply(*_refusing_games(session, target.name))
     return await app.db.load_match(session.name, target.name)
+
+
+def _refusing_games(session: Session, name: str) -> tuple[str, ...]:
+    """``** <name> is refusing games.``, and in telnet mode how they become ready (D172)."""
+    if session.clip:
+        return (replies.refusing_games(name),)
+    return replies.refusing_games(name), replies.how_to_get_ready(name)
 
 
 def resume_invitation(session: Session, target: Peer, saved: SavedMatch | None) -> Invitation:
@@ -121,7 +128,7 @@ async def join(app: App, session: Session, name: str) -> None:
     if invitation is None or invitation.invitee != session.name:
         raise Reply(replies.didnt_invite_you(inviter.name))
     if not inviter.toggles["ready"]:
-        raise Reply(replies.refusing_games(inviter.name))
+        raise Reply(*_refusing_games(session, inviter.name))
     del app.invitations[inviter.name]
     if session.watching is not None:
         stop_watching(app, session)

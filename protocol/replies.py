@@ -357,6 +357,8 @@ def ambiguous_name(candidates: Sequence[str], name: str) -> list[str]:
     return [f"Ambigous name: Try one of: {', '.join(candidates)}", no_one_called(name)]
 
 
+NO_MOTD: Final = "There is no message of the day."
+"""D178: telnet-mode ``motd`` when none is set (CLIP mode: ``3`` and ``4`` alone)."""
 YOURE_AWAY: Final = "You're away. Please type 'back'"
 """§1.6, §4.1, §4.13: after every reply while away (and the reply to ``away <msg>``)."""
 PERMISSION_DENIED: Final = "** Permission denied"
@@ -591,6 +593,11 @@ def you_roll(d1: int, d2: int) -> str:
 def please_move(n: int) -> str:
     """§4.5: always ``pieces``, even for 1 (D11)."""
     return f"Please move {n} pieces."
+
+
+def dice_when_saved(d1: int, d2: int) -> str:
+    """D175: telnet mode, after :func:`please_move` on a resume with the dice out."""
+    return f"Your dice were {d1} and {d2} when the match was saved; type 'board' to see it."
 
 
 YOU_CANT_MOVE: Final = "You can't move."
@@ -1368,6 +1375,8 @@ class WhoisInfo:
     rating: float = 1500.0
     experience: int = 0
     email: str | None = None
+    bot: bool = False
+    """Say that the user is a bot (telnet mode only, D179)."""
 
 
 def whois(info: WhoisInfo) -> list[str]:
@@ -1391,6 +1400,8 @@ def whois(info: WhoisInfo) -> list[str]:
     else:
         lines.append(f"  Last logout: {info.last_logout}")
         lines.append("  Not logged in right now.")
+    if info.bot:
+        lines.append(f"  {info.name} is a bot: a program that plays, not a person.")
     if info.away_message is not None:
         lines.append(f"  {is_away(info.name, info.away_message)}")
     lines.append(f"  Rating: {clip.format_rating(info.rating)} Experience: {info.experience}")
@@ -1410,6 +1421,14 @@ def where(name: str, ip: str, hostname: str | None = None) -> str:
 
 RATINGS_HEADER: Final = " rank name            rating    Experience"
 """§4.14."""
+def ratings_who(experience: int) -> str:
+    """D178: telnet mode, after the ``ratings`` list: who is on it."""
+    return (
+        f"Listed: players with an experience above {experience} (points of finished matches);"
+        " 'ratings <name>' shows one, 'ratings from <n> to <m>' a range."
+    )
+
+
 RATINGS_RANGE_LIMIT: Final = "** range currently limited to 100."
 
 
@@ -1777,13 +1796,19 @@ def idle_warning(seconds: int) -> str:
 
 
 def who_row(number: int, status: str, name: str, rating: float, experience: int,
-            login: str, idle: str, host: str) -> str:
+            login: str, idle: str, host: str, bot: bool = False) -> str:
     """D53: one row of the telnet-mode ``who`` table under :data:`WHO_HEADER` (§4.14
-    leaves the row layout open; columns follow the header's)."""
+    leaves the row layout open; columns follow the header's). A bot has ``B`` after its
+    status letter (D179)."""
+    shown = status + BOT_MARK if bot else status
     return (
-        f"{number:<3} {status:<2} {name:<15}{rating:>7.2f}{experience:>6} "
+        f"{number:<3} {shown:<2} {name:<15}{rating:>7.2f}{experience:>6} "
         f"{login:>5} {idle:>5} {host}"
     )
+
+
+BOT_MARK: Final = "B"
+"""D179: after the status letter of a bot in the telnet-mode ``who`` table."""
 
 
 # =====================================================================================
@@ -1908,6 +1933,18 @@ def average_row(hour: int, left: HourUsers, right: HourUsers) -> str:
     ``00:00-00:59 115.1    72 153    12:00-12:59  72.0    55 100``. Every row starts
     ``hh:mm-``, FCM's ``^[0-9][0-9]:[0-9][0-9]-`` (FIBS_Average; D160)."""
     return f"{_average_cell(hour, left)}    {_average_cell(hour + 12, right)}"
+
+
+def unknown_timezone(zone: str) -> str:
+    """D177: telnet mode, instead of :func:`bad_timezone` and the whole zone list."""
+    return (
+        f"** Can't find timezone '{zone}'. Type 'show timezones' for the list,"
+        " or 'show timezones Europe' for the zones starting so."
+    )
+
+
+NO_TIMEZONES: Final = "** No time zone starts so. Type 'show timezones' for the list."
+"""D177: ``show timezones <prefix>`` that matches no zone."""
 
 
 def zone_list(zones: Sequence[str]) -> list[str]:

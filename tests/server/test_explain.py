@@ -52,10 +52,12 @@ async def test_clip_clients_get_fibs_line_alone(connect: Connect, app: App) -> N
     assert await alice.line() == replies.INVITE_WHO
 
 
-async def _telnet_match(connect: Connect, app: App) -> tuple[ScriptedClient, ScriptedClient]:
-    """alice (telnet, O, to move with 3-1) against bob (CLIP)."""
+async def _telnet_match(
+    connect: Connect, app: App, coin: int = 0
+) -> tuple[ScriptedClient, ScriptedClient]:
+    """alice (telnet, O or with ``coin`` 1 X, to move with 3-1) against bob (CLIP)."""
     app.dice = lambda: ScriptedDice((3, 1))
-    app.coin = lambda: 0  # the inviter plays O
+    app.coin = lambda: coin  # 0: the inviter plays O
     bob = await clip_login(connect, app, "bob")
     await bob.send("toggle ready")
     await bob.expect(replies.toggle_message("ready", True))
@@ -89,6 +91,16 @@ async def test_a_refused_move_says_which_move_failed_and_why(connect: Connect, a
         replies.move_problem(MoveErrorReason.NO_CHECKER, "3-2", 3, 3, 1),
         O_DIRECTION,
     ]
+    assert await command(alice, "13-12 8-5") == [
+        replies.move_error(MoveErrorReason.BLOCKED, 0, 12),
+        replies.move_problem(MoveErrorReason.BLOCKED, "13-12", 12, 3, 1),
+        O_DIRECTION,
+    ]
+    assert await command(alice, "6-7 8-5") == [
+        replies.move_error(MoveErrorReason.BACKWARDS, 0),
+        replies.move_problem(MoveErrorReason.BACKWARDS, "6-7", "", 3, 1),
+        O_DIRECTION,
+    ]
     assert await command(alice, "8-5") == [
         replies.move_error(MoveErrorReason.TOO_FEW, count=2),
         replies.move_count_problem(1, 2, 3, 1),
@@ -108,6 +120,20 @@ async def test_a_refused_move_says_which_move_failed_and_why(connect: Connect, a
         replies.move_error(MoveErrorReason.NOT_ALL_HOME, 0, 6),
         replies.move_problem(MoveErrorReason.NOT_ALL_HOME, "6-off", 6, 3, 1),
         O_DIRECTION,
+    ]
+
+
+async def test_the_direction_fits_the_players_colour(connect: Connect, app: App) -> None:
+    alice, _bob = await _telnet_match(connect, app, coin=1)  # alice plays X
+    x_direction = replies.move_direction("X", 1, 24, 19)
+    assert x_direction == (
+        "You are X: your checkers move from 1 towards 24; your home board is points 19"
+        " to 24, and 'off' bears off (e.g. 19-off)."
+    )
+    assert await command(alice, "1/4 12/13") == [
+        replies.move_error(MoveErrorReason.BAD_WORD, 0),
+        replies.move_slash("1/4"),
+        x_direction,
     ]
 
 

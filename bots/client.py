@@ -254,13 +254,16 @@ class FibsClient:
             if not cfg.register:
                 raise LoginError(f"login of {cfg.name!r} refused", permanent=True) from None
         log.info("%s: login refused; registering the account", cfg.name)
+        # The registration leaves the account logged in (in telnet mode). That
+        # connection stays open until the CLIP login has replaced it, so the others
+        # never see the new bot drop its connection between the two (D180).
         async with await Connection.open(cfg.host, cfg.port, timeout=cfg.timeout) as conn:
             await register(conn, cfg.name, cfg.password, timeout=cfg.timeout)
-        try:
-            return await self._clip_login()
-        except LoginRefused:
-            msg = f"login of {cfg.name!r} refused after registering"
-            raise LoginError(msg, permanent=True) from None
+            try:
+                return await self._clip_login()
+            except LoginRefused:
+                msg = f"login of {cfg.name!r} refused after registering"
+                raise LoginError(msg, permanent=True) from None
 
     async def _clip_login(self) -> Connection:
         cfg = self.config

@@ -4,7 +4,8 @@ A CLIP login answers the exact prompt ``login: `` with
 ``login <client> 1008 <name> <password>``; success is CLIP 1 (``1 <name> ...``), failure
 is another ``login: `` prompt. A missing account is created through the telnet-mode guest
 dialogue: ``guest``, ``> `` prompt, ``name <name>``, the two password prompts,
-``You are registered.``; then the bot disconnects and logs in again with CLIP.
+``You are registered.``; then the bot logs in with CLIP on a second connection, which
+replaces the registering one (so nobody sees the new bot drop its connection).
 
 The client name is the bot marker: the JavaFIBS player-profile convention (§2.3) makes a
 20-character client field that starts with ``=`` mean "a computer"; ``who`` and CLIP 5
@@ -145,7 +146,8 @@ async def clip_login(
 async def register(conn: Connection, name: str, password: str, *, timeout: float = 30.0) -> None:
     """Create the account through the guest dialogue (§1.7) on a fresh connection.
 
-    The caller closes the connection afterwards and logs in again with CLIP.
+    The account is then logged in on ``conn``, in telnet mode: the caller logs in with
+    CLIP on a new connection, which replaces this one, and closes ``conn`` afterwards.
 
     :raises LoginError: the name is taken or refused (``permanent``), or the dialogue
         took an unexpected turn.

@@ -79,6 +79,8 @@ class Command:
     """A unique prefix selects it; ``False`` for exact-only words (``name``, ``co``)."""
     hidden: bool = False
     """Not listed by ``help``."""
+    details: tuple[str, ...] = ()
+    """More lines of ``help <command>`` after the summary (D176)."""
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -119,7 +121,7 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
     Command(
         "alert",
         "alert <name> <text>",
-        "Like tell, but shown as an alert (CLIP 20).",
+        "Like tell, but the other user's client program may show it as an alert.",
         min_args=2,
         repeatable=False,
     ),
@@ -178,9 +180,12 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
     Command(
         "invite",
         "invite <name> [<n>|unlimited [rule ...]]",
-        "Invite name to an n-point or unlimited match, or to resume a saved match."
-        " Extension (D56): rules after the length, e.g. 'invite bob 7 holland' or"
-        " 'invite bob unlimited jacoby autodoubles=1 cubelimit=64'.",
+        "Invite name to an n-point (1 to 99) or unlimited match, or, without a length,"
+        " to resume your saved match with name.",
+        details=(
+            "Rules may follow the length: 'invite bob 7 holland' or",
+            "'invite bob unlimited jacoby autodoubles=1 cubelimit=64' (see 'help rules').",
+        ),
         states=NOT_PLAYING_STATES,
         refusal=(replies.ALREADY_PLAYING,),
         min_args=1,
@@ -190,6 +195,7 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "join",
         "join [name]",
         "Accept an invitation, or start the next game of your match.",
+        details=("'join' alone accepts your invitation when there is just one.",),
     ),
     Command(
         "kibitz",
@@ -299,7 +305,11 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         refusal=_NOT_PLAYING,
     ),
     Command("ratings", "ratings [name] [from <n>] [to <m>]", "The rating list."),
-    Command("rawwho", "rawwho [args]", "The who list as CLIP 5 lines ended by 6."),
+    Command(
+        "rawwho",
+        "rawwho [args]",
+        "The who list in the form client programs read: one line a user, then a 6.",
+    ),
     Command(
         "redouble",
         "redouble",
@@ -341,7 +351,7 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
     Command("shout", "shout <text>", "Talk to everybody.", repeatable=False),
     Command(
         "show",
-        "show games|saved|savedcount <name>|watchers|max",
+        "show games|saved|savedcount <name>|watchers|max|timezones [prefix]",
         "Show various lists.",
         min_args=1,
         usage=(replies.SHOW_WHAT,),
@@ -401,6 +411,12 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "who [ready|playing|away|count|<name>|from <site>]",
         "Who is logged in.",
         states=ANYONE,
+        details=(
+            "The S column: P playing, W watching, A away, R ready to play (accepts",
+            "invitations), - none of these; a B after it marks a bot (a program).",
+            "rating and exp: rating and experience (points of finished matches);",
+            "login and idle: minutes since the login and since the last command.",
+        ),
     ),
     Command(
         "whois",
@@ -502,10 +518,18 @@ HELP_TOPICS: Final[dict[str, tuple[str, ...]]] = {
         "user's name.",
     ),
     "rawboard": ("'set boardstyle 3' sends boards as one board: line of 53 fields.",),
-    "rules": ("The rules of backgammon; moves use points 1-24, 'bar' and 'off'.",),
+    "rules": (
+        "Moves are typed from-to in the point numbers your board shows: 'move 13-10 10-9',",
+        "'bar-22', '6-off'; each move uses one die, and 'board' shows which way you move.",
+        "Rules an invitation may name after the length: holland, noholland, jacoby,",
+        "nojacoby, deadcube, nodeadcube, autodoubles=N, cubelimit=N, nocubelimit.",
+    ),
     "screen": ("'set linelength' and 'set pagelength' describe your screen.",),
     "sortwho": ("'set sortwho login|name|rating|rrating' sorts the who list.",),
-    "timezones": ("'set timezone <zone>' sets your time zone, e.g. Europe/Berlin.",),
+    "timezones": (
+        "'set timezone <zone>' sets your time zone, e.g. Europe/Berlin;",
+        "'show timezones' lists the zones, 'show timezones Europe' those starting so.",
+    ),
     "tinyfugue": ("Any telnet client works; TinyFugue users can use 'connect' (help autologin).",),
 }
 """§4.2: help topics that are no commands (texts are ours; clients do not parse them)."""
@@ -554,7 +578,7 @@ def help_lines(topic: str | None = None) -> list[str]:
         return [replies.NO_HELP]
     if command.hidden:
         return [replies.NO_HELP]
-    lines = [f"Usage: {command.synopsis}", command.summary]
+    lines = [f"Usage: {command.synopsis}", command.summary, *command.details]
     if command.aliases:
         lines.append("Also: " + ", ".join(command.aliases))
     abbreviations = sorted(a for a, n in ABBREVIATIONS.items() if n == command.name)

@@ -25,13 +25,14 @@ Decisions: D34-D40 in docs/protocol-decisions.md.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from typing import Final
 
 from protocol import replies
-from protocol.commands import COMMANDS, Command, SessionState, resolve
-from protocol.errors import CommandError, UsageError
+from protocol.commands import COMMANDS, Command, SessionState, iter_visible, resolve
+from protocol.errors import AmbiguousCommandError, CommandError, UnknownCommandError, UsageError
 
 REPEAT: Final = "!!"
 """§4.1: repeat the previous command."""
@@ -111,6 +112,20 @@ def error_lines(error: CommandError) -> tuple[str, ...]:
     if isinstance(error, UsageError) and COMMANDS[error.name].usage:
         return COMMANDS[error.name].usage
     return (replies.unknown_command(error.word),)
+
+
+def explanation(error: CommandError) -> tuple[str, ...]:
+    """What telnet mode adds to :func:`error_lines` (D170): the commands an ambiguous
+    prefix matches (hidden ones left out), or the command a typo is close to."""
+    if isinstance(error, AmbiguousCommandError):
+        shown = [n for n in error.candidates if not COMMANDS[n].hidden] or list(error.candidates)
+        return (replies.ambiguous_command(error.word, shown),)
+    if isinstance(error, UnknownCommandError) and not isinstance(error, UsageError):
+        words = sorted({w for c in iter_visible() for w in c.words})
+        close = difflib.get_close_matches(error.word.lower(), words, n=2, cutoff=0.75)
+        if close:
+            return (replies.did_you_mean(error.word, close),)
+    return ()
 
 
 def state_refusal(command: Command, state: SessionState, word: str) -> tuple[str, ...] | None:

@@ -341,11 +341,24 @@ def unknown_command(word: str) -> str:
     return f"** Unknown command: '{word}'"
 
 
+def ambiguous_command(word: str, candidates: Sequence[str]) -> str:
+    """D170: telnet mode, after :func:`unknown_command` for a prefix of several commands."""
+    return f"'{word}' is ambiguous: {', '.join(candidates)}."
+
+
+def did_you_mean(word: str, commands: Sequence[str]) -> str:
+    """D170: telnet mode, after :func:`unknown_command` for a close typo of a command."""
+    names = " or ".join(f"'{c}'" for c in commands)
+    return f"Did you mean {names}? Type 'help' for the commands."
+
+
 def ambiguous_name(candidates: Sequence[str], name: str) -> list[str]:
     """§4.1 ⚠ (BaldLies, with its typo ``Ambigous``): a name prefix matching several users (D5)."""
     return [f"Ambigous name: Try one of: {', '.join(candidates)}", no_one_called(name)]
 
 
+NO_MOTD: Final = "There is no message of the day."
+"""D178: telnet-mode ``motd`` when none is set (CLIP mode: ``3`` and ``4`` alone)."""
 YOURE_AWAY: Final = "You're away. Please type 'back'"
 """§1.6, §4.1, §4.13: after every reply while away (and the reply to ``away <msg>``)."""
 PERMISSION_DENIED: Final = "** Permission denied"
@@ -367,6 +380,33 @@ INVITE_BAD_LENGTH: Final = (
     "** The second argument to 'invite' has to be a number or the word 'unlimited'"
 )
 NOT_EXPERIENCED: Final = "** You're not experienced enough to play a match of that length."
+INVITE_LENGTH_RANGE: Final = "A match length is a number from 1 to 99, or 'unlimited'."
+"""D172: telnet mode, after :data:`INVITE_BAD_LENGTH`."""
+
+
+def experience_needed(longest: int, needed: int, experience: int) -> str:
+    """D172: telnet mode, after :data:`NOT_EXPERIENCED`."""
+    return (
+        f"Matches longer than {longest} points need an experience above {needed};"
+        f" yours is {experience}."
+    )
+
+
+def how_to_get_ready(name: str) -> str:
+    """D172: telnet mode, after :func:`refusing_games`: how that player becomes ready."""
+    return (
+        f"{name} accepts invitations only after typing 'toggle ready'"
+        f" (you could 'tell {name}' so); 'who ready' lists the players who are ready."
+    )
+
+
+NOBODY_INVITED_YOU: Final = "Nobody has invited you; 'invite <name> <n>' invites someone."
+"""D173: telnet mode, after :data:`JOIN_WHO` when no invitation waits."""
+
+
+def invited_by(names: Sequence[str]) -> str:
+    """D173: telnet mode, after :data:`JOIN_WHO` when several invitations wait."""
+    return f"You are invited by {', '.join(names)}: type 'join <name>' to accept one."
 
 
 def no_one_called(name: str) -> str:
@@ -555,6 +595,11 @@ def please_move(n: int) -> str:
     return f"Please move {n} pieces."
 
 
+def dice_when_saved(d1: int, d2: int) -> str:
+    """D175: telnet mode, after :func:`please_move` on a resume with the dice out."""
+    return f"Your dice were {d1} and {d2} when the match was saved; type 'board' to see it."
+
+
 YOU_CANT_MOVE: Final = "You can't move."
 """§4.5: no legal move; the turn passes."""
 
@@ -674,6 +719,80 @@ def move_error(
     if reason is MoveErrorReason.BACKWARDS:
         return f"** You can't move home in your {k} move."
     return f"** {k} move: legal words are 'bar', 'home', 'off', 'b', 'h' and 'o'."
+
+
+def move_problem(reason: MoveErrorReason, what: str, point: int | str, d1: int, d2: int) -> str:
+    """D171: telnet mode, after :func:`move_error`: the typed move that failed and why,
+    in a player's words.
+
+    :param what: the failing move as the player typed it (``13-8``).
+    :param point: as for :func:`move_error` (the distance for WRONG_DISTANCE).
+    :param d1: the dice rolled (``d1``, ``d2``).
+    """
+    dice = f"{d1}-{d2}"
+    if reason is MoveErrorReason.NO_CHECKER:
+        return f"Your move {what}: you have no checker on {point}."
+    if reason is MoveErrorReason.WRONG_DISTANCE:
+        return (
+            f"Your move {what} goes {point} pips, which no die of your {dice} may play now:"
+            " each move uses one die (a checker that uses both is typed as two moves),"
+            " and you must play both dice if you can, else the higher one."
+        )
+    if reason is MoveErrorReason.BLOCKED:
+        return (
+            f"Your move {what}: {point} is blocked"
+            " (your opponent has two checkers or more there)."
+        )
+    if reason is MoveErrorReason.MUST_ENTER:
+        return (
+            f"Your move {what}: a checker of yours is on the bar;"
+            " it must come in first (bar-<point>)."
+        )
+    if reason is MoveErrorReason.NOT_ALL_HOME:
+        return (
+            f"Your move {what}: you may bear off only when all your checkers"
+            " are in your home board."
+        )
+    if reason is MoveErrorReason.CANNOT_BEAR_OFF:
+        return (
+            f"Your move {what}: a checker bears off with the exact number, or with a higher one"
+            " only when no checker of yours is farther from home."
+        )
+    if reason is MoveErrorReason.BACKWARDS:
+        return f"Your move {what}: checkers never move backwards."
+    return f"Your move {what}: write a point as a number 1 to 24, 'bar' or 'off'."
+
+
+def move_count_problem(given: int, count: int, d1: int, d2: int) -> str:
+    """D171: telnet mode, after ``You must give <n> moves.`` or ``Please don't give more
+    than <n> moves.``: how many moves were typed and why the roll needs ``count``."""
+    typed = plural(given, "move")
+    if given > count:
+        return f"You typed {typed}, but your roll of {d1}-{d2} allows only {count}."
+    return (
+        f"You typed {typed}; your roll of {d1}-{d2} must be played in full where the rules"
+        f" allow it: {plural(count, 'move')} (doubles give four)."
+    )
+
+
+def move_slash(word: str) -> str:
+    """D171: a move typed with ``/`` (``13/9``): here it is written with a minus."""
+    return f"Moves are written with a minus here: {word.replace('/', '-')}, not {word}."
+
+
+def move_incomplete(word: str) -> str:
+    """D171: a move without a destination (``move 13``)."""
+    return f"The move {word} has no destination: write it as from-to, for example 13-9."
+
+
+def move_direction(colour: str, start: int, end: int, six: int) -> str:
+    """D171: telnet mode, after every refused move: which way the player's checkers go,
+    in the point numbers the player types (``six``: the home board's far end)."""
+    low, high = sorted((six, end))
+    return (
+        f"You are {colour}: your checkers move from {start} towards {end}; your home board"
+        f" is points {low} to {high}, and 'off' bears off (e.g. {six}-off)."
+    )
 
 
 def hasnt_responded_to_double(opponent: str) -> str:
@@ -1256,6 +1375,8 @@ class WhoisInfo:
     rating: float = 1500.0
     experience: int = 0
     email: str | None = None
+    bot: bool = False
+    """Say that the user is a bot (telnet mode only, D179)."""
 
 
 def whois(info: WhoisInfo) -> list[str]:
@@ -1279,6 +1400,8 @@ def whois(info: WhoisInfo) -> list[str]:
     else:
         lines.append(f"  Last logout: {info.last_logout}")
         lines.append("  Not logged in right now.")
+    if info.bot:
+        lines.append(f"  {info.name} is a bot: a program that plays, not a person.")
     if info.away_message is not None:
         lines.append(f"  {is_away(info.name, info.away_message)}")
     lines.append(f"  Rating: {clip.format_rating(info.rating)} Experience: {info.experience}")
@@ -1298,6 +1421,14 @@ def where(name: str, ip: str, hostname: str | None = None) -> str:
 
 RATINGS_HEADER: Final = " rank name            rating    Experience"
 """§4.14."""
+def ratings_who(experience: int) -> str:
+    """D178: telnet mode, after the ``ratings`` list: who is on it."""
+    return (
+        f"Listed: players with an experience above {experience} (points of finished matches);"
+        " 'ratings <name>' shows one, 'ratings from <n> to <m>' a range."
+    )
+
+
 RATINGS_RANGE_LIMIT: Final = "** range currently limited to 100."
 
 
@@ -1665,13 +1796,19 @@ def idle_warning(seconds: int) -> str:
 
 
 def who_row(number: int, status: str, name: str, rating: float, experience: int,
-            login: str, idle: str, host: str) -> str:
+            login: str, idle: str, host: str, bot: bool = False) -> str:
     """D53: one row of the telnet-mode ``who`` table under :data:`WHO_HEADER` (§4.14
-    leaves the row layout open; columns follow the header's)."""
+    leaves the row layout open; columns follow the header's). A bot has ``B`` after its
+    status letter (D179)."""
+    shown = status + BOT_MARK if bot else status
     return (
-        f"{number:<3} {status:<2} {name:<15}{rating:>7.2f}{experience:>6} "
+        f"{number:<3} {shown:<2} {name:<15}{rating:>7.2f}{experience:>6} "
         f"{login:>5} {idle:>5} {host}"
     )
+
+
+BOT_MARK: Final = "B"
+"""D179: after the status letter of a bot in the telnet-mode ``who`` table."""
 
 
 # =====================================================================================
@@ -1796,6 +1933,18 @@ def average_row(hour: int, left: HourUsers, right: HourUsers) -> str:
     ``00:00-00:59 115.1    72 153    12:00-12:59  72.0    55 100``. Every row starts
     ``hh:mm-``, FCM's ``^[0-9][0-9]:[0-9][0-9]-`` (FIBS_Average; D160)."""
     return f"{_average_cell(hour, left)}    {_average_cell(hour + 12, right)}"
+
+
+def unknown_timezone(zone: str) -> str:
+    """D177: telnet mode, instead of :func:`bad_timezone` and the whole zone list."""
+    return (
+        f"** Can't find timezone '{zone}'. Type 'show timezones' for the list,"
+        " or 'show timezones Europe' for the zones starting so."
+    )
+
+
+NO_TIMEZONES: Final = "** No time zone starts so. Type 'show timezones' for the list."
+"""D177: ``show timezones <prefix>`` that matches no zone."""
 
 
 def zone_list(zones: Sequence[str]) -> list[str]:

@@ -16,7 +16,15 @@ import logging
 from protocol import replies
 from protocol.commands import COMMANDS
 from protocol.errors import CommandError, UsageError
-from protocol.parser import REPEAT, error_lines, is_repeat, parse, repeat, state_refusal
+from protocol.parser import (
+    REPEAT,
+    error_lines,
+    explanation,
+    is_repeat,
+    parse,
+    repeat,
+    state_refusal,
+)
 from server.bindings import BINDINGS, DIALOGS
 from server.context import Context
 from server.errors import Reply
@@ -35,6 +43,8 @@ async def dispatch(ctx: Context, line: str) -> None:
             await _run(ctx, line)
     except CommandError as error:
         session.send_lines(error_lines(error))
+        if not session.clip:  # CLIP clients get FIBS's line alone (D170)
+            session.send_lines(explanation(error))
     except Reply as error:
         session.send_lines(error.lines)
     except asyncio.CancelledError:

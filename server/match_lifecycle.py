@@ -46,8 +46,15 @@ async def invitable(app: App, session: Session, target: Peer) -> SavedMatch | No
     if target.name in app.matches:
         raise Reply(replies.already_playing_with(target.name))
     if not target.toggles["ready"]:
-        raise Reply(replies.refusing_games(target.name))
+        raise Reply(*_refusing_games(session, target.name))
     return await app.db.load_match(session.name, target.name)
+
+
+def _refusing_games(session: Session, name: str) -> tuple[str, ...]:
+    """``** <name> is refusing games.``, and in telnet mode how they become ready (D172)."""
+    if session.clip:
+        return (replies.refusing_games(name),)
+    return replies.refusing_games(name), replies.how_to_get_ready(name)
 
 
 def resume_invitation(session: Session, target: Peer, saved: SavedMatch | None) -> Invitation:
@@ -121,7 +128,7 @@ async def join(app: App, session: Session, name: str) -> None:
     if invitation is None or invitation.invitee != session.name:
         raise Reply(replies.didnt_invite_you(inviter.name))
     if not inviter.toggles["ready"]:
-        raise Reply(replies.refusing_games(inviter.name))
+        raise Reply(*_refusing_games(session, inviter.name))
     del app.invitations[inviter.name]
     if session.watching is not None:
         stop_watching(app, session)
@@ -185,7 +192,25 @@ async def _resume(app: App, inviter: Peer, invitee: Session) -> None:
     if between_games:
         invitee.send(replies.JOIN_NEXT_GAME)
     # A double or a resignation still waiting for its answer is offered again (D106).
+    mover, position = match.to_act, match.position
+    rolled = match.phase is Phase.MOVE and match.dice is not None
     await play(app, live, lambda: pending_offer(match), resumed=True)
+    if rolled and mover is not None and match.to_act == mover and match.position == position:
+        _remind_to_move(app, live, mover)
+
+
+def _remind_to_move(app: App, live: LiveMatch, mover: int) -> None:
+    """The player whose dice were out when the match was saved is told to move (D175):
+    ``Please move <n> pieces.`` (BaldLies asks for its board on it), and in telnet mode
+    which dice they had."""
+    peer = app.presence.get(live.names[mover])
+    match = live.match
+    if peer is None or match.dice is None:
+        return
+    lines = [replies.please_move(match.moves_required())]
+    if not peer.clip:
+        lines.append(replies.dice_when_saved(match.dice.d1, match.dice.d2))
+    app.presence.send_lines(peer, lines)
 
 
 def _synopsis(live: LiveMatch, name: str) -> list[str]:
@@ -292,8 +317,11 @@ async def leave(app: App, session: Session) -> None:
     await suspend(app, live)
     session.send(replies.YOU_TERMINATED)
     other = app.presence.get(opponent)
+    left = replies.has_left(session.name)
     if other is not None:
-        app.presence.send(other, replies.has_left(session.name))
+        app.presence.send(other, left)
+    for watcher in watchers_at(app.presence, live):  # FIBS tells them nothing (D174)
+        app.presence.send(watcher, left)
 
 
 async def suspend(app: App, live: LiveMatch) -> None:
@@ -318,9 +346,15 @@ async def session_ended(app: App, session: Session) -> None:
         await suspend(app, live)
         if opponent is not None:
             if session.replaced:
-                presence.send(opponent, replies.closed_old_connection(session.name))
+                line = replies.closed_old_connection(session.name)
             else:
-                presence.send(opponent, replies.saved_after(reason))
+                line = replies.saved_after(reason)
+            presence.send(opponent, line)
+            # The opponent's watchers hear what the opponent hears (D174); the
+            # leaver's own watchers are told below that they watch no more.
+            for watcher in watchers_at(presence, live):
+                if watcher.watching == opponent.name:
+                    presence.send(watcher, line)
     for watcher in presence.watchers_of([session.name]):
         presence.stop_watching(watcher, replies.not_watching_anymore(reason))
     if session.watching is not None and not session.replaced:

@@ -91,6 +91,11 @@ class Peer(Protocol):
     def clip(self) -> bool: ...
 
     @property
+    def is_bot(self) -> bool:
+        """The account is a bot's (its client marked it as a computer, §2.3)."""
+        ...
+
+    @property
     def logged_in(self) -> bool: ...
 
     @property

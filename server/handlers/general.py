@@ -35,7 +35,10 @@ async def help_(ctx: Context, cmd: ParsedCommand) -> None:
 async def motd(ctx: Context, cmd: ParsedCommand) -> None:
     """The message of the day: ``3``, the text, ``4`` in CLIP mode (§4.14)."""
     lines = ctx.app.motd
-    ctx.session.send_lines(clip.motd(lines) if ctx.session.clip else lines)
+    if ctx.session.clip:
+        ctx.session.send_lines(clip.motd(lines))  # 3 and 4 alone when none is set
+    else:
+        ctx.session.send_lines(lines or [replies.NO_MOTD])  # D178
 
 
 async def version(ctx: Context, cmd: ParsedCommand) -> None:

@@ -89,6 +89,7 @@ async def who(ctx: Context, cmd: ParsedCommand) -> None:
             _minutes(wall - s.login_time),
             _minutes(now - s.last_input),
             s.host,
+            bot=s.is_bot,
         )
         for number, s in enumerate(found, start=1)
     )
@@ -135,6 +136,7 @@ async def whois(ctx: Context, cmd: ParsedCommand) -> None:
             rating=online.rating,
             experience=online.experience,
             email=online.address,
+            bot=user.is_bot and not ctx.session.clip,
         )
     else:
         login = user.last_login_at if user.last_login_at is not None else user.created_at
@@ -148,6 +150,7 @@ async def whois(ctx: Context, cmd: ParsedCommand) -> None:
             rating=user.rating,
             experience=user.experience,
             email=user.address,
+            bot=user.is_bot and not ctx.session.clip,
         )
     ctx.session.send_lines(replies.whois(info))
 
@@ -169,7 +172,8 @@ async def where(ctx: Context, cmd: ParsedCommand) -> None:
 
 async def time_(ctx: Context, cmd: ParsedCommand) -> None:
     """``time [zone]`` / ``date``: now in your (or the given) zone and in UTC (§4.14)."""
-    zone = timezone_or_reply(cmd.args[0]) if cmd.args else ctx.session.settings.timezone
+    session = ctx.session
+    zone = timezone_or_reply(cmd.args[0], session) if cmd.args else session.settings.timezone
     now = dt.datetime.fromtimestamp(ctx.app.clock(), dt.UTC)
     ctx.session.send(replies.date_line(now.astimezone(ZoneInfo(zone)), now))
 

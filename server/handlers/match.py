@@ -14,7 +14,7 @@ import dataclasses
 import logging
 from collections.abc import Callable
 
-from backgammon.board import BAR, to_absolute
+from backgammon.board import BAR, Colour, to_absolute
 from backgammon.errors import (
     ActionError,
     IllegalMoveError,
@@ -28,6 +28,7 @@ from backgammon.notation import format_move, parse_moves
 from db.records import SavedMatch
 from protocol import replies
 from protocol.arguments import (
+    Invalid,
     move_text,
     parse_match_length,
     parse_match_rules,
@@ -50,6 +51,8 @@ log = logging.getLogger(__name__)
 
 RATED_EXPERIENCE = 50
 """§6.9: matches over 9 points need the inviter on the rating list (experience > 50)."""
+LONGEST_UNRATED = 9
+"""§6.9: the longest match anyone may be invited to."""
 
 
 def live_match(ctx: Context) -> LiveMatch:
@@ -111,25 +114,53 @@ def _chosen_rules(
 
 def _length(word: str, session: Session) -> int | None:
     """The match length argument of ``invite``: a number 1..99 or ``unlimited``."""
-    length = valid(parse_match_length(word))
-    if length is not None and length > 9 and session.experience <= RATED_EXPERIENCE:
-        raise Reply(replies.NOT_EXPERIENCED)
+    length = parse_match_length(word)
+    if isinstance(length, Invalid):
+        raise Reply(*length.lines, *_telnet(session, replies.INVITE_LENGTH_RANGE))
+    if length is not None and length > LONGEST_UNRATED and session.experience <= RATED_EXPERIENCE:
+        explained = replies.experience_needed(LONGEST_UNRATED, RATED_EXPERIENCE, session.experience)
+        raise Reply(replies.NOT_EXPERIENCED, *_telnet(session, explained))
     return length
 
 
+def _telnet(session: Session, *lines: str) -> tuple[str, ...]:
+    """``lines`` for a telnet-mode session, nothing for a CLIP client (D170-D173)."""
+    return () if session.clip else lines
+
+
 async def join(ctx: Context, cmd: ParsedCommand) -> None:
-    """``join NAME`` accepts an invitation; a bare ``join`` starts the next game (§4.8)."""
-    if not cmd.args:
-        await match_lifecycle.join_next_game(ctx.app, ctx.session)
+    """``join NAME`` accepts an invitation; a bare ``join`` starts the next game (§4.8),
+    or, outside a match, accepts the one invitation waiting (D173)."""
+    session = ctx.session
+    app = ctx.app
+    if cmd.args:
+        await match_lifecycle.join(app, session, cmd.args[0])
         return
-    await match_lifecycle.join(ctx.app, ctx.session, cmd.args[0])
+    if session.name in app.matches:
+        await match_lifecycle.join_next_game(app, session)
+        return
+    inviters = sorted(n for n, i in app.invitations.items() if i.invitee == session.name)
+    if len(inviters) == 1:
+        await match_lifecycle.join(app, session, inviters[0])
+        return
+    explained = replies.invited_by(inviters) if inviters else replies.NOBODY_INVITED_YOU
+    raise Reply(replies.JOIN_WHO, *_telnet(session, explained))
 
 
 # -- playing (§4.4-§4.7) --------------------------------------------------------------------
 
 
-async def _act(ctx: Context, command: str, action: Callable[[Match, int], list[Event]]) -> None:
-    """Run a game action for the caller, mapping the core's refusals to FIBS replies."""
+async def _act(
+    ctx: Context,
+    command: str,
+    action: Callable[[Match, int], list[Event]],
+    typed: str | None = None,
+) -> None:
+    """Run a game action for the caller, mapping the core's refusals to FIBS replies.
+
+    ``typed``: the moves as typed, for the explanation telnet mode adds to a refused
+    move (D171).
+    """
     live = live_match(ctx)
     player = live.player_of(ctx.session.name)
     try:
@@ -137,12 +168,64 @@ async def _act(ctx: Context, command: str, action: Callable[[Match, int], list[E
     except ActionError as error:
         raise Reply(_refusal(command, error.reason, live, player)) from None
     except IllegalMoveError as error:
-        raise Reply(_move_error(error, live, player)) from None
+        help_ = _move_help(ctx, live, player, error, typed)
+        raise Reply(_move_error(error, live, player), *help_) from None
     except MoveSyntaxError as error:
+        help_ = _move_help(ctx, live, player, error, typed)
         if error.incomplete:
             required = live.match.moves_required()
-            raise Reply(replies.move_error(MoveErrorReason.TOO_FEW, count=required)) from None
-        raise Reply(replies.move_error(MoveErrorReason.BAD_WORD, error.index)) from None
+            raise Reply(
+                replies.move_error(MoveErrorReason.TOO_FEW, count=required), *help_
+            ) from None
+        raise Reply(replies.move_error(MoveErrorReason.BAD_WORD, error.index), *help_) from None
+
+
+def _move_help(
+    ctx: Context,
+    live: LiveMatch,
+    player: int,
+    error: IllegalMoveError | MoveSyntaxError,
+    typed: str | None,
+) -> list[str]:
+    """Telnet mode: the typed move that failed and why, and which way the player moves
+    (D171); CLIP clients get FIBS's line alone."""
+    if ctx.session.clip or typed is None:
+        return []
+    match = live.match
+    colour = match.colour(player)
+    d1, d2 = match.dice if match.dice is not None else (0, 0)
+    if isinstance(error, MoveSyntaxError):
+        if error.incomplete:
+            first = replies.move_incomplete(error.word)
+        elif "/" in error.word:
+            first = replies.move_slash(error.word)
+        else:
+            first = replies.move_problem(MoveErrorReason.BAD_WORD, error.word, "", d1, d2)
+    else:
+        moves = parse_moves(typed, colour)
+        reason = MoveErrorReason(error.reason.value)
+        if reason in (MoveErrorReason.TOO_FEW, MoveErrorReason.TOO_MANY):
+            first = replies.move_count_problem(len(moves), error.count, d1, d2)
+        else:
+            what = format_move(moves[error.index], colour) if error.index < len(moves) else typed
+            first = replies.move_problem(reason, what, _named_point(error, colour), d1, d2)
+    direction = replies.move_direction(
+        colour.name, to_absolute(24, colour), to_absolute(1, colour), to_absolute(6, colour)
+    )
+    return [first, direction]
+
+
+def _named_point(error: IllegalMoveError, colour: Colour) -> int | str:
+    """The point a move error names, in the mover's absolute FIBS numbers (distances stay)."""
+    if error.point is None:
+        return ""
+    if error.reason.value == MoveErrorReason.WRONG_DISTANCE.value:
+        return error.point
+    if error.point == BAR:
+        return replies.BAR_POINT
+    if 1 <= error.point <= 24:
+        return to_absolute(error.point, colour)
+    return error.point
 
 
 def _refusal(command: str, reason: Refusal, live: LiveMatch, player: int) -> str:
@@ -158,13 +241,8 @@ def _refusal(command: str, reason: Refusal, live: LiveMatch, player: int) -> str
 def _move_error(error: IllegalMoveError, live: LiveMatch, player: int) -> str:
     """§4.5's texts; points in the mover's absolute FIBS numbers (distances stay)."""
     reason = MoveErrorReason(error.reason.value)
-    point: int | str | None = error.point
-    if error.point is not None and reason is not MoveErrorReason.WRONG_DISTANCE:
-        if error.point == BAR:
-            point = replies.BAR_POINT
-        elif 1 <= error.point <= 24:
-            point = to_absolute(error.point, live.match.colour(player))
-    return replies.move_error(reason, error.index, point, error.count)
+    point = _named_point(error, live.match.colour(player))
+    return replies.move_error(reason, error.index, None if point == "" else point, error.count)
 
 
 async def roll(ctx: Context, cmd: ParsedCommand) -> None:
@@ -179,7 +257,7 @@ async def move(ctx: Context, cmd: ParsedCommand) -> None:
     live = live_match(ctx)
     colour = live.match.colour(live.player_of(ctx.session.name))
     text = move_text(cmd.args)
-    await _act(ctx, GameCommand.MOVE, lambda m, p: m.move(p, parse_moves(text, colour)))
+    await _act(ctx, GameCommand.MOVE, lambda m, p: m.move(p, parse_moves(text, colour)), text)
 
 
 async def off(ctx: Context, cmd: ParsedCommand) -> None:

@@ -8,6 +8,7 @@ named player's) is marked with ``*``; ``ratings <name>`` alone shows that player
 from __future__ import annotations
 
 from db.records import RatingEntry
+from db.repository import RATING_LIST_EXPERIENCE
 from protocol import replies
 from protocol.arguments import parse_ratings_query
 from protocol.parser import ParsedCommand
@@ -40,6 +41,8 @@ async def ratings(ctx: Context, cmd: ParsedCommand) -> None:
         entries = await db.rating_list(start=start, count=end - start + 1)
     ctx.session.send(replies.RATINGS_HEADER)
     ctx.session.send_lines(_line(entry, entry.name == marked) for entry in entries)
+    if not ctx.session.clip:
+        ctx.session.send(replies.ratings_who(RATING_LIST_EXPERIENCE))  # D178
 
 
 def _line(entry: RatingEntry, marked: bool) -> str:

@@ -19,7 +19,9 @@ from protocol.arguments import (
 )
 from protocol.parser import ParsedCommand
 from server.context import Context
+from server.errors import Reply
 from server.handlers import valid
+from server.session import Session
 
 
 async def store(ctx: Context) -> None:
@@ -71,8 +73,16 @@ def _zones() -> frozenset[str]:
     return frozenset(zoneinfo.available_timezones()) | {replies.UTC_ZONE}
 
 
-def timezone_or_reply(text: str) -> str:
-    """A known IANA zone name, or raise the §4.14 reply with the list of zones."""
+def zones() -> frozenset[str]:
+    """Every zone name ``set timezone`` and ``time`` accept."""
+    return _zones()
+
+
+def timezone_or_reply(text: str, session: Session) -> str:
+    """A known IANA zone name, or raise the reply: in CLIP mode FIBS's, with the list
+    of zones (§4.14, D73); in telnet mode one line saying how to list them (D177)."""
+    if not session.clip and text not in _zones():
+        raise Reply(replies.unknown_timezone(text))
     return valid(parse_timezone(text, _zones()))
 
 
@@ -88,6 +98,8 @@ async def set_variable(ctx: Context, cmd: ParsedCommand) -> None:
     if len(cmd.args) == 1:
         session.send(replies.set_value(name, shown[variable]))
         return
+    if variable is SetVariable.TIMEZONE:
+        timezone_or_reply(cmd.args[1], session)
     value = valid(parse_set_value(variable, cmd.args[1], _zones()))
     changes: dict[str, Any] = {name: value}  # the variable's name is its field's
     session.settings = dataclasses.replace(session.settings, **changes)

@@ -1,4 +1,4 @@
-"""``show <what>`` (§4.14): games, saved, savedcount, watchers, max.
+"""``show <what>`` (§4.14): games, saved, savedcount, watchers, max, and timezones (D177).
 
 Each topic is a small function in :data:`TOPICS`; a unique prefix selects one
 (``show sa`` is ambiguous, ``show savedc`` is savedcount). ``show`` alone answers
@@ -16,6 +16,7 @@ from protocol.replies import SavedMark
 from server.context import Context
 from server.errors import Reply
 from server.handlers.match import games_lines, watchers_lines
+from server.handlers.settings import zones
 
 Topic = Callable[[Context, tuple[str, ...]], Awaitable[list[str]]]
 
@@ -65,11 +66,21 @@ async def _max(ctx: Context, args: tuple[str, ...]) -> list[str]:
     return [replies.max_logins(ctx.app.settings.max_logins, max(presence.peak, presence.count()))]
 
 
+async def _timezones(ctx: Context, args: tuple[str, ...]) -> list[str]:
+    """``show timezones [prefix]``: the zones ``set timezone`` takes, six a line (D177)."""
+    prefix = args[0].lower() if args else ""
+    found = sorted(z for z in zones() if z.lower().startswith(prefix))
+    if not found:
+        raise Reply(replies.NO_TIMEZONES)
+    return replies.zone_list(found)
+
+
 TOPICS: dict[str, Topic] = {
     "games": _games,
     "max": _max,
     "saved": _saved,
     "savedcount": _savedcount,
+    "timezones": _timezones,
     "watchers": _watchers,
 }
 

@@ -19,7 +19,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from db.errors import MigrationError
+from db.engine import display_url, normalize_url
+from db.errors import DatabaseError
 from db.records import MatchRecord
 from db.repository import Database
 from protocol import replies
@@ -51,6 +52,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
 async def run(settings: Settings) -> None:
     """Serve until SIGINT or SIGTERM."""
     db = await Database.open(settings.database)
+    log.info("database %s (%s)", display_url(settings.database), db.backend)
     service = Service(App(settings, db))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -117,8 +119,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"fibs-server: configuration error: {exc}", file=sys.stderr)
         return 2
     try:
+        normalize_url(settings.database)
+    except ValueError as exc:
+        print(f"fibs-server: database error: {exc}", file=sys.stderr)
+        return 2
+    try:
         asyncio.run(run(settings))
-    except MigrationError as exc:
+    except DatabaseError as exc:
         print(f"fibs-server: database error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
@@ -177,7 +184,7 @@ def export_main(argv: Sequence[str]) -> int:
 
 async def _match_record(url: str, match_id: int) -> MatchRecord | None:
     """The stored match record ``match_id``; the schema is read, never changed."""
-    db = await Database.open(url, migrate=False)
+    db = await Database.open(url, migrate=False, existing=True)
     try:
         return await db.get_match_record(match_id)
     finally:

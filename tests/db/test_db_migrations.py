@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import sqlite3
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -175,6 +176,10 @@ def test_command_line_upgrade_and_current(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
+    assert db_cli.main(["current", url]) == 1  # no file: reading creates none
+    assert "the file does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "cli.db").exists()
+    sqlite3.connect(tmp_path / "cli.db").close()  # an empty database
     assert db_cli.main(["current", url]) == 0
     assert capsys.readouterr().out == f"current none, head {head_revision()}\n"
     assert db_cli.main(["upgrade", url]) == 0

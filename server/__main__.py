@@ -32,8 +32,24 @@ from server.service import Service
 log = logging.getLogger("server")
 
 
+COMMANDS_HELP = """\
+commands:
+  (none)             run the server with the options above (also: fibs-server)
+  export MATCH_ID    write a finished match as a Jellyfish .mat file
+                     ('python -m server export --help')
+
+The database is created or upgraded at start; 'python -m db --help' maintains it."""
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="fibs-server", description="A FIBS-compatible server.")
+    parser = argparse.ArgumentParser(
+        prog="python -m server",
+        usage="python -m server [--config PATH] [--host H] [--port P] [--database URL]\n"
+        "       python -m server export MATCH_ID [--config PATH] [--database URL] [-o FILE]",
+        description="A FIBS-compatible backgammon server (telnet and CLIP).",
+        epilog=COMMANDS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--config", type=Path, help="configuration file (default ./fibs.conf)")
     parser.add_argument("--host", help="address to listen on")
     parser.add_argument("--port", type=int, help="port to listen on (0: any free port)")
@@ -145,7 +161,7 @@ def export_main(argv: Sequence[str]) -> int:
     database error.
     """
     parser = argparse.ArgumentParser(
-        prog="fibs-server export",
+        prog="python -m server export",
         description="Write a finished match as a Jellyfish .mat file (GNU Backgammon: "
         "'import mat FILE').",
     )

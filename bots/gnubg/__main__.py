@@ -34,7 +34,9 @@ async def _factory(args: argparse.Namespace) -> tuple[runner.StrategyFactory, ru
 
 def main(argv: Sequence[str] | None = None) -> int:
     description = "A bot that lets GNU Backgammon decide (gnubg runs as a separate process)."
-    return runner.main(argv, description, "Gnubg Bot", _factory, _extend)
+    return runner.main(
+        argv, description, "Gnubg Bot", _factory, _extend, prog="python -m bots.gnubg"
+    )
 
 
 if __name__ == "__main__":

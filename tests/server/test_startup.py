@@ -200,3 +200,28 @@ def test_export_never_creates_a_file(tmp_path: Path) -> None:
     (line,) = result.stderr.splitlines()
     assert "there is no database at" in line and "the file does not exist" in line
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "shown"),
+    [
+        ("server", "python -m server"),
+        ("db", "python -m db"),
+        ("bots.random", "python -m bots.random"),
+        ("bots.gnubg", "python -m bots.gnubg"),
+    ],
+)
+def test_help_shows_how_it_is_run(module: str, shown: str, tmp_path: Path) -> None:
+    result = run(module, "--help", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"usage: {shown} ")
+    assert "__main__" not in result.stdout
+
+
+def test_server_help_lists_every_command(tmp_path: Path) -> None:
+    result = run("server", "--help", cwd=tmp_path)
+    commands = result.stdout.split("commands:\n", 1)[1].splitlines()
+    assert commands[0].split()[0] == "(none)"
+    assert commands[1].split()[:2] == ["export", "MATCH_ID"]
+    export = run("server", "export", "--help", cwd=tmp_path)
+    assert export.stdout.startswith("usage: python -m server export ")

@@ -29,6 +29,7 @@ from db.errors import MigrationError
 from db.models import Base
 from db.repository import Database
 from server.matches import LiveMatch
+from tests.conftest import only_on
 from tests.server.random_match import random_action
 
 if TYPE_CHECKING:
@@ -110,8 +111,7 @@ async def test_migrations_build_exactly_the_models(db_target: DbTarget) -> None:
 
 
 async def test_sqlite_connections_use_wal_and_foreign_keys(db_target: DbTarget) -> None:
-    if db_target.backend != "sqlite":
-        pytest.skip("SQLite pragmas")
+    only_on("sqlite", db_target, "SQLite pragmas")
     engine = create_engine(db_target.url)
     try:
         async with engine.connect() as connection:
@@ -126,8 +126,7 @@ async def test_sqlite_connections_use_wal_and_foreign_keys(db_target: DbTarget) 
 
 async def test_postgresql_schema_holds_the_tables(db_target: DbTarget) -> None:
     """The tables (and alembic_version) are in the test's own schema, nowhere else."""
-    if db_target.backend != "postgresql":
-        pytest.skip("PostgreSQL schemas")
+    only_on("postgresql", db_target, "PostgreSQL schemas")
     database = await db_target.open()
     await database.close()
     engine = create_engine(db_target.url, schema=db_target.schema)

@@ -53,7 +53,6 @@ def test_no_test_chooses_a_fixed_port() -> None:
     found = {
         str(path.relative_to(ROOT)): ports
         for path in sorted((ROOT / "tests").rglob("*.py"))
-        if path.name != "test_ports.py"
-        and (ports := fixed_ports(path.read_text(encoding="utf-8")))
+        if path.name != "test_ports.py" and (ports := fixed_ports(path.read_text(encoding="utf-8")))
     }
     assert found == {}

@@ -10,11 +10,13 @@
     line: the sorted, space-separated Position IDs of all distinct results (an empty
     line when there is none).
 
-Bad input gets a one-line error on standard error and exit status 2.
+Bad input gets a one-line error on standard error and exit status 2; ``--help`` prints
+what the tool does. A reader that stops early (``| head``) ends it quietly.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -26,6 +28,25 @@ from backgammon.moves import Play, legal_plays
 from backgammon.notation import decode_position_id, encode_position_id, format_moves
 
 USAGE = "usage: python -m backgammon [moves POSITION_ID ROLL]"
+HELP = f"""{USAGE}
+
+Legal plays of backgammon positions (gnubg Position IDs; the player on roll is FIBS's O,
+so move numbers are that player's own points).
+
+  python -m backgammon moves POSITION_ID ROLL
+      one legal play a line: the FIBS move text, a TAB, the result's Position ID
+      (seen from the same player, not swapped); nothing when no play is possible.
+      Example: python -m backgammon moves 4HPwATDgc/ABMA 31
+  python -m backgammon < cases.txt
+      with no arguments: reads 'POSITION_ID ROLL' lines from standard input (until
+      end of input, Ctrl-D at a terminal) and answers each with one line, the sorted
+      Position IDs of every distinct result (an empty line when there is none).
+
+Bad input: one line on standard error, exit status 2."""
+STDIN_HINT = (
+    "python -m backgammon: reading 'POSITION_ID ROLL' lines from standard input; "
+    "Ctrl-D ends, --help explains"
+)
 
 
 def _plays(position_id: str, roll_text: str) -> list[Play]:
@@ -58,8 +79,13 @@ def _batch(source: TextIO, out: TextIO) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the tool; return the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in ("-h", "--help", "help"):
+        print(HELP)
+        return 0
     try:
         if not args:
+            if sys.stdin.isatty():
+                print(STDIN_HINT, file=sys.stderr)
             _batch(sys.stdin, sys.stdout)
         elif args[0] == "moves" and len(args) == 3:
             _moves_command(args[1], args[2], sys.stdout)
@@ -70,6 +96,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly. Python would report the
+        # failed flush of standard output at exit, so point it at /dev/null first.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt:
+        return 130
     return 0
 
 

@@ -74,7 +74,9 @@ def run(count: int, seed: int, digest: hashlib._Hash | None) -> tuple[int, dict[
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python benchmarks/boards.py", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--matches", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)

@@ -152,7 +152,9 @@ async def run(clients: int, rounds: int) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="python benchmarks/broadcast.py", description=__doc__.splitlines()[0]
+    )
     p.add_argument("--clients", type=int, default=2000)
     p.add_argument("--rounds", type=int, default=20)
     args = p.parse_args(argv)

@@ -2131,6 +2131,7 @@ def _short(frame: str) -> str:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
+        prog="python benchmarks/load.py",
         description="Load benchmark of the FIBS server: many CLIP clients over real sockets "
         "on 127.0.0.1 against a fresh server process; prints one JSON summary.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,

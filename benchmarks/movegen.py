@@ -101,7 +101,9 @@ def best_rate(count: int, run: Callable[[], object], repeat: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python benchmarks/movegen.py", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--matches", type=int, default=100)

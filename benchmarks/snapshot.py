@@ -94,7 +94,9 @@ def play(seed: int, length: int, save: bool) -> tuple[list[int], list[int], Live
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python benchmarks/snapshot.py", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--length", type=int, default=25, help="match length in points")
     parser.add_argument("--matches", type=int, default=3, help="how many matches to play")
     parser.add_argument("--seed", type=int, default=1)

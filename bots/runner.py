@@ -55,9 +55,10 @@ def _letters(n: int) -> str:
             return digits
 
 
-def parser(description: str) -> argparse.ArgumentParser:
-    """The options shared by every bot; a bot adds its own."""
-    p = argparse.ArgumentParser(description=description)
+def parser(description: str, prog: str | None = None) -> argparse.ArgumentParser:
+    """The options shared by every bot; a bot adds its own. ``prog`` is how the bot is
+    run (``python -m bots.random``), shown by ``--help``."""
+    p = argparse.ArgumentParser(prog=prog, description=description)
     p.add_argument("--host", default="127.0.0.1", help="server host (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=4321, help="server port (default 4321)")
     p.add_argument("--name", required=True, help="account name (letters and _ only)")
@@ -126,6 +127,8 @@ def main(
     real_name: str,
     factory: Factory,
     extend: Callable[[argparse.ArgumentParser], None] | None = None,
+    *,
+    prog: str | None = None,
 ) -> int:
     """Parse the command line and run the bots.
 
@@ -133,7 +136,7 @@ def main(
     called when every client has stopped (a bot's shared resources, e.g. gnubg).
     ``real_name`` goes into the bot marker (:func:`bots.login.bot_client_name`).
     """
-    p = parser(description)
+    p = parser(description, prog)
     if extend is not None:
         extend(p)
     args = p.parse_args(argv)

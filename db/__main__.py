@@ -18,10 +18,13 @@ from alembic import command
 from alembic.config import Config
 
 from db.engine import (
+    cannot_open,
     create_engine,
     current_revision,
     head_revision,
     migrate_engine,
+    normalize_url,
+    require_sqlite_file,
     run_alembic,
 )
 from db.errors import DatabaseError
@@ -47,6 +50,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 async def _run(arguments: argparse.Namespace) -> str:
+    url = normalize_url(arguments.url)
+    if arguments.command == "current":
+        require_sqlite_file(url)  # reading must not leave an empty file behind
+    try:
+        return await _command(arguments)
+    except Exception as exc:
+        unavailable = cannot_open(url, exc)
+        if unavailable is None:
+            raise
+        raise unavailable from exc
+
+
+async def _command(arguments: argparse.Namespace) -> str:
     engine = create_engine(arguments.url, schema=arguments.schema)
     try:
         if arguments.command == "upgrade":

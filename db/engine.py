@@ -18,6 +18,7 @@ event loop (Alembic's synchronous API runs through ``AsyncConnection.run_sync``)
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -36,20 +37,23 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.ext.asyncio import create_async_engine as _create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
-from db.errors import MigrationError
+from db.errors import DatabaseUnavailable, MigrationError
 
 __all__ = [
     "DEFAULT_BUSY_TIMEOUT",
     "MIGRATIONS_DIR",
     "SQLITE_WRITE_OPTION",
     "alembic_config",
+    "cannot_open",
     "create_engine",
     "current_revision",
+    "display_url",
     "head_revision",
     "migrate",
     "migrate_engine",
     "migrate_sqlite",
     "normalize_url",
+    "require_sqlite_file",
     "run_alembic",
     "sqlite_path",
     "sqlite_pragmas",
@@ -96,7 +100,11 @@ def normalize_url(url: str | URL) -> URL:
     try:
         parsed = make_url(url)
     except Exception as exc:  # ArgumentError for text that is not a URL at all
-        raise ValueError(f"invalid database URL {str(url)!r}: {exc}") from exc
+        shown = re.sub(r":[^:/@]*@", ":***@", str(url))  # no password in the message
+        raise ValueError(
+            f"invalid database URL {shown!r}: {exc}; "
+            "use sqlite+aiosqlite:///PATH or postgresql+asyncpg://USER@HOST:PORT/DB"
+        ) from exc
     driver = _ASYNC_DRIVERS.get(parsed.drivername)
     if driver is None:
         shown = parsed.render_as_string(hide_password=True)
@@ -311,3 +319,99 @@ async def migrate(
         await migrate_engine(engine, revision)
     finally:
         await engine.dispose()
+
+
+# -- start-up errors in one line -------------------------------------------------------------
+
+_MISSING_DATABASE: Final = "3D000"
+"""PostgreSQL's SQLSTATE ``invalid_catalog_name``: the database does not exist."""
+_MISSING_ROLE: Final = "28000"
+"""SQLSTATE ``invalid_authorization_specification``: the role does not exist (or may not
+log in)."""
+_BAD_PASSWORD: Final = "28P01"
+"""SQLSTATE ``invalid_password``."""
+
+
+def display_url(url: str | URL) -> str:
+    """``url`` as an operator should read it: the password hidden, an SQLite path made
+    absolute (relative paths are taken from the working directory, as SQLite does)."""
+    parsed = make_url(url) if isinstance(url, str) else url
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        parsed = parsed.set(database=str(Path(parsed.database).resolve()))
+    return parsed.render_as_string(hide_password=True)
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    """The SQLSTATE of a driver error, through SQLAlchemy's wrapper (``orig``)."""
+    for candidate in (getattr(exc, "orig", None), exc):
+        code = getattr(candidate, "sqlstate", None) or getattr(candidate, "pgcode", None)
+        if isinstance(code, str):
+            return code
+    return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def cannot_open(url: URL, exc: BaseException) -> DatabaseUnavailable | None:
+    """The one-line error for a failure to open the database at ``url``, or ``None``
+    when ``exc`` is not a failure to open it (a bug, say: it then propagates as it is).
+
+    The line names the database (:func:`display_url`), says what is wrong and what to do.
+    """
+    shown = display_url(url)
+    if url.get_backend_name() == "sqlite":
+        if not isinstance(exc, sqlite3.Error):
+            return None
+        path = Path(sqlite_path(url)).resolve()
+        if not path.parent.is_dir():
+            return DatabaseUnavailable(
+                f"cannot open {shown}: the folder {path.parent} does not exist; "
+                "create it or give another path"
+            )
+        return DatabaseUnavailable(f"cannot open {shown}: {_first_line(exc)}")
+    host = url.host or "localhost"
+    port = url.port or 5432
+    where = f"-h {host} -p {port}"
+    state = _sqlstate(exc)
+    if state == _MISSING_DATABASE:
+        owner = f" -O {url.username}" if url.username not in (None, "postgres") else ""
+        return DatabaseUnavailable(
+            f"cannot open {shown}: database {url.database!r} does not exist; create it "
+            f"with: createdb {where} -U postgres{owner} {url.database}"
+        )
+    if state == _MISSING_ROLE:
+        return DatabaseUnavailable(
+            f"cannot open {shown}: {_first_line(exc)}; create the role with: "
+            f"createuser {where} -U postgres {url.username}, or give another user in the URL"
+        )
+    if state == _BAD_PASSWORD:
+        return DatabaseUnavailable(
+            f"cannot open {shown}: {_first_line(exc)}; check the user and password in the URL"
+        )
+    if isinstance(exc, OSError | TimeoutError):
+        return DatabaseUnavailable(
+            f"cannot open {shown}: no PostgreSQL server answers at {host}:{port} "
+            f"({_first_line(exc)}); start it, or correct the host and port in the URL"
+        )
+    if state is not None:  # any other refusal of the server: its own words
+        return DatabaseUnavailable(f"cannot open {shown}: {_first_line(exc)}")
+    return None
+
+
+def require_sqlite_file(url: URL) -> None:
+    """For the read-only tools: an SQLite URL must name a file that exists (opening a
+    missing one would create it, empty).
+
+    :raises DatabaseUnavailable: the file does not exist.
+    """
+    if url.get_backend_name() != "sqlite":
+        return
+    path = sqlite_path(url)
+    if path != ":memory:" and not Path(path).is_file():
+        raise DatabaseUnavailable(
+            f"there is no database at {display_url(url)}: the file does not exist "
+            "(the server creates it at its first start; check --database or fibs.conf)"
+        )

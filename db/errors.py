@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "ConstraintViolation",
     "DatabaseError",
+    "DatabaseUnavailable",
     "MigrationError",
     "UnknownUserError",
     "UserExistsError",
@@ -13,6 +14,16 @@ __all__ = [
 
 class DatabaseError(Exception):
     """Base of the repository's own errors."""
+
+
+class DatabaseUnavailable(DatabaseError):
+    """The database cannot be opened: a PostgreSQL server that does not answer, a
+    database or role that does not exist, an SQLite file whose folder does not exist (or,
+    for a read-only tool, an SQLite file that does not exist).
+
+    Its text is one line for the operator: which database (the URL with its password
+    hidden, an SQLite path made absolute), what is wrong, and what to do.
+    """
 
 
 class MigrationError(DatabaseError):

@@ -40,10 +40,13 @@ from sqlalchemy.engine import URL
 
 from db.engine import (
     DEFAULT_BUSY_TIMEOUT,
+    cannot_open,
     create_engine,
+    current_revision,
     migrate_engine,
     migrate_sqlite,
     normalize_url,
+    require_sqlite_file,
     sqlite_path,
 )
 from db.errors import ConstraintViolation, UnknownUserError, UserExistsError
@@ -104,18 +107,43 @@ class Database:
         migrate: bool = True,
         clock: Clock = time.time,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        existing: bool = False,
     ) -> Self:
         """Connect to ``url`` and, unless ``migrate`` is false, bring its schema up to date.
 
         :param schema: PostgreSQL only: the (existing) schema to work in.
         :param busy_timeout: SQLite only: seconds to wait for another process's write lock.
+        :param existing: SQLite only: the file must exist already (the read-only tools,
+            which must not leave an empty database file behind).
         :raises ValueError: unsupported URL.
+        :raises DatabaseUnavailable: the database cannot be opened (its text is one line
+            saying why and what to do).
         :raises MigrationError: the schema is at a revision this code does not know.
         """
         parsed = normalize_url(url)
+        try:
+            return await cls._open(parsed, schema, migrate, clock, busy_timeout, existing)
+        except Exception as exc:
+            unavailable = cannot_open(parsed, exc)
+            if unavailable is None:
+                raise
+            raise unavailable from exc
+
+    @classmethod
+    async def _open(
+        cls,
+        parsed: URL,
+        schema: str | None,
+        migrate: bool,
+        clock: Clock,
+        busy_timeout: float,
+        existing: bool,
+    ) -> Self:
         if parsed.get_backend_name() == "sqlite":
             if schema is not None:
                 raise ValueError("a schema can only be given for PostgreSQL")
+            if existing:
+                require_sqlite_file(parsed)
             runner = SqliteRunner(
                 sqlite_path(parsed),
                 busy_timeout=busy_timeout,
@@ -127,6 +155,8 @@ class Database:
         try:
             if migrate:
                 await migrate_engine(engine)
+            else:
+                await current_revision(engine)  # connects: a failure shows here, not later
         except BaseException:
             await engine.dispose()
             raise

@@ -376,6 +376,8 @@ class LoginKind(enum.Enum):
     """``connect <name> <password>``: a password login without the telnet prompts."""
     NAME = "name"
     """One word: a name, whose password the server asks for."""
+    LEAVE = "leave"
+    """``bye``: close the connection (D194)."""
     UNKNOWN = "unknown"
     """Anything else: a failed login."""
 
@@ -388,6 +390,10 @@ class LoginLine:
     words: tuple[str, ...]
 
 
+LEAVE: Final = "bye"
+"""D194: typed at the login prompt or at a password prompt, ``bye`` leaves. No one may
+register the name (:data:`RESERVED_NAMES`) and no password is that short
+(:data:`MIN_PASSWORD`)."""
 GUEST: Final = "guest"
 """§1.7: the login word of a new user (and a name no one may register)."""
 _CLIP_LOGIN: Final = "login"
@@ -402,6 +408,8 @@ def parse_login_line(line: str) -> LoginLine:
         kind = LoginKind.BLANK
     elif words[0] == GUEST and len(words) == 1:
         kind = LoginKind.GUEST
+    elif words[0] == LEAVE and len(words) == 1:
+        kind = LoginKind.LEAVE
     elif words[0] == _CLIP_LOGIN and len(words) >= 5:
         kind = LoginKind.CLIP
     elif words[0] == _CONNECT and len(words) == 3:
@@ -416,8 +424,9 @@ def parse_login_line(line: str) -> LoginLine:
 MAX_NAME: Final = 20
 """D52: user names are 1 to 20 letters or underscores."""
 _NAME: Final = re.compile(r"[A-Za-z_]+\Z")
-RESERVED_NAMES: Final = frozenset({GUEST})
-"""Names no one may register (any case): ``guest`` is the login word (§1.7)."""
+RESERVED_NAMES: Final = frozenset({GUEST, LEAVE})
+"""Names no one may register (any case): ``guest`` is the login word (§1.7), ``bye``
+leaves at the login prompt (D194)."""
 
 
 def name_form_problem(name: str) -> str | None:

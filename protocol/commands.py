@@ -429,7 +429,7 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
     Command(
         "name",
         "name <username>",
-        "Choose your login name (guests only).",
+        "Guests: choose your login name, 1 to 20 letters (A-Z, a-z) or underscores _.",
         states=SessionState.GUEST,
         refusal=(replies.NAME_NOT_CHANGEABLE,),
         min_args=1,
@@ -576,7 +576,7 @@ def help_lines(topic: str | None = None) -> list[str]:
         command = resolve(key)
     except UnknownCommandError:
         return [replies.NO_HELP]
-    if command.hidden:
+    if command.hidden and not command.allows(SessionState.GUEST):  # a guest's own: helped
         return [replies.NO_HELP]
     lines = [f"Usage: {command.synopsis}", command.summary, *command.details]
     if command.aliases:

@@ -136,8 +136,8 @@ def state_refusal(command: Command, state: SessionState, word: str) -> tuple[str
     """
     if command.allows(state):
         return None
-    if state is SessionState.GUEST:  # a guest sees only its few commands (D37)
-        return (replies.unknown_command(word),)
+    if state is SessionState.GUEST:  # a guest has only its few commands (D37, D191)
+        return (replies.guest_must_register(word),)
     return command.refusal or (replies.unknown_command(word),)
 
 

@@ -127,7 +127,8 @@ GUEST_WELCOME: Final[tuple[str, ...]] = (
     "",
     "Type 'name username' where name is the word 'name' and",
     "username is the login name you want to use.",
-    "The username may not contain blanks ' ' or colons ':'.",
+    "The username may contain only letters (A-Z, a-z) and the underscore _,",
+    "at most 20 of them; 'help name' says more.",
     "The system will then ask you for your password twice.",
     "Please make sure that you don't forget your password. All",
     "passwords are encrypted before they are saved. If you forget",
@@ -155,6 +156,24 @@ REGISTERED: Final = "You are registered."
 """§1.7: GIB looks for this line."""
 REGISTERED_HINT: Final = "Type 'help beginner' to get started."
 """§1.7."""
+
+
+def guest_must_register(word: str) -> str:
+    """D191: a guest typed a command only registered users have (telnet mode only: a
+    guest is always in telnet mode, and GIB sends a guest nothing but ``name``)."""
+    return f"** '{word}' is for registered users. Please register first: type 'name <username>'."
+
+
+LOGIN_INCORRECT: Final = "Login incorrect."
+"""D192: a wrong name or password at the telnet ``password: `` prompt, before the next
+``login: `` (FIBS sends nothing but the prompt, §1.5; CLIP logins keep that)."""
+
+
+def logged_in_elsewhere(host: str) -> str:
+    """D193: to the first session of a user who logs in a second time, before it closes."""
+    return f"** You logged in again from {host}. This connection is closed."
+
+
 NAME_INVALID: Final = "** Your name may only contain letters and the underscore character _ ."
 """§1.7."""
 NO_PASSWORD_GIVEN: Final = "** No password given. Please choose a new name"

@@ -19,7 +19,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from db.errors import MigrationError
+from db.engine import display_url, normalize_url
+from db.errors import DatabaseError
 from db.records import MatchRecord
 from db.repository import Database
 from protocol import replies
@@ -31,8 +32,24 @@ from server.service import Service
 log = logging.getLogger("server")
 
 
+COMMANDS_HELP = """\
+commands:
+  (none)             run the server with the options above (also: fibs-server)
+  export MATCH_ID    write a finished match as a Jellyfish .mat file
+                     ('python -m server export --help')
+
+The database is created or upgraded at start; 'python -m db --help' maintains it."""
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="fibs-server", description="A FIBS-compatible server.")
+    parser = argparse.ArgumentParser(
+        prog="python -m server",
+        usage="python -m server [--config PATH] [--host H] [--port P] [--database URL]\n"
+        "       python -m server export MATCH_ID [--config PATH] [--database URL] [-o FILE]",
+        description="A FIBS-compatible backgammon server (telnet and CLIP).",
+        epilog=COMMANDS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--config", type=Path, help="configuration file (default ./fibs.conf)")
     parser.add_argument("--host", help="address to listen on")
     parser.add_argument("--port", type=int, help="port to listen on (0: any free port)")
@@ -51,6 +68,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
 async def run(settings: Settings) -> None:
     """Serve until SIGINT or SIGTERM."""
     db = await Database.open(settings.database)
+    log.info("database %s (%s)", display_url(settings.database), db.backend)
     service = Service(App(settings, db))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -117,8 +135,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"fibs-server: configuration error: {exc}", file=sys.stderr)
         return 2
     try:
+        normalize_url(settings.database)
+    except ValueError as exc:
+        print(f"fibs-server: database error: {exc}", file=sys.stderr)
+        return 2
+    try:
         asyncio.run(run(settings))
-    except MigrationError as exc:
+    except DatabaseError as exc:
         print(f"fibs-server: database error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
@@ -138,7 +161,7 @@ def export_main(argv: Sequence[str]) -> int:
     database error.
     """
     parser = argparse.ArgumentParser(
-        prog="fibs-server export",
+        prog="python -m server export",
         description="Write a finished match as a Jellyfish .mat file (GNU Backgammon: "
         "'import mat FILE').",
     )
@@ -177,7 +200,7 @@ def export_main(argv: Sequence[str]) -> int:
 
 async def _match_record(url: str, match_id: int) -> MatchRecord | None:
     """The stored match record ``match_id``; the schema is read, never changed."""
-    db = await Database.open(url, migrate=False)
+    db = await Database.open(url, migrate=False, existing=True)
     try:
         return await db.get_match_record(match_id)
     finally:

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 
 from db.records import User
 from protocol import clip, replies
-from protocol.arguments import LoginKind, parse_login_line
+from protocol.arguments import LEAVE, LoginKind, parse_login_line
 from protocol.commands import SessionState
 from protocol.parser import clean
 from protocol.replies import Mode
@@ -72,8 +72,14 @@ async def login_dialog(app: App, session: Session, read: ReadLine) -> bool:
                 ok = await _clip_login(app, session, words)
             case LoginKind.CONNECT:
                 ok = await _password_login(app, session, words[1], words[2], prompts=False)
+            case LoginKind.LEAVE:
+                _leave(session)
+                return False
             case LoginKind.NAME:
-                ok = await _telnet_login(app, session, words[0], read)
+                answer = await _telnet_login(app, session, words[0], read)
+                if answer is None:
+                    return False
+                ok = answer
             case LoginKind.UNKNOWN:
                 ok = False
         if ok:
@@ -110,8 +116,10 @@ async def _clip_login(app: App, session: Session, words: tuple[str, ...]) -> boo
     return True
 
 
-async def _telnet_login(app: App, session: Session, name: str, read: ReadLine) -> bool:
-    """A person types the name, then the password with echo off (§1.6)."""
+async def _telnet_login(app: App, session: Session, name: str, read: ReadLine) -> bool | None:
+    """A person types the name, then the password with echo off (§1.6); a wrong one is
+    answered ``Login incorrect.`` (D192). None: ``bye`` at the password prompt, the
+    connection is closing (D194)."""
     output = session.output
     output.echo_off()
     output.prompt(replies.PASSWORD_PROMPT)
@@ -120,7 +128,19 @@ async def _telnet_login(app: App, session: Session, name: str, read: ReadLine) -
     output.send([""])
     if password is None or password == TOO_LONG:
         return False
-    return await _password_login(app, session, name, clean(password), prompts=True)
+    if clean(password) == LEAVE:
+        _leave(session)
+        return None
+    ok = await _password_login(app, session, name, clean(password), prompts=True)
+    if not ok:
+        output.send([replies.LOGIN_INCORRECT])
+    return ok
+
+
+def _leave(session: Session) -> None:
+    """``bye`` before logging in: the goodbye text (§1.8), then close."""
+    session.output.send(replies.GOODBYE)
+    session.output.close()
 
 
 async def _password_login(
@@ -153,6 +173,9 @@ async def complete_login(app: App, session: Session, user: User) -> None:
     app.login_succeeded(output.host)
     if online:
         output.send([replies.ALREADY_LOGGED_IN])
+        first = presence.get(user.name)
+        if first is not None:  # why its connection closes, before it does (D193)
+            presence.send(first, replies.logged_in_elsewhere(output.host))
         presence.replace(user.name)
     previous_time = user.last_login_at or 0
     previous_host = user.last_login_host or output.host

@@ -12,6 +12,7 @@ import logging
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from typing import Final
 
 import pytest
 from sqlalchemy import text
@@ -20,6 +21,28 @@ from db.engine import create_engine
 from db.repository import Database
 
 PG_URL_VARIABLE = "FIBS_TEST_DATABASE_URL"
+
+GNUBG_MISSING: Final = (
+    "GNU Backgammon is not installed (no gnubg on PATH or at /usr/games/gnubg); "
+    "install it (Debian/Ubuntu: apt-get install gnubg) to run this test"
+)
+"""The skip reason of every test that needs the gnubg program."""
+
+
+def only_on(backend: str, target: DbTarget, what: str) -> None:
+    """Skip unless ``target`` is on ``backend`` (``"sqlite"`` or ``"postgresql"``),
+    saying why and, for PostgreSQL, how to run it."""
+    if target.backend == backend:
+        return
+    if backend == "sqlite":
+        pytest.skip(f"{what}: SQLite only (this is the PostgreSQL run)")
+    if os.environ.get(PG_URL_VARIABLE):
+        pytest.skip(f"{what}: PostgreSQL only (this is the SQLite run)")
+    pytest.skip(
+        f"{what}: PostgreSQL only; set {PG_URL_VARIABLE}=postgresql+asyncpg://USER@HOST:PORT/DB "
+        "to run it (README, 'Tests')"
+    )
+
 
 START_TIME = 1_700_000_000
 """The fake clock's first reading (2023-11-14 22:13:20 UTC)."""

@@ -84,7 +84,7 @@ def test_bad_setting_is_refused(text: str) -> None:
 
 def test_run_specific_setting_cannot_be_set() -> None:
     with pytest.raises(SystemExit):
-        load.parse_args(["--set", "server.port=4321"])
+        load.parse_args(["--set", "server.port=4321"])  # parsed only: refused
 
 
 def test_full_speed_means_no_pacing() -> None:

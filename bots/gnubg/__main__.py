@@ -20,10 +20,19 @@ def _extend(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--gnubg", metavar="PATH", help="the gnubg binary (default /usr/games/gnubg)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per gnubg answer")
+    p.add_argument(
+        "--gnubg-port",
+        type=int,
+        default=0,
+        metavar="PORT",
+        help="local port for gnubg's external socket (default 0: any free port)",
+    )
 
 
 async def _factory(args: argparse.Namespace) -> tuple[runner.StrategyFactory, runner.Closer]:
-    engine = GnubgEngine(plies=args.plies, binary=args.gnubg, timeout=args.timeout)
+    engine = GnubgEngine(
+        plies=args.plies, binary=args.gnubg, timeout=args.timeout, port=args.gnubg_port
+    )
     await engine.start()
 
     def make(index: int, name: str) -> Strategy:
@@ -34,7 +43,9 @@ async def _factory(args: argparse.Namespace) -> tuple[runner.StrategyFactory, ru
 
 def main(argv: Sequence[str] | None = None) -> int:
     description = "A bot that lets GNU Backgammon decide (gnubg runs as a separate process)."
-    return runner.main(argv, description, "Gnubg Bot", _factory, _extend)
+    return runner.main(
+        argv, description, "Gnubg Bot", _factory, _extend, prog="python -m bots.gnubg"
+    )
 
 
 if __name__ == "__main__":

@@ -57,12 +57,25 @@ class GnubgEngine:
     :param plies: lookahead of chequer play and cube decisions (0 fastest, 2 strongest
         of the usual settings).
     :param timeout: seconds for one answer (and for the start).
+    :param port: the local port of gnubg's ``external`` socket; 0 (the default) takes a
+        free one at each start. gnubg cannot pick one itself: given port 0 it does not
+        say which it took.
     """
 
-    def __init__(self, *, plies: int = 0, binary: str | None = None, timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        *,
+        plies: int = 0,
+        binary: str | None = None,
+        timeout: float = 60.0,
+        port: int = 0,
+    ) -> None:
         if not 0 <= plies <= 4:
             raise ValueError(f"plies must be 0..4, not {plies}")
+        if not 0 <= port <= 65535:
+            raise ValueError(f"port must be 0..65535, not {port}")
         self.plies = plies
+        self.port = port
         self.binary = binary
         self.timeout = timeout
         self.conventions = Conventions()
@@ -108,7 +121,7 @@ class GnubgEngine:
         binary = find_gnubg(self.binary)
         if binary is None:
             raise GnubgError("gnubg not found (Debian: apt-get install gnubg)")
-        port = _free_port()
+        port = self.port or _free_port()
         proc = await asyncio.create_subprocess_exec(
             binary,
             "-t",

@@ -26,7 +26,12 @@ async def _factory(
 
 def main(argv: Sequence[str] | None = None) -> int:
     return runner.main(
-        argv, "A bot that plays uniformly random legal moves.", "Random Bot", _factory, _extend
+        argv,
+        "A bot that plays uniformly random legal moves.",
+        "Random Bot",
+        _factory,
+        _extend,
+        prog="python -m bots.random",
     )
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from db.errors import UserExistsError
 from protocol import replies
-from protocol.arguments import name_form_problem, new_password_problem
+from protocol.arguments import LEAVE, name_form_problem, new_password_problem
 from protocol.commands import SessionState
 from protocol.parser import ParsedCommand
 from server.app import App
 from server.context import Context
 from server.errors import Reply
+from server.handlers.account import log_out
 from server.login import complete_login
 from server.passwords import hash_password
 from server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, NewAccount
@@ -52,9 +53,13 @@ async def new_password(ctx: Context, line: str) -> None:
     password = line.strip()
     if not password:
         output.echo_on()
-        session.send(replies.NO_PASSWORD_GIVEN)
+        session.send("", replies.NO_PASSWORD_GIVEN)  # "": the line end the hidden input lacked
         _back_to_guest(ctx)
         return
+    if password == LEAVE:
+        leave(ctx)
+        return
+    session.send("")  # the line end of the hidden input (D190)
     problem = new_password_problem(password)
     if problem is not None:
         session.send(problem)
@@ -72,8 +77,12 @@ async def retype_password(ctx: Context, line: str) -> None:
     output = session.output
     account = session.new_account
     assert account is not None
+    if line.strip() == LEAVE:
+        leave(ctx)
+        return
     if line.strip() != account.password:
         session.state = SessionState.NEW_PASSWORD
+        session.send("")  # the line end of the hidden input (D190)
         output.prompt(replies.PASSWORDS_DIFFER_PROMPT)
         return
     output.echo_on()
@@ -91,6 +100,14 @@ async def retype_password(ctx: Context, line: str) -> None:
     session.prompts = True
     session.state = None
     await complete_login(ctx.app, session, user)
+
+
+def leave(ctx: Context) -> None:
+    """``bye`` at a password prompt: echo back on, the line end, and log out (§1.8)."""
+    ctx.session.output.echo_on()
+    ctx.session.send("")
+    _back_to_guest(ctx)
+    log_out(ctx)
 
 
 def _back_to_guest(ctx: Context) -> None:

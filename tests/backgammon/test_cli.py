@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 from backgammon.board import Position
 from backgammon.dice import Roll
@@ -62,3 +64,32 @@ def test_bad_input_is_one_line_on_stderr_and_a_failure() -> None:
         done = run(*args, stdin=stdin)
         assert done.returncode != 0
         assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_help_says_what_no_arguments_do() -> None:
+    done = run("--help")
+    assert done.returncode == 0 and done.stderr == ""
+    assert "with no arguments: reads 'POSITION_ID ROLL' lines from standard input" in done.stdout
+    example = next(line for line in done.stdout.splitlines() if "Example:" in line)
+    shown = example.split("python -m backgammon ", 1)[1].split()
+    assert run(*shown).returncode == 0  # the example in the help runs
+
+
+def test_a_reader_that_stops_early_ends_it_quietly(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.txt"
+    cases.write_text("4HPwATDgc/ABMA 31\n" * 20_000, encoding="ascii")
+    errors = tmp_path / "errors.txt"
+    done = subprocess.run(
+        f"{shlex.quote(sys.executable)} -m backgammon < {cases} 2> {errors} | head -1;"
+        " echo ${PIPESTATUS[0]}",
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    first, status = done.stdout.splitlines()
+    assert len(first.split()) == 16
+    assert status == "1"
+    assert errors.read_text(encoding="utf-8") == ""  # no traceback

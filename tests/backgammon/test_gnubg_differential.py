@@ -23,8 +23,11 @@ from backgammon.notation import (
     encode_match_id,
     encode_position_id,
 )
+from tests.conftest import GNUBG_MISSING
 
-gnubg_nn = pytest.importorskip("gnubg_nn")
+gnubg_nn = pytest.importorskip(
+    "gnubg_nn", reason="gnubg-nn is not installed: pip install -e '.[test]' installs it"
+)
 pytestmark = pytest.mark.gnubg
 
 START_ID = "4HPwATDgc/ABMA"
@@ -84,7 +87,7 @@ def test_position_ids_equal_gnubg() -> None:
 GNUBG = shutil.which("gnubg") or ("/usr/games/gnubg" if Path("/usr/games/gnubg").exists() else None)
 
 
-@pytest.mark.skipif(GNUBG is None, reason="the gnubg program is not installed")
+@pytest.mark.skipif(GNUBG is None, reason=GNUBG_MISSING)
 def test_match_id_equals_gnubg_program(tmp_path: Path) -> None:
     """Set a match state in the gnubg program and compare its Match ID with ours."""
     assert GNUBG is not None

@@ -15,6 +15,7 @@ from bots.gnubg.engine import find_gnubg
 from bots.login import bot_client_name
 from protocol import replies
 from tests.bots.fakefibs import FakeFibs, board
+from tests.conftest import GNUBG_MISSING
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,7 +61,7 @@ async def finish(proc: asyncio.subprocess.Process) -> tuple[int, str]:
             "bots.gnubg",
             ("--plies", "0"),
             bot_client_name("Gnubg Bot"),
-            marks=pytest.mark.skipif(find_gnubg() is None, reason="gnubg is not installed"),
+            marks=pytest.mark.skipif(find_gnubg() is None, reason=GNUBG_MISSING),
         ),
     ],
 )

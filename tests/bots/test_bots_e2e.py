@@ -51,7 +51,7 @@ from protocol.board_view import NO_DICE, BoardState, BoardView
 from server.app import App
 from server.config import Settings
 from server.service import Service
-from tests.conftest import DbTarget
+from tests.conftest import GNUBG_MISSING, DbTarget
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "secret"
@@ -554,7 +554,7 @@ wins it 2-0 and wins the Crawford game."""
 
 
 @pytest.mark.gnubg
-@pytest.mark.skipif(find_gnubg() is None, reason="gnubg is not installed")
+@pytest.mark.skipif(find_gnubg() is None, reason=GNUBG_MISSING)
 async def test_gnubg_bot_beats_a_random_bot_in_a_3_point_match(
     db_target: DbTarget, recorder: BoardRecorder
 ) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
+import socket
 from collections.abc import AsyncIterator
 
 import pytest
@@ -22,10 +24,11 @@ from bots.strategy import ME, CubeAnswer
 from protocol.board_fibs import parse_board
 from protocol.board_view import BoardView
 from tests.bots.fakefibs import board
+from tests.conftest import GNUBG_MISSING
 
 pytestmark = [
     pytest.mark.gnubg,
-    pytest.mark.skipif(find_gnubg() is None, reason="gnubg is not installed"),
+    pytest.mark.skipif(find_gnubg() is None, reason=GNUBG_MISSING),
 ]
 
 
@@ -195,3 +198,19 @@ async def test_two_plies_still_answer_in_time() -> None:
         strategy = GnubgStrategy(engine)
         await checked_move(strategy, view(board(Colour.X, dice=(5, 2))))
         assert strategy.fallbacks == 0
+
+
+async def test_the_external_port_can_be_chosen(caplog: pytest.LogCaptureFixture) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    caplog.set_level(logging.INFO, logger="bots.gnubg.engine")
+    async with GnubgEngine(plies=0, timeout=30.0, port=port) as chosen:
+        strategy = GnubgStrategy(chosen)
+        await checked_move(strategy, view(board(Colour.O, dice=(3, 1))))
+    assert f"listening on port {port} " in caplog.text
+
+
+def test_a_port_out_of_range_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"port must be 0\.\.65535"):
+        GnubgEngine(port=70000)  # parsed only: refused

@@ -156,7 +156,7 @@ def test_account_names_use_letters_only() -> None:
 
 
 def test_command_line_makes_one_config_per_account() -> None:
-    args = parser("x").parse_args(
+    args = parser("x").parse_args(  # parsed only: nothing connects to the port
         ["--name", "Bot", "--password", "pw", "--count", "3", "--port", "5000", "--length", "0"]
     )
     cfgs = configs(args, bot_client_name())

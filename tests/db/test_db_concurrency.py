@@ -12,6 +12,7 @@ from sqlalchemy import event, text
 from db.engine import POSTGRESQL_POOL_SIZE, create_engine
 from db.records import UserSettings
 from db.repository import Database
+from tests.conftest import only_on
 
 if TYPE_CHECKING:
     from tests.conftest import DbTarget
@@ -178,8 +179,7 @@ async def test_a_failed_write_without_caller_is_logged(
 async def test_postgresql_keeps_its_connections_under_load(db_target: DbTarget) -> None:
     """Bursts of more jobs than connections reuse the pool's connections: none is closed
     and opened again (docs/performance.md §11)."""
-    if db_target.backend != "postgresql":
-        pytest.skip("PostgreSQL's connection pool")
+    only_on("postgresql", db_target, "PostgreSQL's connection pool")
     engine = create_engine(db_target.url, schema=db_target.schema)
     opened = 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import sqlite3
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +29,7 @@ from db.errors import MigrationError
 from db.models import Base
 from db.repository import Database
 from server.matches import LiveMatch
+from tests.conftest import only_on
 from tests.server.random_match import random_action
 
 if TYPE_CHECKING:
@@ -109,8 +111,7 @@ async def test_migrations_build_exactly_the_models(db_target: DbTarget) -> None:
 
 
 async def test_sqlite_connections_use_wal_and_foreign_keys(db_target: DbTarget) -> None:
-    if db_target.backend != "sqlite":
-        pytest.skip("SQLite pragmas")
+    only_on("sqlite", db_target, "SQLite pragmas")
     engine = create_engine(db_target.url)
     try:
         async with engine.connect() as connection:
@@ -125,8 +126,7 @@ async def test_sqlite_connections_use_wal_and_foreign_keys(db_target: DbTarget) 
 
 async def test_postgresql_schema_holds_the_tables(db_target: DbTarget) -> None:
     """The tables (and alembic_version) are in the test's own schema, nowhere else."""
-    if db_target.backend != "postgresql":
-        pytest.skip("PostgreSQL schemas")
+    only_on("postgresql", db_target, "PostgreSQL schemas")
     database = await db_target.open()
     await database.close()
     engine = create_engine(db_target.url, schema=db_target.schema)
@@ -175,6 +175,10 @@ def test_command_line_upgrade_and_current(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
+    assert db_cli.main(["current", url]) == 1  # no file: reading creates none
+    assert "the file does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "cli.db").exists()
+    sqlite3.connect(tmp_path / "cli.db").close()  # an empty database
     assert db_cli.main(["current", url]) == 0
     assert capsys.readouterr().out == f"current none, head {head_revision()}\n"
     assert db_cli.main(["upgrade", url]) == 0

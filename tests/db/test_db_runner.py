@@ -20,6 +20,7 @@ from db.engine import create_engine, migrate_engine, migrate_sqlite
 from db.errors import ConstraintViolation, DatabaseError
 from db.models import MessageRow, UserRow
 from db.runner import AlchemyRunner, SqliteRunner, Transaction
+from tests.conftest import only_on
 
 if TYPE_CHECKING:
     from tests.conftest import DbTarget
@@ -204,8 +205,7 @@ async def test_the_connection_is_durable_wal_with_foreign_keys(runner: SqliteRun
 
 @pytest.fixture
 async def pg_runner(db_target: DbTarget) -> AsyncIterator[AlchemyRunner]:
-    if db_target.backend != "postgresql":
-        pytest.skip("the PostgreSQL runner")
+    only_on("postgresql", db_target, "the PostgreSQL runner")
     engine = create_engine(db_target.url, schema=db_target.schema)
     await migrate_engine(engine)
     runner = AlchemyRunner(engine)
@@ -253,8 +253,7 @@ async def test_postgresql_a_cancelled_callers_write_still_commits(
 
 
 async def test_postgresql_close_finishes_queued_jobs_then_refuses(db_target: DbTarget) -> None:
-    if db_target.backend != "postgresql":
-        pytest.skip("the PostgreSQL runner")
+    only_on("postgresql", db_target, "the PostgreSQL runner")
     engine = create_engine(db_target.url, schema=db_target.schema)
     await migrate_engine(engine)
     runner = AlchemyRunner(engine)

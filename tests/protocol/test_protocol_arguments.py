@@ -193,6 +193,8 @@ def test_addresses_names_and_record_ids() -> None:
         ("connect bob secret", LoginKind.CONNECT),
         ("connect bob", LoginKind.UNKNOWN),
         ("bob", LoginKind.NAME),
+        ("bye", LoginKind.LEAVE),
+        ("Bye", LoginKind.NAME),
     ],
 )
 def test_login_lines(line: str, kind: LoginKind) -> None:

@@ -321,7 +321,7 @@ def test_usage_literals() -> None:
         ("oldboard bob", SessionState.PLAYING, "** You can't do this while playing."),
         ("invite bob 3", SessionState.PLAYING, "** You are already playing."),
         ("name bob", SessionState.LOBBY, "** You're not supposed to change your name."),
-        ("toggle", SessionState.GUEST, "** Unknown command: 'toggle'"),
+        ("toggle", SessionState.GUEST, replies.guest_must_register("toggle")),
     ],
 )
 def test_state_refusals(line: str, state: SessionState, reply: str) -> None:

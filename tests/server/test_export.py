@@ -60,6 +60,7 @@ from protocol.mat_export import (
 )
 from server.app import App
 from server.config import Settings
+from tests.conftest import GNUBG_MISSING
 
 from .conftest import TIMEOUT, Connect, ScriptedClient, clip_login
 from .match_driver import Player, play_out
@@ -75,7 +76,7 @@ WARNING = re.compile(
 )
 """What gnubg prints when a .mat line does not fit (learnt by feeding it broken files)."""
 
-needs_gnubg = pytest.mark.skipif(not GNUBG.exists(), reason="GNU Backgammon is not installed")
+needs_gnubg = pytest.mark.skipif(not GNUBG.exists(), reason=GNUBG_MISSING)
 
 
 def mv(*pairs: tuple[int, int]) -> tuple[Move, ...]:
@@ -683,7 +684,7 @@ async def test_export_command_and_cli_of_a_three_point_match(
 
     # GNU Backgammon: no warning, and the same final score.
     if not GNUBG.exists():
-        pytest.skip("GNU Backgammon is not installed")
+        pytest.skip(GNUBG_MISSING)
     commands = f'import mat "{out}"\nshow score\n'
     shown = await asyncio.to_thread(
         subprocess.run,

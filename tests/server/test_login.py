@@ -87,7 +87,7 @@ async def test_registration_as_guest(connect: Connect, app: App) -> None:
     await client.expect(replies.WHO_HEADER)
     await client.prompt(replies.TELNET_PROMPT)
     await client.send("invite bob 1")
-    await client.expect(replies.unknown_command("invite"))
+    await client.expect(replies.guest_must_register("invite"))
     await client.prompt(replies.TELNET_PROMPT)
     await client.send("name bad-name")
     assert await client.line() == replies.NAME_INVALID
@@ -100,11 +100,14 @@ async def test_registration_as_guest(connect: Connect, app: App) -> None:
     assert await client.line() == replies.NO_PASSWORD_HINT
     await client.prompt(replies.GIVE_PASSWORD_PROMPT)
     await client.send("abc")
+    assert await client.line() == ""  # every hidden password gets its line end (D190)
     assert await client.line() == replies.PASSWORD_TOO_SHORT
     await client.prompt(replies.GIVE_PASSWORD_PROMPT)
     await client.send("secret")
+    assert await client.line() == ""
     await client.prompt(replies.RETYPE_PASSWORD_PROMPT)
     await client.send("other")
+    assert await client.line() == ""
     await client.prompt(replies.PASSWORDS_DIFFER_PROMPT)
     await client.send("secret")
     await client.prompt(replies.RETYPE_PASSWORD_PROMPT)

@@ -33,6 +33,7 @@ from server.app import App
 from server.config import Settings
 from server.passwords import hash_password_sync
 from server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES
+from tests.conftest import GNUBG_MISSING
 
 from .conftest import TEST_COST, Connect, clip_login
 from .real_bots import (
@@ -49,7 +50,7 @@ pytestmark = [
     pytest.mark.gnubg,
     pytest.mark.skipif(
         find_gnubg() is None,
-        reason="gnubg (GNU Backgammon) is not installed: the real bots read boards through it",
+        reason=GNUBG_MISSING,
     ),
 ]
 

@@ -40,20 +40,25 @@ async def test_password_prompts_bytes(connect: Connect, app: App) -> None:
         + IAC_WILL_ECHO
         + replies.GIVE_PASSWORD_PROMPT.encode(),
     )
+    # Every hidden password gets the line end its (unechoed) Enter did not show (D190).
     await client.send("who")  # no command at the password prompt: a (too short) password
-    await raw(client, crlf(replies.PASSWORD_TOO_SHORT) + replies.GIVE_PASSWORD_PROMPT.encode())
+    await raw(
+        client, crlf("", replies.PASSWORD_TOO_SHORT) + replies.GIVE_PASSWORD_PROMPT.encode()
+    )
     await client.send("sec:ret")
-    await raw(client, crlf(replies.PASSWORD_HAS_COLON) + replies.GIVE_PASSWORD_PROMPT.encode())
+    await raw(
+        client, crlf("", replies.PASSWORD_HAS_COLON) + replies.GIVE_PASSWORD_PROMPT.encode()
+    )
     await client.send("")  # no password: back to the guest prompt
-    await raw(client, IAC_WONT_ECHO + crlf(replies.NO_PASSWORD_GIVEN) + b"> ")
+    await raw(client, IAC_WONT_ECHO + crlf("", replies.NO_PASSWORD_GIVEN) + b"> ")
     await client.send("name newuser")
     await client.prompt(replies.GIVE_PASSWORD_PROMPT)
     await client.send("secret")
-    await raw(client, replies.RETYPE_PASSWORD_PROMPT.encode())
+    await raw(client, crlf("") + replies.RETYPE_PASSWORD_PROMPT.encode())
     await client.send("")
-    await raw(client, replies.PASSWORDS_DIFFER_PROMPT.encode())
+    await raw(client, crlf("") + replies.PASSWORDS_DIFFER_PROMPT.encode())
     await client.send("secret")
-    await raw(client, replies.RETYPE_PASSWORD_PROMPT.encode())
+    await raw(client, crlf("") + replies.RETYPE_PASSWORD_PROMPT.encode())
     await client.send(" secret ")
     await raw(client, IAC_WONT_ECHO + crlf("", replies.REGISTERED, replies.REGISTERED_HINT))
     await client.expect(replies.user_authenticated("newuser"))
@@ -70,7 +75,7 @@ async def test_over_long_lines_read_as_blank_ones(connect: Connect, app: App) ->
     await client.send("name newuser")
     await client.prompt(replies.GIVE_PASSWORD_PROMPT)
     await client.send_raw(too_long)
-    await raw(client, IAC_WONT_ECHO + crlf(replies.NO_PASSWORD_GIVEN) + b"> ")
+    await raw(client, IAC_WONT_ECHO + crlf("", replies.NO_PASSWORD_GIVEN) + b"> ")
 
 
 async def test_repeat_after_name_repeats_the_guests_command(connect: Connect) -> None:

@@ -1,0 +1,227 @@
+"""``python -m server`` at start: every database problem is one line on standard error
+and exit status 2, naming the database (password hidden) and what to do; the log says
+which database was opened; the read-only tools never create a database file.
+
+The PostgreSQL cases need a server: they run when ``FIBS_TEST_DATABASE_URL`` names one
+(its database and role must exist; the tests create and drop their own databases).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+
+from db.engine import create_engine
+from tests.conftest import PG_URL_VARIABLE
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 60
+
+needs_postgresql = pytest.mark.skipif(
+    not os.environ.get(PG_URL_VARIABLE),
+    reason=f"needs a PostgreSQL server: set {PG_URL_VARIABLE}, e.g. "
+    "postgresql+asyncpg://postgres@127.0.0.1:5432/test (README, 'Tests')",
+)
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A command of this project, run from ``cwd`` (no fibs.conf there)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
+def start(database: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return run("server", "--port", "0", "--log-level", "WARNING", "--database", database, cwd=cwd)
+
+
+def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+    """The start failed with exit status 2 and exactly one line on standard error."""
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("fibs-server: database error: ")
+    assert "Traceback" not in result.stderr and "cannot listen" not in result.stderr
+    return lines[0]
+
+
+def closed_port() -> int:
+    """A local port nothing listens on (taken and given back)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_an_unsupported_url_hides_its_password(tmp_path: Path) -> None:
+    line = one_line_error(start("mysql://alice:s3cret@db.example.org/fibs", tmp_path))
+    assert "s3cret" not in line
+    assert "mysql://alice:***@db.example.org/fibs" in line
+    assert "use sqlite+aiosqlite:///PATH or postgresql+asyncpg://" in line
+
+
+def test_text_that_is_not_a_url(tmp_path: Path) -> None:
+    line = one_line_error(start("not a url", tmp_path))
+    assert "invalid database URL 'not a url'" in line
+    assert "use sqlite+aiosqlite:///PATH" in line
+
+
+def test_an_sqlite_file_in_a_missing_folder(tmp_path: Path) -> None:
+    line = one_line_error(start("sqlite+aiosqlite:///no/such/folder/fibs.db", tmp_path))
+    folder = tmp_path / "no" / "such" / "folder"
+    assert f"sqlite+aiosqlite:///{folder}/fibs.db" in line  # the path made absolute
+    assert f"the folder {folder} does not exist; create it or give another path" in line
+    assert not (tmp_path / "no").exists()
+
+
+def test_a_postgresql_server_that_does_not_answer(tmp_path: Path) -> None:
+    port = closed_port()
+    line = one_line_error(start(f"postgresql+asyncpg://fibs:pw@127.0.0.1:{port}/fibs", tmp_path))
+    assert f"postgresql+asyncpg://fibs:***@127.0.0.1:{port}/fibs" in line
+    assert f"no PostgreSQL server answers at 127.0.0.1:{port}" in line
+    assert "start it, or correct the host and port in the URL" in line
+
+
+@needs_postgresql
+def test_a_postgresql_database_that_does_not_exist(tmp_path: Path) -> None:
+    name = f"fibs_missing_{uuid.uuid4().hex[:12]}"
+    url = make_url(os.environ[PG_URL_VARIABLE]).set(database=name)
+    line = one_line_error(start(url.render_as_string(hide_password=False), tmp_path))
+    assert f"database '{name}' does not exist; create it with: createdb " in line
+    assert line.endswith(f" {name}")
+    assert f"-h {url.host or 'localhost'} -p {url.port or 5432}" in line
+
+
+@needs_postgresql
+def test_a_postgresql_role_that_does_not_exist(tmp_path: Path) -> None:
+    role = f"fibs_nobody_{uuid.uuid4().hex[:12]}"
+    url = make_url(os.environ[PG_URL_VARIABLE]).set(username=role, password="pw")
+    line = one_line_error(start(url.render_as_string(hide_password=False), tmp_path))
+    assert f'role "{role}" does not exist; create the role with: createuser ' in line
+    assert ":pw@" not in line and f"{role}:***@" in line
+
+
+@pytest.fixture
+async def empty_postgresql_database() -> AsyncIterator[str]:
+    """The URL of a new, empty PostgreSQL database, dropped afterwards."""
+    admin_url = os.environ[PG_URL_VARIABLE]
+    name = f"fibs_empty_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(admin_url).execution_options(isolation_level="AUTOCOMMIT")
+    try:
+        async with admin.connect() as connection:
+            await connection.execute(text(f'CREATE DATABASE "{name}"'))
+        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        async with admin.connect() as connection:
+            await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        await admin.dispose()
+
+
+async def serve_once(database: str, cwd: Path, *, log_level: str = "WARNING") -> str:
+    """Start the server, read its listening line, stop it with SIGTERM; its log."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "server",
+        "--port",
+        "0",
+        "--log-level",
+        log_level,
+        "--database",
+        database,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    try:
+        line = (await asyncio.wait_for(process.stdout.readline(), TIMEOUT)).decode()
+        assert line.startswith("fibs-server listening on 127.0.0.1:"), (
+            line + (await process.stderr.read()).decode()
+        )
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), TIMEOUT) == 0
+        return (await process.stderr.read()).decode()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+@needs_postgresql
+async def test_an_empty_postgresql_database_is_migrated_at_start(
+    empty_postgresql_database: str, tmp_path: Path
+) -> None:
+    log = await serve_once(empty_postgresql_database, tmp_path, log_level="INFO")
+    shown = make_url(empty_postgresql_database).render_as_string(hide_password=True)
+    assert f"database {shown} (postgresql)" in log
+    assert "Running upgrade  -> 0001" in log
+
+
+async def test_the_log_names_the_sqlite_file_it_opened(tmp_path: Path) -> None:
+    log = await serve_once("sqlite+aiosqlite:///fibs.db", tmp_path, log_level="INFO")
+    assert f"database sqlite+aiosqlite:///{tmp_path / 'fibs.db'} (sqlite)" in log
+
+
+def test_db_current_never_creates_a_file(tmp_path: Path) -> None:
+    result = run("db", "current", "sqlite+aiosqlite:///fibs.db", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"python -m db: there is no database at sqlite+aiosqlite:///{tmp_path / 'fibs.db'}: "
+        "the file does not exist (the server creates it at its first start; check "
+        "--database or fibs.conf)"
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_export_never_creates_a_file(tmp_path: Path) -> None:
+    result = run("server", "export", "1", "--database", "sqlite:///fibs.db", cwd=tmp_path)
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert "there is no database at" in line and "the file does not exist" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "shown"),
+    [
+        ("server", "python -m server"),
+        ("db", "python -m db"),
+        ("bots.random", "python -m bots.random"),
+        ("bots.gnubg", "python -m bots.gnubg"),
+    ],
+)
+def test_help_shows_how_it_is_run(module: str, shown: str, tmp_path: Path) -> None:
+    result = run(module, "--help", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"usage: {shown} ")
+    assert "__main__" not in result.stdout
+
+
+def test_server_help_lists_every_command(tmp_path: Path) -> None:
+    result = run("server", "--help", cwd=tmp_path)
+    commands = result.stdout.split("commands:\n", 1)[1].splitlines()
+    assert commands[0].split()[0] == "(none)"
+    assert commands[1].split()[:2] == ["export", "MATCH_ID"]
+    export = run("server", "export", "--help", cwd=tmp_path)
+    assert export.stdout.startswith("usage: python -m server export ")

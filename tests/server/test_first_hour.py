@@ -103,8 +103,11 @@ class Person:
             self.changed = loop.time()
 
     def type(self, line: str, *, hidden: bool = False) -> None:
-        """Type ``line`` and Enter; a hidden line (a password) is not echoed."""
-        self.screen += "\n" if hidden else line + "\n"
+        """Type ``line`` and Enter. A hidden line (a password, typed while the server has
+        turned the echo off) shows nothing, not even the line end: what the terminal shows
+        next is the server's."""
+        if not hidden:
+            self.screen += line + "\n"
         self.writer.write(line.encode() + b"\r\n")
 
     async def close(self) -> None:

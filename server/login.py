@@ -210,7 +210,7 @@ async def complete_login(app: App, session: Session, user: User) -> None:
         # encoded at once rather than through telnetlib3's write (thousands of lines at
         # every login: docs/performance.md §3).
         session.send_payload(Payload([*presence.who_list(), WHO_END]))
-    presence.announce_login(session)
+    presence.announce_login(session, again=online)
 
 
 def enter_as_guest(session: Session) -> None:

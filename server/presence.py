@@ -324,10 +324,12 @@ class Presence(Protocol):
         under that name."""
         ...
 
-    def announce_login(self, session: Session) -> None:
+    def announce_login(self, session: Session, *, again: bool = False) -> None:
         """Queue ``session``'s login notice (CLIP 7, and its CLIP 5 to CLIP users), tell
         the ``waitfor`` users, and from now on put this notice ahead of every line the
-        calling task writes to another user (D140 rule 1)."""
+        calling task writes to another user (D140 rule 1). ``again``: the user was
+        online already and this session replaced theirs; the others never saw them
+        leave, so they get only the who update of the new session (D196)."""
         ...
 
     def announce_logout(self, session: Session) -> None:

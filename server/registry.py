@@ -433,7 +433,7 @@ class LocalPresence:
         self._pending = None
         self._queue_status()
 
-    def announce_login(self, session: Session) -> None:
+    def announce_login(self, session: Session, *, again: bool = False) -> None:
         """CLIP 7 to users with ``notify`` on and the new user's CLIP 5/6 to every CLIP
         user (§1.4), in the next batch of status notices (D79); ``waitfor`` users hear it
         right after (§4.12).
@@ -445,6 +445,9 @@ class LocalPresence:
         name = session.name
         self.history.append((self._clock(), replies.logs_in(name)))
         self.logins += 1
+        if again:  # a second login replaced the first: no 8 was sent, so no 7 (D196)
+            self.who_update(session)
+            return
         self.peak = max(self.peak, len(self._sessions))
         waiters = []
         for other in self._sessions.values():

@@ -14,6 +14,7 @@ from bots.client import ClientConfig, FibsClient
 from bots.random import RandomStrategy
 from protocol import clip, replies
 from protocol.commands import COMMANDS, HELP_TOPICS, help_lines
+from protocol.replies import Mode
 from server.app import App
 from server.config import Settings
 
@@ -198,4 +199,4 @@ async def test_a_new_bots_first_start_shows_no_drop(connect: Connect, app: App) 
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
     notices = [line for line in alice.seen if line.startswith(("7 NewBot", "8 NewBot"))]
-    assert notices and all(line.startswith("7 NewBot") for line in notices), notices
+    assert notices == [replies.login_notice("NewBot", Mode.CLIP)], notices  # one login (D196)

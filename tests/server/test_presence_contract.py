@@ -36,9 +36,12 @@ class World(Protocol):
 
     presence: Presence
 
-    def login(self, name: str, *, clip_mode: bool = True, node: int = 0) -> Session:
+    def login(
+        self, name: str, *, clip_mode: bool = True, node: int = 0, again: bool = False
+    ) -> Session:
         """Log ``name`` in (on ``node``, for back ends with several) and announce it;
-        the announcement runs in the user's own context (:meth:`act`)."""
+        the announcement runs in the user's own context (:meth:`act`). ``again``: the
+        session replaces the user's session that is online (a second login)."""
         ...
 
     def act(self, name: str, action: Callable[[], None]) -> None:
@@ -64,7 +67,9 @@ class LocalWorld:
         self._contexts: dict[str, contextvars.Context] = {}
         self._read: dict[str, int] = {}
 
-    def login(self, name: str, *, clip_mode: bool = True, node: int = 0) -> Session:
+    def login(
+        self, name: str, *, clip_mode: bool = True, node: int = 0, again: bool = False
+    ) -> Session:
         mode = Mode.CLIP if clip_mode else Mode.TELNET
         session = Session(RecordingOutput(), name=name, mode=mode)
         session.enter_lobby()
@@ -72,7 +77,7 @@ class LocalWorld:
         self._read[name] = 0
         context = self._contexts[name] = contextvars.copy_context()
         self.presence.add(session)
-        context.run(self.presence.announce_login, session)
+        context.run(lambda: self.presence.announce_login(session, again=again))
         return session
 
     def act(self, name: str, action: Callable[[], None]) -> None:
@@ -284,6 +289,19 @@ async def test_a_login_is_announced_to_the_others_only(world: World) -> None:
     ]
     assert world.heard("bob") == [replies.login_notice("carol", Mode.TELNET)]
     assert world.heard("carol") == []
+
+
+async def test_a_second_login_is_only_a_who_update_for_the_others(world: World) -> None:
+    """D196: the others never saw the user leave, so no new CLIP 7."""
+    world.login("alice")
+    world.login("bob", clip_mode=False, node=1)
+    world.login("carol", node=1)
+    await quiet(world, "alice", "bob", "carol")
+    assert world.presence.replace("carol")
+    carol = world.login("carol", node=0, again=True)
+    await world.settle()
+    assert world.heard("alice") == [carol.who_line(), WHO_END]
+    assert world.heard("bob") == []
 
 
 async def test_a_login_notice_comes_before_what_the_user_sends(world: World) -> None:

@@ -58,8 +58,14 @@ async def run(settings: Settings) -> None:
         loop.add_signal_handler(signum, stop.set)
     try:
         await service.start()
+        await service.start_web()
         tune_gc()
         print(f"fibs-server listening on {settings.host}:{service.port}", flush=True)
+        if service.web is not None:
+            print(
+                f"fibs-server web page on http://{settings.web_host}:{service.web.port}/",
+                flush=True,
+            )
         await stop.wait()
         log.info("shutting down")
         await service.stop(warning=replies.shutdown_warning(0, restart=False))

@@ -261,9 +261,9 @@ def make_app(settings: Settings, shell: Shell) -> web.Application:
         if path is None:
             raise web.HTTPNotFound()
         return web.Response(
-            body=path.read_bytes(), content_type=None, headers={
-                "Content-Type": CONTENT_TYPES[path.suffix], **SECURITY_HEADERS
-            },
+            body=path.read_bytes(),
+            content_type=None,
+            headers={"Content-Type": CONTENT_TYPES[path.suffix], **SECURITY_HEADERS},
         )
 
     async def page(request: web.Request) -> web.StreamResponse:

@@ -202,9 +202,7 @@ async def test_another_sites_page_is_refused(service: Service, clients: list[Web
 
 
 @with_settings(web_origins="https://play.example.org")
-async def test_a_configured_origin_may_connect(
-    service: Service, clients: list[WebClient]
-) -> None:
+async def test_a_configured_origin_may_connect(service: Service, clients: list[WebClient]) -> None:
     client = await WebClient.open(service, origin="https://play.example.org")
     clients.append(client)
     await client.expect(replies.LOGIN_PROMPT)

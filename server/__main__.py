@@ -48,6 +48,10 @@ def settings_from(args: argparse.Namespace) -> Settings:
     return load(path, host=args.host, port=args.port, database=args.database)
 
 
+class WebListenError(Exception):
+    """The web listener could not listen: its address and why."""
+
+
 async def run(settings: Settings) -> None:
     """Serve until SIGINT or SIGTERM."""
     db = await Database.open(settings.database)
@@ -58,7 +62,11 @@ async def run(settings: Settings) -> None:
         loop.add_signal_handler(signum, stop.set)
     try:
         await service.start()
-        await service.start_web()
+        try:
+            await service.start_web()
+        except OSError as exc:
+            await service.stop()
+            raise WebListenError(f"{settings.web_host}:{settings.web_port}", exc.strerror) from exc
         tune_gc()
         print(f"fibs-server listening on {settings.host}:{service.port}", flush=True)
         if service.web is not None:
@@ -126,6 +134,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         asyncio.run(run(settings))
     except MigrationError as exc:
         print(f"fibs-server: database error: {exc}", file=sys.stderr)
+        return 2
+    except WebListenError as exc:
+        address, why = exc.args
+        print(f"fibs-server: cannot listen on {address} (web): {why}", file=sys.stderr)
         return 2
     except OSError as exc:
         print(

@@ -1,7 +1,19 @@
 // The page: a FIBS client over the server's WebSocket (one CLIP line per message).
 // Everything from the server is put in with textContent, never as markup.
 
-import { TEXTS, isCrawford, parseBoard, parseGame, parseWho, pipCounts, sides } from "./clip.js";
+import {
+  TEXTS,
+  isCrawford,
+  opponentMoveInView,
+  ownMoveInView,
+  parseBoard,
+  parseGame,
+  parseMoves,
+  parseSaved,
+  parseWho,
+  pipCounts,
+  sides,
+} from "./clip.js";
 import { drawBoard } from "./board.js";
 import { complete, legalPlays, moveText, nextMoves } from "./moves.js";
 
@@ -10,6 +22,8 @@ const $ = (id) => document.getElementById(id);
 const LOGIN_PROMPT = "login: ";
 const PASSWORD_PROMPTS = ["Please give your password: ", "Please retype your password: "];
 const MAX_LINES = 200;
+const SAVED_HEADER = "  opponent          matchlength   score (your points first)";
+const NO_SAVED = "no saved games.";
 
 const state = {
   ws: null,
@@ -27,6 +41,8 @@ const state = {
   nextGame: false,
   matchOver: false,
   gamesTimer: null,
+  saved: [],
+  trail: [], // the last move announced, in the board's numbering, drawn as a trail
 };
 
 function show(id, on) {
@@ -127,6 +143,7 @@ function loggedIn(name) {
   show("talk", true);
   send("set boardstyle 3");
   askGames();
+  send("show saved");
 }
 
 function loggedOut() {
@@ -197,6 +214,17 @@ function onLine(line) {
         break;
     }
   }
+  if (line === SAVED_HEADER || line === NO_SAVED) {
+    if (line === SAVED_HEADER) state.saved = [];
+    drawSaved();
+    return;
+  }
+  const saved = parseSaved(line);
+  if (saved) {
+    state.saved.push(saved);
+    drawSaved();
+    return;
+  }
   if (line === "List of games:") {
     state.readingGames = true;
     state.games = [];
@@ -216,6 +244,15 @@ function onLine(line) {
 
 function matchText(line) {
   let m;
+  const moved = parseMoves(line);
+  if (moved && state.view) {
+    const [who, moves] = moved;
+    const view = state.view;
+    if (who === view.opponent) state.trail = moves.map((mv) => opponentMoveInView(view, mv));
+    else if (who === view.player) state.trail = moves.map((mv) => ownMoveInView(view, mv));
+    return drawTable();
+  }
+  if (/ The game was saved\.$/.test(line)) send("show saved");
   if ((m = TEXTS.invitation.exec(line))) return addInvitation(m[1], line);
   if (TEXTS.resign.test(line)) {
     state.resignOffer = true;
@@ -224,6 +261,7 @@ function matchText(line) {
   } else if ((m = TEXTS.matchEnd.exec(line))) {
     state.matchOver = true;
     state.nextGame = false;
+    send("show saved");
     $("prompt").textContent = line;
     askGames();
   } else if (/^\*\* You are now playing|^\*\* Player \S+ has joined you/.test(line)) {
@@ -318,6 +356,23 @@ function drawGames() {
   }
 }
 
+function drawSaved() {
+  const list = $("saved");
+  list.replaceChildren();
+  for (const g of state.saved) {
+    const item = document.createElement("li");
+    const what = g.length === null ? "unlimited" : `${g.length} point`;
+    const text = document.createElement("span");
+    text.textContent = `${g.opponent} (${what} match, ${g.score})`;
+    item.append(text);
+    if (g.online) {
+      item.append(" ", button("Resume", () => send(`invite ${g.opponent}`), { resume: g.opponent }));
+    }
+    list.appendChild(item);
+  }
+  show("saved-box", state.saved.length > 0);
+}
+
 // -- the table --------------------------------------------------------------------------
 
 function newBoard(view) {
@@ -399,7 +454,8 @@ function drawTable() {
   const targets = new Set(
     moving && state.selected !== null ? next.filter((m) => m[0] === state.selected).map((m) => m[1]) : [],
   );
-  drawBoard($("board"), shown, { sources, targets, selected: state.selected, onPoint });
+  const trail = state.done.length ? [] : state.trail;
+  drawBoard($("board"), shown, { sources, targets, selected: state.selected, onPoint, trail });
   $("board").dataset.position = view.board.join(":"); // the position the server sent
   const mine = playing() && !state.matchOver;
   const turn = mine && myTurn();
@@ -475,6 +531,7 @@ function wire() {
     if (!complete(state.plays, state.done)) return;
     send(`move ${moveText(state.done, state.view.colour)}`);
     state.plays = [];
+    state.trail = [];
     drawTable();
   });
   $("join-next").addEventListener("click", () => {

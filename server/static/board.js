@@ -119,6 +119,19 @@ export function drawBoard(svg, view, ui) {
   const cube = el("g", { class: `cube ${owner}`, "data-owner": owner }, g);
   el("rect", { x: TRAY_X + 12, y: cubeY - 18, width: 36, height: 36, rx: 4 }, cube);
   text(cube, TRAY_X + 30, cubeY, view.cube === 1 ? 64 : view.cube, "cube-value");
+  // The last move of the other side, drawn as it is announced (an animated trail).
+  for (const [from, to] of ui.trail || []) {
+    const at = (p) => {
+      if (p === 25 || p === -1) return [BAR_X + BAR_W / 2, p === 25 ? 300 : 120];
+      if (p === 0 || p === 26) return [TRAY_X + 30, p === 0 ? 330 : 90];
+      const [x, top] = pointX(p);
+      return [x, top ? TOP + 70 : BOTTOM - 70];
+    };
+    const [x1, y1] = at(from);
+    const [x2, y2] = at(to);
+    el("line", { x1, y1, x2, y2, class: "trail", pathLength: 100 }, g);
+    el("circle", { cx: x2, cy: y2, r: 7, class: "trail-end" }, g);
+  }
   // What may be clicked.
   const hit = (p, x, y, w, h) => {
     const cls = ["hit"];

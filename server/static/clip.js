@@ -83,6 +83,41 @@ export function isCrawford(view) {
   );
 }
 
+/** ``<name> moves 24-18 bar-3 5-off .`` as [name, [[from, to], ...]] in absolute points
+ * (``bar`` and ``off`` as null), or null. */
+export function parseMoves(line) {
+  const m = /^(\S+) moves ((?:\S+-\S+ )+)\.$/.exec(line);
+  if (!m) return null;
+  const point = (x) => (x === "bar" || x === "off" ? null : Number(x));
+  const moves = m[2].trim().split(" ").map((pair) => pair.split("-").map(point));
+  return [m[1], moves];
+}
+
+/** A move of the player's opponent (absolute points, null for bar or off) in the
+ * perspective player's numbering: the opponent's bar is -1, their off 26. */
+export function opponentMoveInView(view, [from, to]) {
+  const mine = (a) => (view.colour === 1 ? a : 25 - a);
+  return [from === null ? -1 : mine(from), to === null ? 26 : mine(to)];
+}
+
+/** A move of the perspective player (absolute points) in their own numbering. */
+export function ownMoveInView(view, [from, to]) {
+  const mine = (a) => (view.colour === 1 ? a : 25 - a);
+  return [from === null ? 25 : mine(from), to === null ? 0 : mine(to)];
+}
+
+/** A line of `show saved`: opponent, length (null: unlimited), score, online, or null. */
+export function parseSaved(line) {
+  const m = /^(  | \*|\*\*)(\S+)\s+(\d+|unlimited)\s+(\d+) -\s*(\d+)$/.exec(line);
+  if (!m) return null;
+  return {
+    opponent: m[2],
+    length: m[3] === "unlimited" ? null : Number(m[3]),
+    score: `${m[4]}-${m[5]}`,
+    online: m[1] === "**",
+  };
+}
+
 /** A CLIP 5 line as an object, or null. */
 export function parseWho(line) {
   const w = line.split(" ");

@@ -9,6 +9,8 @@ import asyncio
 import base64
 import os
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -273,3 +275,30 @@ async def test_port_0_turns_the_web_listener_off(settings: Settings, db_target: 
     async with serving(settings, db_target) as service:
         await service.start_web()
         assert service.web is None
+
+
+def test_a_taken_web_port_stops_the_start(tmp_path: Path) -> None:
+    """``python -m server`` says which port it could not listen on, and exits."""
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    conf = tmp_path / "fibs.conf"
+    conf.write_text(
+        f"[server]\nhost = 127.0.0.1\nport = 0\n"
+        f"database = sqlite+aiosqlite:///{tmp_path / 'fibs.db'}\n"
+        f"[web]\nport = {port}\n",
+        encoding="utf-8",
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "server", "--config", str(conf)],
+            cwd=Path(__file__).parents[2],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        taken.close()
+    assert done.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port} (web)" in done.stderr

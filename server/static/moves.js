@@ -61,6 +61,7 @@ export function legalPlays(mine, theirs, dice) {
   };
   for (const order of orders) walk(mine, theirs, order, []);
   const most = Math.max(0, ...plays.map((p) => p.length));
+  if (most === 0) return []; // no die can be used: nothing to offer
   let kept = plays.filter((p) => p.length === most);
   if (most === 1 && a !== b) {
     const high = Math.max(a, b);

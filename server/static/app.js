@@ -252,8 +252,22 @@ function matchText(line) {
     else if (who === view.player) state.trail = moves.map((mv) => ownMoveInView(view, mv));
     return drawTable();
   }
-  if (/ The game was saved\.$/.test(line)) send("show saved");
+  if (/ The game was saved\.$/.test(line)) {
+    // The match left the table (leave, a drop): back to the lobby, the saved list anew.
+    state.view = null;
+    state.trail = [];
+    show("table", false);
+    send("show saved");
+    return;
+  }
   if ((m = TEXTS.invitation.exec(line))) return addInvitation(m[1], line);
+  if (/ Your running match was loaded\.$/.test(line)) {
+    // A resumed match comes without a board (D105): ask for it, as FIBS clients do.
+    state.matchOver = false;
+    $("invitations").replaceChildren();
+    send("board");
+    return;
+  }
   if (TEXTS.resign.test(line)) {
     state.resignOffer = true;
   } else if (TEXTS.nextGame.test(line)) {

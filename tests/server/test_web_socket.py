@@ -302,3 +302,21 @@ def test_a_taken_web_port_stops_the_start(tmp_path: Path) -> None:
         taken.close()
     assert done.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port} (web)" in done.stderr
+
+
+@with_settings(max_unread_input=4096)
+async def test_a_message_over_max_unread_input_ends_the_connection(
+    service: Service, app: App, clients: list[WebClient]
+) -> None:
+    alice = await web_login(service, "alice")
+    clients.append(alice)
+    await alice.send("tell alice " + "x" * 5000)
+    message = await asyncio.wait_for(alice.ws.receive(), 5)
+    while message.type is aiohttp.WSMsgType.TEXT:
+        message = await asyncio.wait_for(alice.ws.receive(), 5)
+    assert alice.ws.close_code == aiohttp.WSCloseCode.MESSAGE_TOO_BIG
+    for _ in range(100):
+        if app.registry.get("alice") is None:
+            break
+        await asyncio.sleep(0.05)
+    assert app.registry.get("alice") is None

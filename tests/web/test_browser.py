@@ -161,3 +161,84 @@ def test_a_telnet_user_and_a_browser_user_chat(server: ServerThread) -> None:
             alice.wait(lambda: alice.all('#who tr[data-name="tina"]'), "tina in the lobby")
     finally:
         tina.close()
+
+
+def _on_roll(a: Page, b: Page) -> Page:
+    """Play by clicking (the opening move) until a player is asked to roll or double;
+    that player's page."""
+    deadline = time.monotonic() + 60
+    while not (a.visible("roll") or b.visible("roll")):
+        assert time.monotonic() < deadline, "nobody was asked to roll"
+        for page in (a, b):
+            _turn(page)
+    return a if a.visible("roll") else b
+
+
+def _cube(page: Page) -> tuple[str, str]:
+    """The cube as drawn: its owner (player, opponent, centre) and the value shown."""
+    cube = page.all("#board g.cube")[0]
+    return str(cube.get_attribute("data-owner")), str(cube.text)
+
+
+def test_double_take_resign_crawford_and_resume(server: ServerThread) -> None:
+    with chromium() as a, chromium() as b:
+        alice = Page(a, server.url, "alice")
+        bob = Page(b, server.url, "bob")
+        alice.register("alice", "secret1")
+        bob.register("bob", "secret2")
+        for page in (alice, bob):
+            page.click("ready")
+        alice.fill("invite-length", "3")
+        alice.row_button("invite", "bob").click()
+        bob.wait(lambda: bob.all('#invitations button[data-join="alice"]'), "an invitation")
+        bob.all('#invitations button[data-join="alice"]')[0].click()
+        alice.wait(lambda: "3-point match" in alice.text("match-title"), "the match title")
+
+        # The opening roll is played by whoever won it; then the other may double.
+        doubler = _on_roll(alice, bob)
+        taker = bob if doubler is alice else alice
+        assert doubler.visible("double")
+        doubler.click("double")
+        taker.wait(lambda: taker.visible("accept") and "doubles" in taker.text("prompt"))
+        taker.click("accept")
+        taker.wait(lambda: _cube(taker) == ("player", "2"), "the cube on the taker's side")
+        doubler.wait(lambda: _cube(doubler) == ("opponent", "2"), "the cube with the taker")
+
+        # The doubler resigns; the taker accepts and wins 2 points.
+        doubler.wait(lambda: doubler.visible("resign-box"), "the resign button")
+        doubler.click("resign")
+        taker.wait(lambda: "wants to resign" in taker.text("prompt"), "the offer")
+        taker.click("accept")
+        alice.wait(lambda: alice.visible("join-next"), "the next game offered")
+        bob.wait(lambda: bob.visible("join-next"), "the next game offered")
+        alice.click("join-next")
+        bob.click("join-next")
+        taker.wait(lambda: "Crawford game" in taker.text("match-title"), "the Crawford game")
+        assert taker.text("score") == f"Score: {taker.label} 2, {doubler.label} 0"
+
+        # No double in the Crawford game: the server rolls for the players (they cannot
+        # double), and the page never offers it.
+        sends = 0
+        deadline = time.monotonic() + 60
+        while sends < 4:
+            assert time.monotonic() < deadline, "the Crawford game did not go on"
+            for page in (alice, bob):
+                assert not page.visible("double")
+                sends += _turn(page) == "send"
+        roller = alice
+
+        # Leave: the match is saved; the other resumes it from the lobby.
+        roller.click("leave")
+        other = bob if roller is alice else alice
+        other.wait(
+            lambda: other.all(f'#saved button[data-resume="{roller.label}"]'), "a saved match"
+        )
+        other.all(f'#saved button[data-resume="{roller.label}"]')[0].click()
+        roller.wait(
+            lambda: roller.all(f'#invitations button[data-join="{other.label}"]'), "the resume"
+        )
+        roller.all(f'#invitations button[data-join="{other.label}"]')[0].click()
+        alice.wait(lambda: alice.visible("table"), "the board again")
+        bob.wait(lambda: bob.visible("table"), "the board again")
+        alice.wait(lambda: "Crawford game" in alice.text("match-title"), "the Crawford game")
+        taker.wait(lambda: taker.text("score") == f"Score: {taker.label} 2, {doubler.label} 0")

@@ -36,6 +36,7 @@ const state = {
   plays: [],
   done: [],
   selected: null,
+  leaving: false, // the user asked to log out
   pending: null, // what the open connection is for: {kind: "login"|"register", ...}
   resignOffer: false, // the opponent offers to resign: accept or reject
   nextGame: false,
@@ -87,7 +88,9 @@ function open(pending) {
     state.ws = null;
     const wasIn = state.me !== null;
     loggedOut();
-    $("status").textContent = wasIn ? "Disconnected." : $("status").textContent;
+    if (state.leaving) $("status").textContent = "Logged out.";
+    else if (wasIn) $("status").textContent = "Disconnected.";
+    state.leaving = false;
   });
 }
 
@@ -124,6 +127,8 @@ function registerDialog(pending, line) {
   }
   if (PASSWORD_PROMPTS.includes(line)) return send(pending.password);
   if (line === "You are registered.") {
+    // Registered and logged in, in telnet mode: leave, and log in again as a CLIP client.
+    send("bye");
     open({ kind: "login", name: pending.name, password: pending.password });
     return;
   }
@@ -522,7 +527,8 @@ function wire() {
     if (name && password) open({ kind: "register", name, password });
   });
   $("logout").addEventListener("click", () => {
-    send("quit");
+    state.leaving = true;
+    send("bye");
   });
   $("ready").addEventListener("change", () => send("toggle ready"));
   $("roll").addEventListener("click", () => send("roll"));

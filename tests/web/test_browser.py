@@ -156,7 +156,8 @@ def test_a_telnet_user_and_a_browser_user_chat(server: ServerThread) -> None:
             alice.wait_line("chat", "tina shouts: sure")
             # Log out, and back in with the login form.
             alice.click("logout")
-            alice.wait(lambda: alice.visible("login-form"), "the login form again")
+            alice.wait(lambda: alice.text("status") == "Logged out.", "logged out")
+            assert alice.visible("login-form")
             alice.login("alice", "secret1")
             alice.wait(lambda: alice.all('#who tr[data-name="tina"]'), "tina in the lobby")
     finally:

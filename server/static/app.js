@@ -125,18 +125,27 @@ function registerDialog(pending, line) {
     pending.named = true;
     return send(`name ${pending.name}`);
   }
-  if (PASSWORD_PROMPTS.includes(line)) return send(pending.password);
+  if (line === PASSWORD_PROMPTS[0]) {
+    // Asked again: the server refused the password (the line before says why).
+    if (pending.gave) return refused(pending.last);
+    pending.gave = true;
+    return send(pending.password);
+  }
+  if (line === PASSWORD_PROMPTS[1]) return send(pending.password);
   if (line === "You are registered.") {
     // Registered and logged in, in telnet mode: leave, and log in again as a CLIP client.
     send("bye");
     open({ kind: "login", name: pending.name, password: pending.password });
     return;
   }
-  if (line.startsWith("** ")) {
-    $("status").textContent = `Not registered: ${line.slice(3)}`;
-    state.pending = null;
-    state.ws.close();
-  }
+  if (line.startsWith("** ")) return refused(line.slice(3));
+  if (line.trim()) pending.last = line;
+}
+
+function refused(why) {
+  $("status").textContent = `Not registered: ${why}`;
+  state.pending = null;
+  state.ws.close();
 }
 
 function loggedIn(name) {

@@ -141,6 +141,15 @@ def test_a_telnet_user_and_a_browser_user_chat(server: ServerThread) -> None:
         tina.wait_for(replies.user_authenticated("tina"))
         with chromium() as a:
             alice = Page(a, server.url, "alice")
+            # The server's password rule, its reason on the page.
+            alice.fill("register-name", "alice")
+            alice.fill("register-password", "abc")
+            alice.fill("register-again", "abc")
+            alice.by_id("register-form").find_element("css selector", "button").click()
+            alice.wait(
+                lambda: alice.text("status") == f"Not registered: {replies.PASSWORD_TOO_SHORT}",
+                "the refusal",
+            )
             alice.register("alice", "secret1")
             tina.wait_for("alice logs in")
             markup = "hello <b>from</b> telnet <img src=x onerror=alert(1)>"

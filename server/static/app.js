@@ -253,7 +253,21 @@ function onLine(line) {
   }
   state.readingGames = false;
   matchText(line);
-  if (line.trim()) message(line, line.startsWith("**") ? "refusal" : "");
+  if (line.trim()) message(line, lineClass(line));
+}
+
+/** Lines starting with ``**`` that are news, not refusals (the rest are shown as refusals). */
+const NOTICES = [
+  "** You invited", "** You are now", "** Player ", "** Please wait for", "** You won't",
+  "** You will", "** You're now", "** You'll", "** You terminated", "** User ",
+  "** You stop watching", "** You gag", "** You ungag", "** You blind", "** You unblind",
+  "** You want", "** You allow", "** You don't allow", "** You agree", "** You don't agree",
+  "** Your terminal", "** You insist", "** You would like",
+];
+
+function lineClass(line) {
+  if (!line.startsWith("**")) return "";
+  return NOTICES.some((start) => line.startsWith(start)) ? "notice" : "refusal";
 }
 
 function matchText(line) {
@@ -374,6 +388,7 @@ function invite(name) {
 function drawGames() {
   const list = $("games");
   list.replaceChildren();
+  if (!state.games.length) addLine(list, "No matches in progress.", "empty");
   for (const g of state.games) {
     const item = document.createElement("li");
     const what = g.length === null ? "unlimited" : `${g.length} point`;

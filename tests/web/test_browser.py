@@ -119,6 +119,7 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
         assert winner.text("prompt") == replies.you_win_match(1, 1, 0)
         loser = bob if winner is alice else alice
         assert loser.text("prompt") == replies.wins_match(winner.label, 1, 1, 0)
+        winner.wait(lambda: not winner.all("#games button"), "the match gone from the lobby")
         winner.screenshot(SCREENSHOTS / "web-match-end.png")
 
         # The watcher saw every move the players made, in order, and the last position.

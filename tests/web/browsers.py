@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shutil
 import socket
 import tempfile
@@ -35,8 +36,12 @@ FLAGS = (
 )
 WAIT = 15.0
 """Seconds any wait for the page may take before the test fails."""
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "images"
-"""Where the run writes its screenshots (docs/web.md shows them)."""
+SCREENSHOTS = Path(
+    os.environ.get("FIBS_WEB_SCREENSHOTS")
+    or Path(__file__).resolve().parents[2] / "docs" / "images"
+)
+"""Where the run writes its screenshots: docs/images (docs/web.md shows them), or the
+folder ``FIBS_WEB_SCREENSHOTS`` names."""
 
 T = TypeVar("T")
 

@@ -1,7 +1,8 @@
 """Starting and stopping the server: listen, serve each connection, end them all.
 
-A :class:`Service` runs one :class:`~server.app.App` over a transport: it listens
-(:func:`server.telnet.start_server`), runs :func:`server.connection.serve_connection` for
+A :class:`Service` runs one :class:`~server.app.App` over its transports: it listens
+(:func:`server.telnet.start_server`; the web door, :func:`server.web.start_server`, with
+:meth:`Service.start_web`), runs :func:`server.connection.serve_connection` for
 each connection as a task it keeps, and at the end tells everyone, closes every
 connection (each saves its state) and stops listening.
 """

@@ -90,6 +90,7 @@ import resource
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -377,6 +378,10 @@ SHIPPED_CONFIG = ROOT / "fibs.conf"
 """The repository's fibs.conf: the run's server gets these settings unless asked otherwise."""
 RUN_SPECIFIC = {("server", "host"), ("server", "port"), ("server", "database")}
 """Settings every run sets for itself (its own address and database): not relaxations."""
+WEB_PORT = ("web", "port")
+"""The web listener's port: a free one of the run's own while the listener is on (as
+shipped), so that a run never collides with a server on port 8080; ``--set web.port=0``
+runs without it, a listed difference."""
 RELAXED: dict[tuple[str, str], str] = {
     ("limits", "commands_per_second"): "100000",
     ("limits", "command_burst"): "100000",
@@ -389,6 +394,14 @@ RELAXED: dict[tuple[str, str], str] = {
 }
 """``--relaxed``: the limits the issue 7 figures of docs/performance.md were measured
 with (no per-connection rate limit, no timeouts, room for every client)."""
+
+
+def free_port() -> int:
+    """A port of 127.0.0.1 free right now (the kernel's pick for port 0)."""
+    with socket.socket() as probe:
+        probe.bind((HOST, 0))
+        port: int = probe.getsockname()[1]
+        return port
 
 
 def read_config(path: Path) -> configparser.ConfigParser:
@@ -441,6 +454,8 @@ def config_differences(
     for section, key in sorted(names - RUN_SPECIFIC):
         before = shipped.get(section, key, fallback=None)
         after = run.get(section, key, fallback=None)
+        if (section, key) == WEB_PORT and "0" not in (before, after):
+            continue  # the web listener on, on a free port of the run's own
         if before != after:
             out[f"{section}.{key}"] = {"fibs_conf": before, "run": after}
     return out
@@ -1876,6 +1891,8 @@ async def _run(
         requested_overrides(args),
         {"host": HOST, "port": str(args.port), "database": server.url},
     )
+    if config.get(*WEB_PORT, fallback="0") != "0":
+        config[WEB_PORT[0]][WEB_PORT[1]] = str(free_port())
     prod = production_cost(config)
     extra: dict[str, Any] = {"fd_limit": fds, "production_scrypt": vars(prod).copy()}
     server.write_config(config)

@@ -2111,6 +2111,8 @@ UTC_ZONE: Final = "UTC"
 """The zone name shown when a time has none, and the zone ``set timezone`` always knows."""
 UNKNOWN_VERSION: Final = "0"
 """The version ``version`` and ``about`` show for a server run from an uninstalled tree."""
+WEB_ORIGIN_REFUSED: Final = "This page may not connect to this server."
+"""The HTTP 403 answer to a WebSocket request from another site's page (docs/web.md, D251)."""
 
 
 class WhoStatus(enum.StrEnum):

@@ -44,7 +44,8 @@ The database is created or upgraded at start; 'python -m db --help' maintains it
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m server",
-        usage="python -m server [--config PATH] [--host H] [--port P] [--database URL]\n"
+        usage="python -m server [--config PATH] [--host H] [--port P] [--web-port P] "
+        "[--database URL]\n"
         "       python -m server export MATCH_ID [--config PATH] [--database URL] [-o FILE]",
         description="A FIBS-compatible backgammon server (telnet and CLIP).",
         epilog=COMMANDS_HELP,
@@ -53,6 +54,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--config", type=Path, help="configuration file (default ./fibs.conf)")
     parser.add_argument("--host", help="address to listen on")
     parser.add_argument("--port", type=int, help="port to listen on (0: any free port)")
+    parser.add_argument(
+        "--web-port", type=int, help="port of the web page and WebSocket (0: no web listener)"
+    )
     parser.add_argument("--database", help="SQLAlchemy URL, e.g. sqlite+aiosqlite:///fibs.db")
     parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING...")
     return parser.parse_args(argv)
@@ -62,7 +66,13 @@ def settings_from(args: argparse.Namespace) -> Settings:
     path = args.config
     if path is None and Path("fibs.conf").is_file():
         path = Path("fibs.conf")
-    return load(path, host=args.host, port=args.port, database=args.database)
+    return load(
+        path, host=args.host, port=args.port, web_port=args.web_port, database=args.database
+    )
+
+
+class WebListenError(Exception):
+    """The web listener could not listen: its address and why."""
 
 
 async def run(settings: Settings) -> None:
@@ -76,8 +86,18 @@ async def run(settings: Settings) -> None:
         loop.add_signal_handler(signum, stop.set)
     try:
         await service.start()
+        try:
+            await service.start_web()
+        except OSError as exc:
+            await service.stop()
+            raise WebListenError(f"{settings.web_host}:{settings.web_port}", exc.strerror) from exc
         tune_gc()
         print(f"fibs-server listening on {settings.host}:{service.port}", flush=True)
+        if service.web is not None:
+            print(
+                f"fibs-server web page on http://{settings.web_host}:{service.web.port}/",
+                flush=True,
+            )
         await stop.wait()
         log.info("shutting down")
         await service.stop(warning=replies.shutdown_warning(0, restart=False))
@@ -143,6 +163,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         asyncio.run(run(settings))
     except DatabaseError as exc:
         print(f"fibs-server: database error: {exc}", file=sys.stderr)
+        return 2
+    except WebListenError as exc:
+        address, why = exc.args
+        print(f"fibs-server: cannot listen on {address} (web): {why}", file=sys.stderr)
         return 2
     except OSError as exc:
         print(

@@ -56,6 +56,9 @@ class Settings:
     status_interval: float = 1.0  # [limits] status_interval, seconds between status batches
     match_reminder: float = 120.0  # [limits] match_reminder, seconds; 0 disables
     match_timeout: float = 600.0  # [limits] match_timeout, seconds; 0 disables
+    web_host: str = "127.0.0.1"  # [web] host
+    web_port: int = 8080  # [web] port; 0: no web listener
+    web_origins: str = ""  # [web] origins, space-separated; empty: same origin only
     scrypt_n: int = 16384  # [passwords] scrypt_n
     scrypt_r: int = 8  # [passwords] scrypt_r
     scrypt_p: int = 1  # [passwords] scrypt_p
@@ -94,6 +97,9 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("limits", "status_interval"): ("status_interval", float),
     ("limits", "match_reminder"): ("match_reminder", float),
     ("limits", "match_timeout"): ("match_timeout", float),
+    ("web", "host"): ("web_host", str),
+    ("web", "port"): ("web_port", int),
+    ("web", "origins"): ("web_origins", str),
     ("passwords", "scrypt_n"): ("scrypt_n", int),
     ("passwords", "scrypt_r"): ("scrypt_r", int),
     ("passwords", "scrypt_p"): ("scrypt_p", int),
@@ -164,6 +170,12 @@ def _convert(name: str, raw: str, kind: type) -> Any:
     return text
 
 
+def _is_origin(text: str) -> bool:
+    """``scheme://host[:port]`` and nothing more (what a browser sends as Origin)."""
+    scheme, sep, rest = text.partition("://")
+    return scheme in ("http", "https") and bool(sep) and bool(rest) and "/" not in rest
+
+
 def _validate(settings: Settings) -> None:
     checks = [
         (0 <= settings.port <= 65535, "[server] port must be 0..65535"),
@@ -189,6 +201,11 @@ def _validate(settings: Settings) -> None:
         (
             settings.scrypt_n >= 2 and settings.scrypt_n & (settings.scrypt_n - 1) == 0,
             "[passwords] scrypt_n must be a power of two, 2 or more",
+        ),
+        (0 <= settings.web_port <= 65535, "[web] port must be 0 (off) or 1..65535"),
+        (
+            all(_is_origin(o) for o in settings.web_origins.split()),
+            "[web] origins must be origins such as https://example.org, space-separated",
         ),
         (settings.scrypt_r >= 1, "[passwords] scrypt_r must be 1 or more"),
         (settings.scrypt_p >= 1, "[passwords] scrypt_p must be 1 or more"),

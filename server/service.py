@@ -1,7 +1,8 @@
 """Starting and stopping the server: listen, serve each connection, end them all.
 
-A :class:`Service` runs one :class:`~server.app.App` over a transport: it listens
-(:func:`server.telnet.start_server`), runs :func:`server.connection.serve_connection` for
+A :class:`Service` runs one :class:`~server.app.App` over its transports: it listens
+(:func:`server.telnet.start_server`; the web door, :func:`server.web.start_server`, with
+:meth:`Service.start_web`), runs :func:`server.connection.serve_connection` for
 each connection as a task it keeps, and at the end tells everyone, closes every
 connection (each saves its state) and stops listening.
 """
@@ -10,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from typing import Any
 
 from protocol import replies
-from server import telnet
+from server import telnet, web
 from server.app import App
 from server.connection import serve_connection
 from server.output import LineSource, Output, Shell
@@ -34,6 +36,8 @@ class Service:
         self._listener: Any = None
         """telnetlib3's server while listening, else None."""
         self._connections: set[asyncio.Task[None]] = set()
+        self.web: web.WebListener | None = None
+        """The web listener (the page and its WebSocket) once :meth:`start_web` ran."""
 
     @property
     def port(self) -> int:
@@ -52,6 +56,16 @@ class Service:
         self._listener = await telnet.start_server(app.settings, shell)
         app.port = telnet.bound_port(self._listener)
         log.info("listening on %s:%d", app.settings.host, app.port)
+
+    async def start_web(self, *, sock: socket.socket | None = None) -> None:
+        """Listen for HTTP and WebSocket connections on ``[web] host``/``port`` (or on
+        ``sock``, already bound); nothing when ``[web] port`` is 0 and no ``sock``.
+        WebSocket connections run the same shell as telnet ones (server/web.py)."""
+        settings = self.app.settings
+        if sock is None and not settings.web_port:
+            return
+        shell: Shell = self._shell
+        self.web = await web.start_server(settings, shell, sock=sock)
 
     async def _shell(self, lines: LineSource, output: Output) -> None:
         """One connection, as a task :meth:`stop` can wait for."""
@@ -76,6 +90,8 @@ class Service:
             session.send(warning or replies.shutdown_warning(0, restart=False))
         if self._listener is not None:
             self._listener.close()
+        if self.web is not None:
+            await self.web.stop_listening()
         for session in app.registry:
             session.output.close()
         if self._connections:
@@ -88,6 +104,9 @@ class Service:
         if self._listener is not None:
             await self._listener.wait_closed()
             self._listener = None
+        if self.web is not None:
+            await self.web.close()
+            self.web = None
         # Every connection is gone: hashes still queued are for nobody, and the exit
         # must not wait for them (the interpreter joins the pool's threads).
         shutdown_hashing()

@@ -33,6 +33,7 @@ FORBIDDEN_EXTERNAL = {
         "logging",
         "sqlalchemy",
         "telnetlib3",
+        "aiohttp",
         "threading",
         "subprocess",
         "selectors",
@@ -44,17 +45,20 @@ FORBIDDEN_EXTERNAL = {
         "logging",
         "sqlalchemy",
         "telnetlib3",
+        "aiohttp",
         "threading",
         "subprocess",
         "selectors",
         "ssl",
     },
-    "bots": {"sqlalchemy", "telnetlib3"},
+    "bots": {"sqlalchemy", "telnetlib3", "aiohttp"},
 }
 
 
 TELNET_MODULE = "server/telnet.py"
 """The one module that may import telnetlib3: the telnet transport."""
+WEB_MODULE = "server/web.py"
+"""The one module that may import aiohttp: the web door (the page and its WebSocket)."""
 SQL_PACKAGE = "db"
 """The one package that may import SQLAlchemy (and Alembic, its migrations)."""
 
@@ -105,6 +109,16 @@ def test_telnetlib3_is_imported_by_the_telnet_module_only() -> None:
         if "telnetlib3" in _imports(path) and path.relative_to(ROOT).as_posix() != TELNET_MODULE
     ]
     assert not bad, f"telnetlib3 imported outside {TELNET_MODULE}: {bad}"
+
+
+def test_aiohttp_is_imported_by_the_web_module_only() -> None:
+    bad = [
+        str(path.relative_to(ROOT))
+        for package in PACKAGES
+        for path in _modules(package)
+        if "aiohttp" in _imports(path) and path.relative_to(ROOT).as_posix() != WEB_MODULE
+    ]
+    assert not bad, f"aiohttp imported outside {WEB_MODULE}: {bad}"
 
 
 def test_sqlalchemy_is_imported_in_db_only() -> None:
@@ -341,6 +355,15 @@ NAME_CONSTANTS: dict[str, str] = {
     "TELNETLIB3_VERSIONS": "the telnetlib3 versions those internals were read from",
     "READER_FACTORY_KEYWORD": "the name of a telnetlib3 keyword argument",
     "UNBOUND": "why a table command has no handler: for tests and readers of the code",
+    "WS_PATH": "a URL path of the web door (HTTP routing)",
+    "PAGE_PATH": "a URL path of the web door (HTTP routing)",
+    "STATIC_PATH": "a URL path of the web door (HTTP routing)",
+    "STATIC_FOLDER": "the folder of the page's files",
+    "PAGE": "the page's file name",
+    "CONTENT_TYPES": "HTTP media types of the page's files (framing)",
+    "SECURITY_HEADERS": "HTTP header values for browsers (framing)",
+    "FRAME_HEADERS": "struct formats of WebSocket frame headers (framing)",
+    "PAYLOAD_FORM": "the web door's key in a Payload's cache",
 }
 """Module constants whose strings are names or notes for developers, never sent, with why."""
 PARSE_METHODS = frozenset(

@@ -65,6 +65,20 @@ def test_every_requested_change_is_listed() -> None:
     assert "limits.command_burst = 80 (fibs.conf: 40)" in report["relaxed"]
 
 
+def test_the_web_listener_runs_on_a_port_of_the_runs_own() -> None:
+    """On (as shipped) on any port: no difference; off (``--set web.port=0``): one."""
+    shipped = load.read_config(load.SHIPPED_CONFIG)
+    assert shipped["web"]["port"] != "0"
+    run = load.run_config(shipped, {}, {})
+    run["web"]["port"] = str(load.free_port())
+    assert load.config_differences(shipped, run) == {}
+    args = load.parse_args(["--set", "web.port=0"])
+    off = load.run_config(shipped, load.requested_overrides(args), {})
+    assert load.config_differences(shipped, off) == {
+        "web.port": {"fibs_conf": shipped["web"]["port"], "run": "0"}
+    }
+
+
 def test_cheap_hashes_are_a_listed_relaxation() -> None:
     args = load.parse_args(["--cheap-hashes"])
     shipped = load.read_config(load.SHIPPED_CONFIG)

@@ -670,6 +670,8 @@ class ServerProcess:
                 "127.0.0.1",
                 "--port",
                 str(self.port),  # 0 the first time, then the same port again
+                "--web-port",
+                "0",  # no web listener: port 8080 may be taken
                 "--database",
                 self.url,
                 "--log-level",

@@ -127,6 +127,8 @@ async def _start_server(conf: Path, database: str) -> tuple[asyncio.subprocess.P
         str(conf),
         "--port",
         "0",
+        "--web-port",
+        "0",  # no web listener: port 8080 may be taken
         "--database",
         database,
         "--log-level",

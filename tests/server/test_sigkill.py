@@ -140,6 +140,8 @@ async def running_server(url: str, config: Path, log: Path) -> AsyncIterator[Ser
             "127.0.0.1",
             "--port",
             "0",
+            "--web-port",
+            "0",  # no web listener: port 8080 may be taken
             "--database",
             url,
             "--config",

@@ -50,7 +50,7 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def start(database: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return run("server", "--port", "0", "--log-level", "WARNING", "--database", database, cwd=cwd)
+    return run("server", "--port", "0", "--web-port", "0", "--log-level", "WARNING", "--database", database, cwd=cwd)
 
 
 def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
@@ -144,6 +144,8 @@ async def serve_once(database: str, cwd: Path, *, log_level: str = "WARNING") ->
         "server",
         "--port",
         "0",
+        "--web-port",
+        "0",  # no web listener: port 8080 may be taken
         "--log-level",
         log_level,
         "--database",

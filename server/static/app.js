@@ -1,0 +1,612 @@
+// The page: a FIBS client over the server's WebSocket (one CLIP line per message).
+// Everything from the server is put in with textContent, never as markup.
+
+import {
+  TEXTS,
+  isCrawford,
+  opponentMoveInView,
+  ownMoveInView,
+  parseBoard,
+  parseGame,
+  parseMoves,
+  parseSaved,
+  parseWho,
+  pipCounts,
+  sides,
+} from "./clip.js";
+import { drawBoard } from "./board.js";
+import { complete, legalPlays, moveText, nextMoves } from "./moves.js";
+
+const CLIENT = "fibsweb";
+const $ = (id) => document.getElementById(id);
+const LOGIN_PROMPT = "login: ";
+const PASSWORD_PROMPTS = ["Please give your password: ", "Please retype your password: "];
+const MAX_LINES = 200;
+const SAVED_HEADER = "  opponent          matchlength   score (your points first)";
+const NO_SAVED = "no saved games.";
+
+const state = {
+  ws: null,
+  me: null, // logged-in name
+  ready: false,
+  who: new Map(),
+  games: [],
+  readingGames: false,
+  view: null,
+  plays: [],
+  done: [],
+  selected: null,
+  leaving: false, // the user asked to log out
+  pending: null, // what the open connection is for: {kind: "login"|"register", ...}
+  resignOffer: false, // the opponent offers to resign: accept or reject
+  nextGame: false,
+  matchOver: false,
+  gamesTimer: null,
+  saved: [],
+  trail: [], // the last move announced, in the board's numbering, drawn as a trail
+};
+
+function show(id, on) {
+  $(id).hidden = !on;
+}
+
+function addLine(list, text, cls) {
+  const item = document.createElement("li");
+  item.textContent = text;
+  if (cls) item.className = cls;
+  list.appendChild(item);
+  while (list.children.length > MAX_LINES) list.firstElementChild.remove();
+  list.scrollTop = list.scrollHeight;
+}
+
+function message(text, cls) {
+  addLine($("messages"), text, cls);
+}
+
+function chat(text, cls) {
+  addLine($("chat"), text, cls);
+}
+
+function send(line) {
+  if (state.ws && state.ws.readyState === WebSocket.OPEN) state.ws.send(line);
+}
+
+// -- the connection ---------------------------------------------------------------------
+
+function open(pending) {
+  if (state.ws) state.ws.close();
+  state.pending = pending;
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const ws = new WebSocket(`${scheme}://${location.host}/ws`);
+  state.ws = ws;
+  $("status").textContent = "Connecting…";
+  ws.addEventListener("message", (event) => {
+    if (ws === state.ws) receive(String(event.data));
+  });
+  ws.addEventListener("close", () => {
+    if (ws !== state.ws) return;
+    state.ws = null;
+    const wasIn = state.me !== null;
+    loggedOut();
+    if (state.leaving) $("status").textContent = "Logged out.";
+    else if (wasIn) $("status").textContent = "Disconnected.";
+    state.leaving = false;
+  });
+}
+
+function receive(line) {
+  const pending = state.pending;
+  if (pending && pending.kind === "login") return loginDialog(pending, line);
+  if (pending && pending.kind === "register") return registerDialog(pending, line);
+  if (state.me) return onLine(line);
+}
+
+function loginDialog(pending, line) {
+  if (line === LOGIN_PROMPT) {
+    if (pending.sent) {
+      $("status").textContent = "Login failed: wrong name or password.";
+      state.pending = null;
+      state.ws.close();
+      return;
+    }
+    pending.sent = true;
+    send(`login ${CLIENT} 1008 ${pending.name} ${pending.password}`);
+    return;
+  }
+  if (line.startsWith("1 ")) {
+    state.pending = null;
+    loggedIn(line.split(" ")[1]);
+  }
+}
+
+function registerDialog(pending, line) {
+  if (line === LOGIN_PROMPT) return send("guest");
+  if (line === "> " && !pending.named) {
+    pending.named = true;
+    return send(`name ${pending.name}`);
+  }
+  if (line === PASSWORD_PROMPTS[0]) {
+    // Asked again: the server refused the password (the line before says why).
+    if (pending.gave) return refused(pending.last);
+    pending.gave = true;
+    return send(pending.password);
+  }
+  if (line === PASSWORD_PROMPTS[1]) return send(pending.password);
+  if (line === "You are registered.") {
+    // Registered and logged in, in telnet mode: leave, and log in again as a CLIP client.
+    send("bye");
+    open({ kind: "login", name: pending.name, password: pending.password });
+    return;
+  }
+  if (line.startsWith("** ")) return refused(line.slice(3));
+  if (line.trim()) pending.last = line;
+}
+
+function refused(why) {
+  $("status").textContent = `Not registered: ${why}`;
+  state.pending = null;
+  state.ws.close();
+}
+
+function loggedIn(name) {
+  state.me = name;
+  $("status").textContent = `Logged in as ${name}`;
+  show("account", false);
+  show("logout", true);
+  show("lobby", true);
+  show("talk", true);
+  send("set boardstyle 3");
+  askGames();
+  send("show saved");
+}
+
+function loggedOut() {
+  state.me = null;
+  state.who.clear();
+  state.view = null;
+  show("account", true);
+  show("logout", false);
+  show("lobby", false);
+  show("talk", false);
+  show("table", false);
+  $("who").replaceChildren();
+  $("games").replaceChildren();
+  $("invitations").replaceChildren();
+}
+
+// -- lines after login ------------------------------------------------------------------
+
+function onLine(line) {
+  if (line.startsWith("board:")) {
+    const view = parseBoard(line);
+    if (view) return newBoard(view);
+  }
+  const code = /^(\d+)(?: |$)/.exec(line);
+  if (code) {
+    const rest = line.slice(code[0].length);
+    const [first, ...others] = rest.split(" ");
+    const text = others.join(" ");
+    switch (Number(code[1])) {
+      case 2:
+        state.ready = rest.split(" ")[16] === "1";
+        $("ready").checked = state.ready;
+        return;
+      case 3: case 4: case 6: case 10: case 11:
+        return;
+      case 5: {
+        const who = parseWho(line);
+        if (who) {
+          const before = state.who.get(who.name);
+          state.who.set(who.name, who);
+          if (who.name === state.me) {
+            state.ready = who.ready;
+            $("ready").checked = who.ready;
+          }
+          if (!before || before.opponent !== who.opponent) askGames();
+          drawWho();
+        }
+        return;
+      }
+      case 7:
+        return;
+      case 8:
+        if (first === state.me) return; // an earlier connection of this user ending
+        state.who.delete(first);
+        drawWho();
+        askGames();
+        return;
+      case 9: return chat(`${first} (message): ${others.slice(1).join(" ")}`, "tell");
+      case 12: return chat(`${first} tells you: ${text}`, "tell");
+      case 13: return chat(`${first} shouts: ${text}`, "shout");
+      case 14: return chat(`${first} whispers: ${text}`, "kibitz");
+      case 15: return chat(`${first} kibitzes: ${text}`, "kibitz");
+      case 16: return chat(`You tell ${first}: ${text}`, "own");
+      case 17: return chat(`You shout: ${rest}`, "own");
+      case 18: return chat(`You whisper: ${rest}`, "own");
+      case 19: return chat(`You kibitz: ${rest}`, "own");
+      default:
+        break;
+    }
+  }
+  if (line === SAVED_HEADER || line === NO_SAVED) {
+    if (line === SAVED_HEADER) state.saved = [];
+    drawSaved();
+    return;
+  }
+  const saved = parseSaved(line);
+  if (saved) {
+    state.saved.push(saved);
+    drawSaved();
+    return;
+  }
+  if (line === "List of games:") {
+    state.readingGames = true;
+    state.games = [];
+    drawGames();
+    return;
+  }
+  const game = parseGame(line);
+  if (game) {
+    state.games.push(game);
+    drawGames();
+    return;
+  }
+  state.readingGames = false;
+  matchText(line);
+  if (line.trim()) message(line, lineClass(line));
+}
+
+/** Lines starting with ``**`` that are news, not refusals (the rest are shown as refusals). */
+const NOTICES = [
+  "** You invited", "** You are now", "** Player ", "** Please wait for", "** You won't",
+  "** You will", "** You're now", "** You'll", "** You terminated", "** User ",
+  "** You stop watching", "** You gag", "** You ungag", "** You blind", "** You unblind",
+  "** You want", "** You allow", "** You don't allow", "** You agree", "** You don't agree",
+  "** Your terminal", "** You insist", "** You would like",
+];
+
+function lineClass(line) {
+  if (!line.startsWith("**")) return "";
+  return NOTICES.some((start) => line.startsWith(start)) ? "notice" : "refusal";
+}
+
+function matchText(line) {
+  let m;
+  const moved = parseMoves(line);
+  if (moved && state.view) {
+    const [who, moves] = moved;
+    const view = state.view;
+    if (who === view.opponent) state.trail = moves.map((mv) => opponentMoveInView(view, mv));
+    else if (who === view.player) state.trail = moves.map((mv) => ownMoveInView(view, mv));
+    return drawTable();
+  }
+  if (/ The game was saved\.$/.test(line)) {
+    // The match left the table (leave, a drop): back to the lobby, the saved list anew.
+    state.view = null;
+    state.trail = [];
+    show("table", false);
+    send("show saved");
+    return;
+  }
+  if ((m = TEXTS.invitation.exec(line))) return addInvitation(m[1], line);
+  if (/ Your running match was loaded\.$/.test(line)) {
+    // A resumed match comes without a board (D105): ask for it, as FIBS clients do.
+    state.matchOver = false;
+    $("invitations").replaceChildren();
+    send("board");
+    return;
+  }
+  if (TEXTS.resign.test(line)) {
+    state.resignOffer = true;
+  } else if (TEXTS.nextGame.test(line)) {
+    state.nextGame = true;
+  } else if ((m = TEXTS.matchEnd.exec(line))) {
+    state.matchOver = true;
+    state.nextGame = false;
+    send("show saved");
+    $("prompt").textContent = line;
+    askGames();
+  } else if (/^\*\* You are now playing|^\*\* Player \S+ has joined you/.test(line)) {
+    state.matchOver = false;
+    $("invitations").replaceChildren();
+  } else {
+    return;
+  }
+  drawTable();
+}
+
+function addInvitation(from, line) {
+  const item = document.createElement("li");
+  const text = document.createElement("span");
+  text.textContent = line;
+  const join = document.createElement("button");
+  join.type = "button";
+  join.textContent = "Join";
+  join.dataset.join = from;
+  join.addEventListener("click", () => {
+    send(`join ${from}`);
+    item.remove();
+  });
+  item.append(text, " ", join);
+  $("invitations").appendChild(item);
+}
+
+function askGames() {
+  if (state.gamesTimer) return;
+  state.gamesTimer = setTimeout(() => {
+    state.gamesTimer = null;
+    send("show games");
+  }, 300);
+}
+
+// -- the lobby --------------------------------------------------------------------------
+
+function button(label, onClick, data) {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.textContent = label;
+  Object.assign(b.dataset, data);
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function drawWho() {
+  const rows = [...state.who.values()].sort((a, b) => a.name.localeCompare(b.name));
+  const body = $("who");
+  body.replaceChildren();
+  for (const w of rows) {
+    const tr = document.createElement("tr");
+    tr.dataset.name = w.name;
+    const status = w.opponent
+      ? `playing ${w.opponent}`
+      : w.watching
+        ? `watching ${w.watching}`
+        : w.away ? "away" : w.ready ? "ready" : "-";
+    for (const value of [w.name, w.rating, w.experience, status]) {
+      const td = document.createElement("td");
+      td.textContent = value;
+      tr.appendChild(td);
+    }
+    const td = document.createElement("td");
+    if (w.name !== state.me) {
+      if (w.opponent) {
+        td.appendChild(button("Watch", () => send(`watch ${w.name}`), { watch: w.name }));
+      } else if (w.ready) {
+        td.appendChild(button("Invite", () => invite(w.name), { invite: w.name }));
+      }
+    }
+    tr.appendChild(td);
+    body.appendChild(tr);
+  }
+}
+
+function invite(name) {
+  const length = Number($("invite-length").value) || 1;
+  send(`invite ${name} ${length}`);
+}
+
+function drawGames() {
+  const list = $("games");
+  list.replaceChildren();
+  if (!state.games.length) addLine(list, "No matches in progress.", "empty");
+  for (const g of state.games) {
+    const item = document.createElement("li");
+    const what = g.length === null ? "unlimited" : `${g.length} point`;
+    const text = document.createElement("span");
+    text.textContent = `${g.a} – ${g.b} (${what} match, ${g.score})`;
+    item.append(text, " ", button("Watch", () => send(`watch ${g.a}`), { watch: g.a }));
+    list.appendChild(item);
+  }
+}
+
+function drawSaved() {
+  const list = $("saved");
+  list.replaceChildren();
+  for (const g of state.saved) {
+    const item = document.createElement("li");
+    const what = g.length === null ? "unlimited" : `${g.length} point`;
+    const text = document.createElement("span");
+    text.textContent = `${g.opponent} (${what} match, ${g.score})`;
+    item.append(text);
+    if (g.online) {
+      item.append(" ", button("Resume", () => send(`invite ${g.opponent}`), { resume: g.opponent }));
+    }
+    list.appendChild(item);
+  }
+  show("saved-box", state.saved.length > 0);
+}
+
+// -- the table --------------------------------------------------------------------------
+
+function newBoard(view) {
+  const old = state.view;
+  state.view = view;
+  if (view.player === "You") state.matchOver = false;
+  if (view.turn !== 0) state.nextGame = false;
+  if (old && (old.turn !== view.turn || old.playerDice[0] !== view.playerDice[0])) {
+    state.resignOffer = false;
+  }
+  state.done = [];
+  state.selected = null;
+  state.plays = [];
+  if (playing() && myTurn() && view.playerDice[0] && view.canMove > 0) {
+    const { mine, theirs } = sides(view);
+    state.plays = legalPlays(mine, theirs, view.playerDice);
+  }
+  show("table", true);
+  drawTable();
+}
+
+function playing() {
+  return state.view !== null && state.view.player === "You";
+}
+
+function myTurn() {
+  return state.view.turn === state.view.colour;
+}
+
+/** The position after the moves made on the page so far (not yet sent). */
+function shownView() {
+  const view = state.view;
+  if (!state.done.length) return view;
+  const copy = { ...view, board: view.board.slice() };
+  const abs = (p) => (view.colour === 1 ? p : 25 - p);
+  for (const [from, to, hit] of state.done) {
+    if (from === 25) copy.playerBar -= 1;
+    else copy.board[abs(from)] -= view.colour;
+    if (to === 0) copy.playerHome += 1;
+    else {
+      if (hit) {
+        copy.board[abs(to)] += view.colour;
+        copy.opponentBar += 1;
+      }
+      copy.board[abs(to)] += view.colour;
+    }
+  }
+  return copy;
+}
+
+function onPoint(p) {
+  const next = nextMoves(state.plays, state.done);
+  if (state.selected !== null) {
+    const move = next.find((m) => m[0] === state.selected && m[1] === p);
+    if (move) {
+      state.done.push(move);
+      state.selected = null;
+      // A checker with one way to go from here on moves on its own next click.
+      return drawTable();
+    }
+  }
+  state.selected = next.some((m) => m[0] === p) ? p : null;
+  drawTable();
+}
+
+function drawTable() {
+  const view = state.view;
+  if (!view) return;
+  const shown = shownView();
+  const me = view.player === "You" ? state.me : view.player;
+  const length = view.length === null ? "unlimited match" : `${view.length}-point match`;
+  $("match-title").textContent = `${me} – ${view.opponent} · ${length}${isCrawford(view) ? " · Crawford game" : ""}`;
+  $("score").textContent = `Score: ${me} ${view.playerScore}, ${view.opponent} ${view.opponentScore}`;
+  const [pa, pb] = pipCounts(shown);
+  $("pips").textContent = `Pips: ${me} ${pa}, ${view.opponent} ${pb} · Borne off: ${shown.playerHome} – ${shown.opponentHome} · Cube: ${view.cube}`;
+  const next = nextMoves(state.plays, state.done);
+  const moving = playing() && state.plays.length > 0;
+  const sources = new Set(moving ? next.map((m) => m[0]) : []);
+  const targets = new Set(
+    moving && state.selected !== null ? next.filter((m) => m[0] === state.selected).map((m) => m[1]) : [],
+  );
+  const trail = state.done.length ? [] : state.trail;
+  drawBoard($("board"), shown, { sources, targets, selected: state.selected, onPoint, trail });
+  $("board").dataset.position = view.board.join(":"); // the position the server sent
+  const mine = playing() && !state.matchOver;
+  const turn = mine && myTurn();
+  const waitingRoll = turn && !view.playerDice[0] && !view.wasDoubled && view.turn !== 0;
+  show("roll", waitingRoll);
+  show("double", waitingRoll && view.playerMayDouble && !isCrawford(view));
+  const doubled = mine && view.wasDoubled;
+  const answer = doubled || (mine && state.resignOffer);
+  show("accept", answer);
+  show("reject", answer);
+  show("undo", moving && state.done.length > 0);
+  show("send", moving && complete(state.plays, state.done));
+  show("join-next", mine && state.nextGame);
+  show("resign-box", mine && view.turn !== 0);
+  show("leave", mine);
+  show("unwatch", !playing());
+  let prompt = "";
+  if (state.matchOver) prompt = $("prompt").textContent;
+  else if (!playing()) prompt = `Watching ${view.player}`;
+  else if (doubled) prompt = `${view.opponent} doubles: accept or reject?`;
+  else if (state.resignOffer) prompt = `${view.opponent} wants to resign: accept or reject?`;
+  else if (waitingRoll) prompt = "Your turn: roll or double.";
+  else if (moving) prompt = complete(state.plays, state.done) ? "Send your move, or undo." : "Your move: click a checker, then where it goes.";
+  else if (turn && view.playerDice[0]) prompt = "No move possible.";
+  else if (view.turn !== 0) prompt = `${view.opponent} to play.`;
+  $("prompt").textContent = prompt;
+}
+
+// -- wiring -----------------------------------------------------------------------------
+
+function wire() {
+  $("login-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const name = $("login-name").value.trim();
+    const password = $("login-password").value;
+    $("login-password").value = "";
+    if (name && password) open({ kind: "login", name, password });
+  });
+  $("register-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const name = $("register-name").value.trim();
+    const password = $("register-password").value;
+    const again = $("register-again").value;
+    $("register-password").value = "";
+    $("register-again").value = "";
+    if (password !== again) {
+      $("status").textContent = "The two passwords differ.";
+      return;
+    }
+    if (name && password) open({ kind: "register", name, password });
+  });
+  $("logout").addEventListener("click", () => {
+    state.leaving = true;
+    send("bye");
+  });
+  $("ready").addEventListener("change", () => send("toggle ready"));
+  $("roll").addEventListener("click", () => send("roll"));
+  $("double").addEventListener("click", () => send("double"));
+  $("accept").addEventListener("click", () => {
+    state.resignOffer = false;
+    send("accept");
+  });
+  $("reject").addEventListener("click", () => {
+    state.resignOffer = false;
+    send("reject");
+    drawTable();
+  });
+  $("undo").addEventListener("click", () => {
+    state.done = [];
+    state.selected = null;
+    drawTable();
+  });
+  $("send").addEventListener("click", () => {
+    if (!complete(state.plays, state.done)) return;
+    send(`move ${moveText(state.done, state.view.colour)}`);
+    state.plays = [];
+    state.trail = [];
+    drawTable();
+  });
+  $("join-next").addEventListener("click", () => {
+    state.nextGame = false;
+    send("join");
+    drawTable();
+  });
+  $("resign").addEventListener("click", () => send(`resign ${$("resign-kind").value}`));
+  $("leave").addEventListener("click", () => send("leave"));
+  $("unwatch").addEventListener("click", () => {
+    send("unwatch");
+    state.view = null;
+    show("table", false);
+  });
+  $("command-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const line = $("command").value;
+    $("command").value = "";
+    if (line.trim()) send(line);
+  });
+  $("chat-kind").addEventListener("change", () => show("chat-to", $("chat-kind").value === "tell"));
+  $("chat-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const kind = $("chat-kind").value;
+    const text = $("chat-text").value;
+    $("chat-text").value = "";
+    if (!text.trim()) return;
+    if (kind === "tell") send(`tell ${$("chat-to").value.trim()} ${text}`);
+    else send(`${kind} ${text}`);
+  });
+  $("status").textContent = "Log in or register to play.";
+}
+
+wire();

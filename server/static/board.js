@@ -1,0 +1,150 @@
+// The SVG board, drawn from a parsed board: line in the perspective player's own
+// orientation: their home board bottom right (points 1-6), the opponent's top right.
+// Every text goes in with textContent: nothing from the server becomes markup.
+
+import { cubeOwner, sides } from "./clip.js";
+
+const NS = "http://www.w3.org/2000/svg";
+const W = 40; // point width
+const LEFT = 10;
+const BAR_X = 250;
+const BAR_W = 30;
+const RIGHT = BAR_X + BAR_W; // 280
+const END = RIGHT + 6 * W; // 520
+const TOP = 20;
+const BOTTOM = 400;
+const R = 17;
+const TRAY_X = 530;
+
+function el(name, attrs, parent) {
+  const node = document.createElementNS(NS, name);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+function text(parent, x, y, value, cls) {
+  const t = el("text", { x, y, class: cls, "text-anchor": "middle", "dominant-baseline": "central" }, parent);
+  t.textContent = String(value);
+  return t;
+}
+
+/** The centre x of the player's point p (1..24) and whether it is on the top row. */
+export function pointX(p) {
+  if (p <= 6) return [END - (p - 0.5) * W, false];
+  if (p <= 12) return [BAR_X - (p - 6.5) * W, false];
+  if (p <= 18) return [LEFT + (p - 12.5) * W, true];
+  return [RIGHT + (p - 18.5) * W, true];
+}
+
+function stack(g, x, top, count, cls, label) {
+  const shown = Math.min(count, 5);
+  for (let i = 0; i < shown; i++) {
+    const y = top ? TOP + R + i * 2 * R : BOTTOM - R - i * 2 * R;
+    el("circle", { cx: x, cy: y, r: R - 1, class: `checker ${cls}`, "data-label": label }, g);
+  }
+  if (count > 5) {
+    const y = top ? TOP + R + 4 * 2 * R : BOTTOM - R - 4 * 2 * R;
+    text(g, x, y, count, "count");
+  }
+}
+
+function die(g, x, y, value, cls) {
+  el("rect", { x: x - 15, y: y - 15, width: 30, height: 30, rx: 5, class: `die ${cls}` }, g);
+  const pips = {
+    1: [[0, 0]],
+    2: [[-1, -1], [1, 1]],
+    3: [[-1, -1], [0, 0], [1, 1]],
+    4: [[-1, -1], [1, -1], [-1, 1], [1, 1]],
+    5: [[-1, -1], [1, -1], [0, 0], [-1, 1], [1, 1]],
+    6: [[-1, -1], [1, -1], [-1, 0], [1, 0], [-1, 1], [1, 1]],
+  }[value] || [];
+  for (const [dx, dy] of pips) el("circle", { cx: x + dx * 8, cy: y + dy * 8, r: 3, class: "pip" }, g);
+  el("title", {}, g).textContent = String(value);
+}
+
+/**
+ * Draw ``view`` into ``svg``. ``ui``: { sources: Set of points the player may move from,
+ * targets: Set of points (0 = off) the selected checker may go to, selected: a point or
+ * null, onPoint(p): called when a point, the bar (25) or the tray (0) is clicked }.
+ */
+export function drawBoard(svg, view, ui) {
+  svg.replaceChildren();
+  svg.setAttribute("viewBox", "0 0 600 420");
+  const { mine, theirs } = sides(view);
+  const g = el("g", {}, svg);
+  el("rect", { x: LEFT, y: TOP, width: END - LEFT, height: BOTTOM - TOP, class: "felt" }, g);
+  el("rect", { x: BAR_X, y: TOP, width: BAR_W, height: BOTTOM - TOP, class: "bar" }, g);
+  el("rect", { x: TRAY_X, y: TOP, width: 60, height: BOTTOM - TOP, class: "tray" }, g);
+  for (let p = 1; p <= 24; p++) {
+    const [x, top] = pointX(p);
+    const tip = top ? TOP + 160 : BOTTOM - 160;
+    const base = top ? TOP : BOTTOM;
+    el("polygon", {
+      points: `${x - W / 2},${base} ${x + W / 2},${base} ${x},${tip}`,
+      class: `point ${p % 2 ? "odd" : "even"}`,
+    }, g);
+    text(g, x, top ? TOP - 9 : BOTTOM + 10, p, "number");
+  }
+  for (let p = 1; p <= 24; p++) {
+    const [x, top] = pointX(p);
+    if (mine[p]) stack(g, x, top, mine[p], "mine", `mine-${p}`);
+    if (theirs[p]) stack(g, x, top, theirs[p], "theirs", `theirs-${p}`);
+  }
+  // The bars: the player's checkers in the lower half, the opponent's in the upper.
+  const barX = BAR_X + BAR_W / 2;
+  for (let i = 0; i < Math.min(mine[25], 4); i++)
+    el("circle", { cx: barX, cy: 250 + i * 2 * R, r: R - 3, class: "checker mine" }, g);
+  if (mine[25] > 1) text(g, barX, 232, mine[25], "count");
+  for (let i = 0; i < Math.min(theirs[0], 4); i++)
+    el("circle", { cx: barX, cy: 170 - i * 2 * R, r: R - 3, class: "checker theirs" }, g);
+  if (theirs[0] > 1) text(g, barX, 188, theirs[0], "count");
+  // Borne off: the player's at the bottom of the tray, the opponent's at the top.
+  for (let i = 0; i < view.playerHome; i++)
+    el("rect", { x: TRAY_X + 8, y: BOTTOM - 8 - i * 9, width: 44, height: 7, class: "off mine" }, g);
+  for (let i = 0; i < view.opponentHome; i++)
+    el("rect", { x: TRAY_X + 8, y: TOP + 1 + i * 9, width: 44, height: 7, class: "off theirs" }, g);
+  // The dice: the player's in the right half, the opponent's in the left.
+  if (view.playerDice[0]) {
+    die(g, RIGHT + 2.5 * W, 210, view.playerDice[0], "mine");
+    die(g, RIGHT + 3.5 * W, 210, view.playerDice[1], "mine");
+  }
+  if (view.opponentDice[0]) {
+    die(g, LEFT + 2.5 * W, 210, view.opponentDice[0], "theirs");
+    die(g, LEFT + 3.5 * W, 210, view.opponentDice[1], "theirs");
+  }
+  // The cube: in the middle when nobody owns it, else on its owner's side.
+  const owner = cubeOwner(view);
+  const cubeY = owner === "player" ? 330 : owner === "opponent" ? 90 : 210;
+  const cube = el("g", { class: `cube ${owner}`, "data-owner": owner }, g);
+  el("rect", { x: TRAY_X + 12, y: cubeY - 18, width: 36, height: 36, rx: 4 }, cube);
+  text(cube, TRAY_X + 30, cubeY, view.cube === 1 ? 64 : view.cube, "cube-value");
+  // The last move of the other side, drawn as it is announced (an animated trail).
+  for (const [from, to] of ui.trail || []) {
+    const at = (p) => {
+      if (p === 25 || p === -1) return [BAR_X + BAR_W / 2, p === 25 ? 300 : 120];
+      if (p === 0 || p === 26) return [TRAY_X + 30, p === 0 ? 330 : 90];
+      const [x, top] = pointX(p);
+      return [x, top ? TOP + 70 : BOTTOM - 70];
+    };
+    const [x1, y1] = at(from);
+    const [x2, y2] = at(to);
+    el("line", { x1, y1, x2, y2, class: "trail", pathLength: 100 }, g);
+    el("circle", { cx: x2, cy: y2, r: 7, class: "trail-end" }, g);
+  }
+  // What may be clicked.
+  const hit = (p, x, y, w, h) => {
+    const cls = ["hit"];
+    if (ui.sources.has(p)) cls.push("source");
+    if (ui.targets.has(p)) cls.push("target");
+    if (ui.selected === p) cls.push("selected");
+    const r = el("rect", { x, y, width: w, height: h, class: cls.join(" "), "data-point": p }, g);
+    if (ui.sources.has(p) || ui.targets.has(p)) r.addEventListener("click", () => ui.onPoint(p));
+  };
+  for (let p = 1; p <= 24; p++) {
+    const [x, top] = pointX(p);
+    hit(p, x - W / 2, top ? TOP : BOTTOM - 190, W, 190);
+  }
+  hit(25, BAR_X, 210, BAR_W, 190);
+  hit(0, TRAY_X, 210, 60, 190);
+}

@@ -1,0 +1,122 @@
+"""The page as a test sees it: fill in, click, wait for what it shows."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .browsers import WAIT
+
+T = TypeVar("T")
+
+
+class Page:
+    """One browser on the page."""
+
+    def __init__(self, driver: Any, url: str, label: str) -> None:
+        self.driver = driver
+        self.label = label
+        driver.get(url)
+        self.wait(lambda: "Log in" in self.text("status") or "Logged" in self.text("status"))
+
+    # -- looking ------------------------------------------------------------------------
+
+    def by_id(self, element_id: str) -> Any:
+        from selenium.webdriver.common.by import By
+
+        return self.driver.find_element(By.ID, element_id)
+
+    def all(self, css: str) -> list[Any]:
+        from selenium.webdriver.common.by import By
+
+        return list(self.driver.find_elements(By.CSS_SELECTOR, css))
+
+    def text(self, element_id: str) -> str:
+        return str(self.by_id(element_id).text)
+
+    def visible(self, element_id: str) -> bool:
+        return bool(self.by_id(element_id).is_displayed())
+
+    def lines(self, list_id: str) -> list[str]:
+        """The texts of a list's items (the messages, the chat)."""
+        return [
+            str(text)
+            for text in self.driver.execute_script(
+                "return [...document.getElementById(arguments[0]).children]"
+                ".map((li) => li.textContent)",
+                list_id,
+            )
+        ]
+
+    def wait(self, condition: Callable[[], T], what: str = "", timeout: float = WAIT) -> T:
+        """Wait until ``condition()`` is true; return its value."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value: T | None
+            try:
+                value = condition()
+            except Exception:  # the page changed under the look (stale element)
+                value = None
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"{self.label}: never {what or condition}; status {self.text('status')!r}, "
+                    f"prompt {self.text('prompt')!r}, messages {self.lines('messages')[-5:]!r}"
+                )
+            time.sleep(0.05)
+
+    def wait_line(self, list_id: str, wanted: str) -> None:
+        self.wait(lambda: wanted in self.lines(list_id), f"saw {wanted!r} in #{list_id}")
+
+    def screenshot(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.driver.save_screenshot(str(path))
+
+    # -- doing --------------------------------------------------------------------------
+
+    def fill(self, element_id: str, value: str) -> None:
+        field = self.by_id(element_id)
+        field.clear()
+        field.send_keys(value)
+
+    def click(self, element_id: str) -> None:
+        self.by_id(element_id).click()
+
+    def register(self, name: str, password: str) -> None:
+        self.fill("register-name", name)
+        self.fill("register-password", password)
+        self.fill("register-again", password)
+        self.by_id("register-form").find_element("css selector", "button").click()
+        self.wait(lambda: self.text("status") == f"Logged in as {name}", "logged in")
+
+    def login(self, name: str, password: str) -> None:
+        self.fill("login-name", name)
+        self.fill("login-password", password)
+        self.by_id("login-form").find_element("css selector", "button").click()
+        self.wait(lambda: self.text("status") == f"Logged in as {name}", "logged in")
+
+    def command(self, line: str) -> None:
+        self.fill("command", line)
+        self.by_id("command-form").find_element("css selector", "button").click()
+
+    def say(self, kind: str, text: str, to: str = "") -> None:
+        from selenium.webdriver.support.ui import Select
+
+        Select(self.by_id("chat-kind")).select_by_value(kind)
+        if to:
+            self.fill("chat-to", to)
+        self.fill("chat-text", text)
+        self.by_id("chat-form").find_element("css selector", "button").click()
+
+    def row_button(self, data: str, name: str) -> Any:
+        """The lobby's Invite or Watch button for ``name`` once it is there."""
+        return self.wait(
+            lambda: (self.all(f'#who button[data-{data}="{name}"]') or [None])[0],
+            f"a {data} button for {name}",
+        )
+
+    def board_position(self) -> str:
+        return str(self.by_id("board").get_attribute("data-position") or "")

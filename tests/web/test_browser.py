@@ -1,0 +1,255 @@
+"""The page in headless Chromium: register, invite, play a 1-point match to the end by
+clicking, watch it from a third browser, chat with a telnet user, see a refusal.
+
+Screenshots of the lobby, a board mid-game and the end of the match are written to
+docs/images/ (docs/web.md shows them)."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from protocol import replies
+from tests.server.conftest import make_user
+
+from .browsers import SCREENSHOTS, ServerThread, TelnetUser, browser_missing, chromium
+from .pages import Page
+
+MISSING = browser_missing()
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"browser tests: {MISSING}")
+
+MOVES = re.compile(r"^(\S+) moves (.*) \.$")
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerThread]:
+    with ServerThread(tmp_path) as running:
+        yield running
+
+
+def _turn(page: Page) -> str | None:
+    """Do the next thing the page offers its player, by clicking; what was done."""
+    if page.visible("roll"):
+        page.click("roll")
+        return "roll"
+    if page.visible("send"):
+        page.click("send")
+        return "send"
+    targets = page.all("rect.hit.target")
+    if targets:
+        off = [t for t in targets if t.get_attribute("data-point") == "0"]
+        (off or targets)[0].click()
+        return "to"
+    sources = page.all("rect.hit.source")
+    if sources:
+        sources[-1].click()  # the checker furthest from home first: a race ends sooner
+        return "from"
+    return None
+
+
+def _moves(page: Page, player: str | None = None) -> list[str]:
+    found = []
+    for line in page.lines("messages"):
+        match = MOVES.match(line)
+        if match and (player is None or match.group(1) == player):
+            found.append(line)
+    return found
+
+
+def test_two_players_and_a_watcher(server: ServerThread) -> None:
+    with chromium() as a, chromium() as b, chromium(390, 844) as c:
+        alice = Page(a, server.url, "alice")
+        bob = Page(b, server.url, "bob")
+        carol = Page(c, server.url, "carol")
+        alice.register("alice", "secret1")
+        bob.register("bob", "secret2")
+        carol.register("carol", "secret3")
+        for page in (alice, bob):
+            page.click("ready")
+        alice.row_button("invite", "bob")
+        alice.screenshot(SCREENSHOTS / "web-lobby.png")
+
+        # Invite, accept.
+        alice.row_button("invite", "bob").click()
+        bob.wait(lambda: bob.all('#invitations button[data-join="alice"]'), "an invitation")
+        bob.all('#invitations button[data-join="alice"]')[0].click()
+        alice.wait(lambda: alice.visible("table"), "the board")
+        bob.wait(lambda: bob.visible("table"), "the board")
+        carol.row_button("watch", "alice").click()
+        carol.wait(lambda: carol.visible("table") and "Watching" in carol.text("prompt"))
+
+        # A move out of turn is refused, with the server's message on the page.
+        first = alice.wait(
+            lambda: next((p for p in (alice, bob) if p.all("rect.hit.source")), None),
+            "a checker to move",
+        )
+        waiter = bob if first is alice else alice
+        waiter.command("move 1-2")
+        waiter.wait(
+            lambda: (
+                replies.NOT_YOUR_TURN_TO_MOVE
+                in [li.text for li in waiter.all("#messages li.refusal")]
+            ),
+            "the refusal shown",
+        )
+
+        # Play to the end by clicking.
+        sends = 0
+        shot = False
+        deadline = time.monotonic() + 600
+        while not all("point match" in p.text("prompt") for p in (alice, bob)):
+            assert time.monotonic() < deadline, "the match did not end"
+            acted = False
+            for page in (alice, bob):
+                done = _turn(page)
+                acted = acted or done is not None
+                sends += done == "send"
+            if sends >= 12 and not shot:
+                time.sleep(0.5)
+                alice.screenshot(SCREENSHOTS / "web-board.png")
+                carol.screenshot(SCREENSHOTS / "web-board-phone.png")
+                shot = True
+            if not acted:
+                time.sleep(0.05)
+        winner = alice if alice.text("prompt").startswith("You win") else bob
+        assert winner.text("prompt") == replies.you_win_match(1, 1, 0)
+        loser = bob if winner is alice else alice
+        assert loser.text("prompt") == replies.wins_match(winner.label, 1, 1, 0)
+        winner.wait(lambda: not winner.all("#games button"), "the match gone from the lobby")
+        winner.screenshot(SCREENSHOTS / "web-match-end.png")
+
+        # The watcher saw every move the players made, in order, and the last position.
+        played = _moves(alice, "bob") + _moves(bob, "alice")
+        carol.wait(lambda: len(_moves(carol)) == len(played), "every move")
+        assert sorted(_moves(carol)) == sorted(played)
+        assert len(played) >= sends > 10
+        carol.wait(lambda: carol.board_position() == winner.board_position(), "the last board")
+        carol.wait_line("messages", replies.wins_match(winner.label, 1, 1, 0))
+
+
+def test_a_telnet_user_and_a_browser_user_chat(server: ServerThread) -> None:
+    server.call(lambda: make_user(server.app, "tina", "secret"))
+    tina = TelnetUser(server.telnet_port)
+    try:
+        tina.wait_for(replies.LOGIN_PROMPT)
+        tina.send("tina")
+        tina.wait_for(replies.PASSWORD_PROMPT)
+        tina.send("secret")
+        tina.wait_for(replies.user_authenticated("tina"))
+        with chromium() as a:
+            alice = Page(a, server.url, "alice")
+            # The server's password rule, its reason on the page.
+            alice.fill("register-name", "alice")
+            alice.fill("register-password", "abc")
+            alice.fill("register-again", "abc")
+            alice.by_id("register-form").find_element("css selector", "button").click()
+            alice.wait(
+                lambda: alice.text("status") == f"Not registered: {replies.PASSWORD_TOO_SHORT}",
+                "the refusal",
+            )
+            alice.register("alice", "secret1")
+            tina.wait_for("alice logs in")
+            markup = "hello <b>from</b> telnet <img src=x onerror=alert(1)>"
+            tina.send(f"tell alice {markup}")
+            alice.wait_line("chat", f"tina tells you: {markup}")
+            assert not alice.all("#chat b, #chat img")  # shown as text, never as markup
+            alice.say("tell", "hi tina, from the web", to="tina")
+            alice.wait_line("chat", "You tell tina: hi tina, from the web")
+            tina.wait_for(replies.says("alice", "hi tina, from the web", replies.Mode.TELNET))
+            alice.say("shout", "anyone for a game?")
+            tina.wait_for(replies.shouts("alice", "anyone for a game?", replies.Mode.TELNET))
+            tina.send("shout sure")
+            alice.wait_line("chat", "tina shouts: sure")
+            # Log out, and back in with the login form.
+            alice.click("logout")
+            alice.wait(lambda: alice.text("status") == "Logged out.", "logged out")
+            assert alice.visible("login-form")
+            alice.login("alice", "secret1")
+            alice.wait(lambda: alice.all('#who tr[data-name="tina"]'), "tina in the lobby")
+    finally:
+        tina.close()
+
+
+def _on_roll(a: Page, b: Page) -> Page:
+    """Play by clicking (the opening move) until a player is asked to roll or double;
+    that player's page."""
+    deadline = time.monotonic() + 60
+    while not (a.visible("roll") or b.visible("roll")):
+        assert time.monotonic() < deadline, "nobody was asked to roll"
+        for page in (a, b):
+            _turn(page)
+    return a if a.visible("roll") else b
+
+
+def _cube(page: Page) -> tuple[str, str]:
+    """The cube as drawn: its owner (player, opponent, centre) and the value shown."""
+    cube = page.all("#board g.cube")[0]
+    return str(cube.get_attribute("data-owner")), str(cube.text)
+
+
+def test_double_take_resign_crawford_and_resume(server: ServerThread) -> None:
+    with chromium() as a, chromium() as b:
+        alice = Page(a, server.url, "alice")
+        bob = Page(b, server.url, "bob")
+        alice.register("alice", "secret1")
+        bob.register("bob", "secret2")
+        for page in (alice, bob):
+            page.click("ready")
+        alice.fill("invite-length", "3")
+        alice.row_button("invite", "bob").click()
+        bob.wait(lambda: bob.all('#invitations button[data-join="alice"]'), "an invitation")
+        bob.all('#invitations button[data-join="alice"]')[0].click()
+        alice.wait(lambda: "3-point match" in alice.text("match-title"), "the match title")
+
+        # The opening roll is played by whoever won it; then the other may double.
+        doubler = _on_roll(alice, bob)
+        taker = bob if doubler is alice else alice
+        assert doubler.visible("double")
+        doubler.click("double")
+        taker.wait(lambda: taker.visible("accept") and "doubles" in taker.text("prompt"))
+        taker.click("accept")
+        taker.wait(lambda: _cube(taker) == ("player", "2"), "the cube on the taker's side")
+        doubler.wait(lambda: _cube(doubler) == ("opponent", "2"), "the cube with the taker")
+
+        # The doubler resigns; the taker accepts and wins 2 points.
+        doubler.wait(lambda: doubler.visible("resign-box"), "the resign button")
+        doubler.click("resign")
+        taker.wait(lambda: "wants to resign" in taker.text("prompt"), "the offer")
+        taker.click("accept")
+        alice.wait(lambda: alice.visible("join-next"), "the next game offered")
+        bob.wait(lambda: bob.visible("join-next"), "the next game offered")
+        alice.click("join-next")
+        bob.click("join-next")
+        taker.wait(lambda: "Crawford game" in taker.text("match-title"), "the Crawford game")
+        assert taker.text("score") == f"Score: {taker.label} 2, {doubler.label} 0"
+
+        # No double in the Crawford game: the server rolls for the players (they cannot
+        # double), and the page never offers it.
+        sends = 0
+        deadline = time.monotonic() + 60
+        while sends < 4:
+            assert time.monotonic() < deadline, "the Crawford game did not go on"
+            for page in (alice, bob):
+                assert not page.visible("double")
+                sends += _turn(page) == "send"
+        roller = alice
+
+        # Leave: the match is saved; the other resumes it from the lobby.
+        roller.click("leave")
+        other = bob if roller is alice else alice
+        other.wait(
+            lambda: other.all(f'#saved button[data-resume="{roller.label}"]'), "a saved match"
+        )
+        other.all(f'#saved button[data-resume="{roller.label}"]')[0].click()
+        roller.wait(
+            lambda: roller.all(f'#invitations button[data-join="{other.label}"]'), "the resume"
+        )
+        roller.all(f'#invitations button[data-join="{other.label}"]')[0].click()
+        alice.wait(lambda: alice.visible("table"), "the board again")
+        bob.wait(lambda: bob.visible("table"), "the board again")
+        alice.wait(lambda: "Crawford game" in alice.text("match-title"), "the Crawford game")
+        taker.wait(lambda: taker.text("score") == f"Score: {taker.label} 2, {doubler.label} 0")

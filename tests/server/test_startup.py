@@ -50,7 +50,18 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def start(database: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return run("server", "--port", "0", "--web-port", "0", "--log-level", "WARNING", "--database", database, cwd=cwd)
+    return run(
+        "server",
+        "--port",
+        "0",
+        "--web-port",
+        "0",
+        "--log-level",
+        "WARNING",
+        "--database",
+        database,
+        cwd=cwd,
+    )
 
 
 def one_line_error(result: subprocess.CompletedProcess[str]) -> str:

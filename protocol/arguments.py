@@ -378,6 +378,9 @@ class LoginKind(enum.Enum):
     """One word: a name, whose password the server asks for."""
     LEAVE = "leave"
     """``bye``: close the connection (D194)."""
+    VISITOR = "visitor"
+    """``visitor!`` (telnet mode) or ``login <client> <clipver> visitor!`` (CLIP mode):
+    watching without an account (D256)."""
     UNKNOWN = "unknown"
     """Anything else: a failed login."""
 
@@ -396,6 +399,9 @@ register the name (:data:`RESERVED_NAMES`) and no password is that short
 (:data:`MIN_PASSWORD`)."""
 GUEST: Final = "guest"
 """§1.7: the login word of a new user (and a name no one may register)."""
+VISITOR: Final = "visitor!"
+"""D256: the login word of a visitor; ``!`` is in no name (:func:`name_form_problem`), so
+no account's login ever read as it."""
 _CLIP_LOGIN: Final = "login"
 _CONNECT: Final = "connect"
 
@@ -408,6 +414,10 @@ def parse_login_line(line: str) -> LoginLine:
         kind = LoginKind.BLANK
     elif words[0] == GUEST and len(words) == 1:
         kind = LoginKind.GUEST
+    elif words[-1] == VISITOR and (
+        len(words) == 1 or (len(words) == 4 and words[0] == _CLIP_LOGIN)
+    ):
+        kind = LoginKind.VISITOR
     elif words[0] == LEAVE and len(words) == 1:
         kind = LoginKind.LEAVE
     elif words[0] == _CLIP_LOGIN and len(words) >= 5:

@@ -34,13 +34,16 @@ class SessionState(enum.Flag):
     that password, not a command."""
     RETYPE_PASSWORD = enum.auto()
     """A guest asked to type the new password again (§1.7): the next line is no command."""
+    VISITOR = enum.auto()
+    """Watching without an account (D256): dispatch reads a visitor's session as in this
+    state whatever it watches, so only the read-only commands that list it run."""
 
 
 NOBODY: Final = SessionState(0)
 """No state allows the command: it always answers its refusal (``co``, ``ne``, ``ye``)."""
 USER: Final = SessionState.LOBBY | SessionState.PLAYING | SessionState.WATCHING
 """Any registered, logged-in user."""
-ANYONE: Final = USER | SessionState.GUEST
+ANYONE: Final = USER | SessionState.GUEST | SessionState.VISITOR
 IN_GAME: Final = SessionState.PLAYING | SessionState.WATCHING
 NOT_PLAYING_STATES: Final = SessionState.LOBBY | SessionState.WATCHING
 """A logged-in user who is not playing (the lobby or watching)."""
@@ -144,7 +147,7 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "board",
         "board",
         "Show the board of your game or of the game you watch.",
-        states=IN_GAME,
+        states=IN_GAME | SessionState.VISITOR,
         refusal=_NOT_PLAYING,
     ),
     Command(
@@ -309,6 +312,7 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "rawwho",
         "rawwho [args]",
         "The who list in the form client programs read: one line a user, then a 6.",
+        states=USER | SessionState.VISITOR,
     ),
     Command(
         "redouble",
@@ -353,6 +357,7 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "show",
         "show games|saved|savedcount <name>|watchers|max|timezones [prefix]",
         "Show various lists.",
+        states=USER | SessionState.VISITOR,
         min_args=1,
         usage=(replies.SHOW_WHAT,),
     ),
@@ -382,7 +387,7 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "unwatch",
         "unwatch",
         "Stop watching.",
-        states=SessionState.WATCHING,
+        states=SessionState.WATCHING | SessionState.VISITOR,
         refusal=(replies.NOT_WATCHING,),
     ),
     Command("version", "version", "The server version.", states=ANYONE),
@@ -391,7 +396,7 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         "watch",
         "watch <name>",
         "Watch name's games.",
-        states=NOT_PLAYING_STATES,
+        states=NOT_PLAYING_STATES | SessionState.VISITOR,
         refusal=(replies.CANT_WATCH_WHILE_PLAYING,),
         min_args=1,
         usage=(replies.WATCH_WHO,),

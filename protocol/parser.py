@@ -138,6 +138,8 @@ def state_refusal(command: Command, state: SessionState, word: str) -> tuple[str
         return None
     if state is SessionState.GUEST:  # a guest has only its few commands (D37, D191)
         return (replies.guest_must_register(word),)
+    if state is SessionState.VISITOR:  # a visitor only watches (D256)
+        return (replies.visitor_refused(word),)
     return command.refusal or (replies.unknown_command(word),)
 
 

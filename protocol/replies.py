@@ -158,6 +158,20 @@ REGISTERED_HINT: Final = "Type 'help beginner' to get started."
 """§1.7."""
 
 
+VISITOR_WELCOME: Final[tuple[str, ...]] = (
+    "Welcome to FIBS. You are a visitor: you may watch, not play or talk.",
+    "Type 'who' for who is online, 'show games' for the matches, 'watch <name>' to watch.",
+)
+"""D256: the visitor's greeting (telnet mode; a CLIP visitor gets the who list)."""
+TOO_MANY_VISITORS: Final = "** Too many visitors are watching right now. Please try again later."
+"""D257: ``[limits] max_visitors`` visitors are on already (or visitors are off)."""
+
+
+def visitor_refused(word: str) -> str:
+    """D256: a visitor typed a command that acts (anything but watching and looking)."""
+    return f"** '{word}' is not for visitors. Log in (or register as guest) to do that."
+
+
 def guest_must_register(word: str) -> str:
     """D191: a guest typed a command only registered users have (telnet mode only: a
     guest is always in telnet mode, and GIB sends a guest nothing but ``name``)."""

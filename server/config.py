@@ -53,6 +53,7 @@ class Settings:
     login_attempts: int = 5  # [limits] login_attempts per connection
     login_delay: float = 1.0  # [limits] login_delay, seconds after a failure (doubles)
     max_logins: int = 10_000  # [limits] max_logins
+    max_visitors: int = 100  # [limits] max_visitors; 0: no visitors (D257)
     status_interval: float = 1.0  # [limits] status_interval, seconds between status batches
     match_reminder: float = 120.0  # [limits] match_reminder, seconds; 0 disables
     match_timeout: float = 600.0  # [limits] match_timeout, seconds; 0 disables
@@ -94,6 +95,7 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("limits", "login_attempts"): ("login_attempts", int),
     ("limits", "login_delay"): ("login_delay", float),
     ("limits", "max_logins"): ("max_logins", int),
+    ("limits", "max_visitors"): ("max_visitors", int),
     ("limits", "status_interval"): ("status_interval", float),
     ("limits", "match_reminder"): ("match_reminder", float),
     ("limits", "match_timeout"): ("match_timeout", float),
@@ -195,6 +197,7 @@ def _validate(settings: Settings) -> None:
         (settings.login_attempts >= 1, "[limits] login_attempts must be 1 or more"),
         (settings.login_delay >= 0, "[limits] login_delay must be 0 or more"),
         (settings.max_logins >= 1, "[limits] max_logins must be 1 or more"),
+        (settings.max_visitors >= 0, "[limits] max_visitors must be 0 or more"),
         (settings.status_interval >= 0, "[limits] status_interval must be 0 or more"),
         (settings.match_reminder >= 0, "[limits] match_reminder must be 0 (off) or more"),
         (settings.match_timeout >= 0, "[limits] match_timeout must be 0 (off) or more"),

@@ -161,7 +161,10 @@ async def end_session(app: App, session: Session) -> None:
         return
     session.closed = True
     try:
-        if session.logged_in:
+        if session.visitor:  # D256: no logout to announce or store
+            await session_ended(app, session)
+            app.presence.remove_visitor(session)
+        elif session.logged_in:
             await session_ended(app, session)
             app.presence.remove(session)
             if not session.replaced and not app.stopping:

@@ -14,7 +14,7 @@ import asyncio
 import logging
 
 from protocol import replies
-from protocol.commands import COMMANDS
+from protocol.commands import COMMANDS, SessionState
 from protocol.errors import CommandError, UsageError
 from protocol.parser import (
     REPEAT,
@@ -60,6 +60,7 @@ async def dispatch(ctx: Context, line: str) -> None:
 async def _run(ctx: Context, line: str) -> None:
     session = ctx.session
     assert session.state is not None
+    state = SessionState.VISITOR if session.visitor else session.state  # D256
     if is_repeat(line):
         cmd = repeat(session.last_command)
         if cmd is None:
@@ -68,11 +69,11 @@ async def _run(ctx: Context, line: str) -> None:
         try:
             cmd = parse(line)
         except UsageError as error:
-            refusal = state_refusal(COMMANDS[error.name], session.state, line.split()[0])
+            refusal = state_refusal(COMMANDS[error.name], state, line.split()[0])
             raise Reply(*(refusal or error_lines(error))) from None
     if cmd is None:
         return
-    refusal = state_refusal(cmd.command, session.state, cmd.word or cmd.name)
+    refusal = state_refusal(cmd.command, state, cmd.word or cmd.name)
     if refusal is not None:
         raise Reply(*refusal)
     if cmd.command.remembered:

@@ -24,6 +24,7 @@ from server.output import TOO_LONG, LineSource, Payload
 from server.passwords import verify_password
 from server.presence import WHO_END
 from server.session import Session
+from server.visitors import enter_as_visitor
 
 MAX_CLIENT_NAME = 20
 """§1.3: a longer client name makes the CLIP login fail."""
@@ -68,6 +69,8 @@ async def login_dialog(app: App, session: Session, read: ReadLine) -> bool:
             case LoginKind.GUEST:
                 enter_as_guest(session)
                 return True
+            case LoginKind.VISITOR:
+                return enter_as_visitor(app, session, words)
             case LoginKind.CLIP:
                 ok = await _clip_login(app, session, words)
             case LoginKind.CONNECT:

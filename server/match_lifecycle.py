@@ -397,12 +397,13 @@ def stop_watching(app: App, session: Session, *, quiet: bool = False) -> None:
         return
     presence = app.presence
     live = app.matches.get(name)
-    watched = presence.get(name)
+    silent = session.visitor  # the players hear of no visitor (D258)
+    watched = None if silent else presence.get(name)
     if watched is not None:
         presence.send(watched, replies.stops_watching_you(session.name))
     if live is not None:
         live.watchers.discard(session.name)
-        other = presence.get(live.opponent_of(name))
+        other = None if silent else presence.get(live.opponent_of(name))
         if other is not None:
             presence.send(other, replies.stops_watching(session.name, name))
     session.enter_lobby()
@@ -434,12 +435,14 @@ def watch(app: App, session: Session, name: str) -> None:
         stop_watching(app, session, quiet=True)
     session.start_watching(target.name)
     session.send(replies.now_watching(target.name))
-    presence.send(target, replies.is_watching_you(session.name))
+    silent = session.visitor  # the players hear of no visitor (D258)
+    if not silent:
+        presence.send(target, replies.is_watching_you(session.name))
     if live is None:
         session.send(replies.nothing_interesting(target.name))
     else:
         live.watchers.add(session.name)
-        other = presence.get(live.opponent_of(target.name))
+        other = None if silent else presence.get(live.opponent_of(target.name))
         if other is not None:
             presence.send(other, replies.starts_watching(session.name, target.name))
         send_board(session, live, target.name, you=False)

@@ -255,7 +255,7 @@ def _put_events(data: dict[str, Any], rows: tuple[SavedEvents, ...]) -> None:
 def watchers_at(presence: Presence, live: LiveMatch) -> list[Peer]:
     """The users watching a player of ``live`` now, as ``presence`` has them."""
     names = live.names
-    peers = (presence.get(name) for name in live.watchers)
+    peers = (presence.get(name) or presence.visitor(name) for name in live.watchers)
     return [p for p in peers if p is not None and p.watching in names]
 
 

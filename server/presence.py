@@ -229,11 +229,34 @@ class Presence(Protocol):
         ...
 
     def watchers_of(self, names: Collection[str]) -> list[Peer]:
-        """The users watching any of ``names`` (a match's players), in login order."""
+        """The users watching any of ``names`` (a match's players), in login order; then
+        the visitors watching them."""
         ...
 
     def who_list(self, now: float | None = None) -> list[str]:
         """The CLIP 5 line of every logged-in user (the login who list)."""
+        ...
+
+    # -- visitors (D256) ---------------------------------------------------------------------
+    # A visitor watches without an account. It gets the status notices (CLIP 5/7/8 in its
+    # batches) and the lines of a match it watches (:meth:`watchers_of`, :meth:`visitor`),
+    # and nothing else: no broadcast, and it is in none of the lookups, lists and counts
+    # above (get, complete, find, users, who_list, count, peak, logins, history).
+
+    def visitor_count(self) -> int:
+        """Visitors connected to this node (``[limits] max_visitors``)."""
+        ...
+
+    def visitor(self, name: str) -> Peer | None:
+        """The visitor of this internal name (a watcher of a match, :func:`watchers_at`)."""
+        ...
+
+    def add_visitor(self, session: Session) -> None:
+        """A visitor entered: it hears the status notices from now on."""
+        ...
+
+    def remove_visitor(self, session: Session) -> None:
+        """A visitor left."""
         ...
 
     @property

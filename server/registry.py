@@ -239,6 +239,8 @@ class LocalPresence:
         """Monotonic time, what the idle field of the CLIP 5 lines is measured on (the
         App's timer, as each session's :attr:`Session.monotonic`)."""
         self._sessions: dict[str, Session] = {}
+        self._visitors: dict[str, Session] = {}
+        """Visitors by internal name (D256): status notices and watched lines only."""
         self.history: deque[tuple[float, str]] = deque(maxlen=self.HISTORY)
         """(Unix time, ``<name> logs in.`` / the logout text), oldest first, for ``last``."""
         self.logins = 0
@@ -327,7 +329,24 @@ class LocalPresence:
         return [s for s in self._sessions.values() if s.logged_in]
 
     def watchers_of(self, names: Collection[str]) -> list[Peer]:
-        return [s for s in self._sessions.values() if s.watching in names]
+        users: list[Peer] = [s for s in self._sessions.values() if s.watching in names]
+        return users + [v for v in self._visitors.values() if v.watching in names]
+
+    # -- visitors (D256) ---------------------------------------------------------------------
+
+    def visitor_count(self) -> int:
+        return len(self._visitors)
+
+    def visitor(self, name: str) -> Session | None:
+        return self._visitors.get(name)
+
+    def add_visitor(self, session: Session) -> None:
+        self._visitors[session.name] = session
+        session.before_write = self.fence
+
+    def remove_visitor(self, session: Session) -> None:
+        if self._visitors.get(session.name) is session:
+            del self._visitors[session.name]
 
     def hours(self, now: float) -> list[HourUsers]:
         return self.users_by_hour.hours(now)
@@ -428,6 +447,8 @@ class LocalPresence:
         no CLIP 5 follows their CLIP 8.
         """
         session = self._session(user)
+        if session.visitor:  # in no who list (D256)
+            return
         self._seq += 1
         self._changed[session.name] = (session, self._seq)
         self._pending = None
@@ -544,7 +565,9 @@ class LocalPresence:
         base = self._base
         served = self._served
         recipients = [
-            (s, batch.key(s, served.get(s, base))) for s in self._sessions.values() if s.logged_in
+            (s, batch.key(s, served.get(s, base)))
+            for s in (*self._sessions.values(), *self._visitors.values())
+            if s.logged_in
         ]
         self._notices = []
         self._changed.clear()

@@ -88,6 +88,8 @@ class Session:
     new_account: NewAccount | None = None
     """While a guest answers the password prompts: what it chose so far."""
     waved: bool = False
+    visitor: bool = False
+    """Watching without an account (D256): in no who list, only the visitor's commands."""
     prompts: bool = True
     """Telnet mode sends ``> `` after replies; not after a ``connect`` autologin (§1.6)."""
     replaced: bool = False

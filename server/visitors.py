@@ -1,0 +1,51 @@
+"""Watching without an account (D256): ``visitor!`` at the login prompt.
+
+A visitor's session goes through the same connection, dispatch and watch code as a
+user's. It has an internal name no account can have (``visitor!<n>``: ``!`` is in no
+name), is in the presence's visitors (status notices and watched lines, no who list,
+no count of users), and dispatch reads it as :attr:`SessionState.VISITOR`, so only the
+commands that watch and look run; every other one answers one refusal line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+from protocol import replies
+from protocol.arguments import VISITOR
+from protocol.replies import Mode
+from server.app import App
+from server.output import Payload
+from server.presence import WHO_END
+from server.session import Session
+
+_numbers = itertools.count(1)
+"""The visitors' internal names are numbered in this process; never reused."""
+
+
+def enter_as_visitor(app: App, session: Session, words: tuple[str, ...]) -> bool:
+    """Enter ``session`` as a visitor (``visitor!``: telnet mode; ``login <client>
+    <clipver> visitor!``: CLIP mode, the who list at once). False, the connection
+    closing, when ``[limits] max_visitors`` are on already (D257)."""
+    presence = app.presence
+    if presence.visitor_count() >= app.settings.max_visitors:
+        session.output.send([replies.TOO_MANY_VISITORS])
+        session.output.close()
+        return False
+    session.visitor = True
+    session.name = f"{VISITOR}{next(_numbers)}"
+    if len(words) == 4:
+        session.mode = Mode.CLIP
+        session.client = words[1]
+        # It cannot ``set``: a client's board comes as a ``board:`` line (D256).
+        session.settings = dataclasses.replace(session.settings, boardstyle=3)
+    session.login_time = int(app.clock())
+    session.enter_lobby()
+    presence.add_visitor(session)
+    if session.clip:
+        session.send_payload(Payload([*presence.who_list(), WHO_END]))
+    else:
+        session.send_lines(replies.VISITOR_WELCOME)
+        session.end_reply()
+    return True

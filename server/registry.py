@@ -282,8 +282,8 @@ class LocalPresence:
         return len(self._sessions)
 
     def __iter__(self) -> Iterator[Session]:
-        """This process's sessions (the server's start and stop)."""
-        return iter(list(self._sessions.values()))
+        """This process's sessions (the server's start and stop), its visitors last."""
+        return iter([*self._sessions.values(), *self._visitors.values()])
 
     # -- who is online ---------------------------------------------------------------------
 

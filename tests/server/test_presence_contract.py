@@ -44,6 +44,10 @@ class World(Protocol):
         session replaces the user's session that is online (a second login)."""
         ...
 
+    def visit(self, name: str, *, node: int = 0) -> Session:
+        """A visitor (D256) called ``name`` internally enters (on ``node``), in CLIP mode."""
+        ...
+
     def act(self, name: str, action: Callable[[], None]) -> None:
         """Run ``action`` as ``name``'s connection would (their commands' context)."""
         ...
@@ -78,6 +82,15 @@ class LocalWorld:
         context = self._contexts[name] = contextvars.copy_context()
         self.presence.add(session)
         context.run(lambda: self.presence.announce_login(session, again=again))
+        return session
+
+    def visit(self, name: str, *, node: int = 0) -> Session:
+        session = Session(RecordingOutput(), name=name, mode=Mode.CLIP, visitor=True)
+        session.enter_lobby()
+        self._sessions[name] = session
+        self._read[name] = 0
+        self._contexts[name] = contextvars.copy_context()
+        self.presence.add_visitor(session)
         return session
 
     def act(self, name: str, action: Callable[[], None]) -> None:
@@ -448,3 +461,41 @@ async def test_a_broadcast_reaches_exactly_whom_the_audience_admits(
     heard = [name for name in names if world.heard(name) == ["news"]]
     assert heard == [p.name for p in world.presence.users() if audience.admits(p)]
     assert heard  # every audience here reaches someone
+
+
+# -- visitors (D256) ------------------------------------------------------------------------
+
+
+async def test_a_visitor_hears_the_status_notices_and_is_in_no_list(world: World) -> None:
+    world.login("alice")
+    visitor = world.visit("visitor!1", node=1)
+    await quiet(world, "alice", "visitor!1")
+    presence = world.presence
+    assert presence.visitor_count() == 1
+    assert presence.count() == 1 and presence.peak == 1 and presence.logins == 1
+    assert [p.name for p in presence.users()] == ["alice"]
+    assert who_names(presence.who_list()) == ["alice"]
+    assert presence.get("visitor!1") is None and presence.find("vis") is None
+    found = presence.visitor("visitor!1")
+    assert found is not None and found.name == "visitor!1"
+    assert not any("visitor" in text for _, text in presence.history)
+    world.login("bob")
+    await quiet(world, "alice")
+    heard = world.heard("visitor!1")
+    assert heard[0] == clip.Login("bob", replies.logs_in("bob")).format()
+    assert who_names(heard) == ["bob"] and heard[-1] == WHO_END
+    # Its own changes reach nobody (no who update), and broadcasts pass it by.
+    visitor.start_watching("alice")
+    world.act("alice", lambda: presence.who_update(visitor))
+    presence.broadcast(["a shout"], Audience())
+    await world.settle()
+    assert world.heard("alice") == ["a shout"]
+    assert world.heard("visitor!1") == []
+    # A watcher like any other: watchers_of finds it, after the users.
+    assert [p.name for p in presence.watchers_of(["alice"])] == ["visitor!1"]
+    presence.send(presence.watchers_of(["alice"])[0], "board:...")
+    await world.settle()
+    assert world.heard("visitor!1") == ["board:..."]
+    presence.remove_visitor(visitor)
+    assert presence.visitor_count() == 0 and presence.visitor("visitor!1") is None
+    assert presence.watchers_of(["alice"]) == []

@@ -24,10 +24,13 @@ const PASSWORD_PROMPTS = ["Please give your password: ", "Please retype your pas
 const MAX_LINES = 200;
 const SAVED_HEADER = "  opponent          matchlength   score (your points first)";
 const NO_SAVED = "no saved games.";
+const VISITOR = "visitor!"; // the login word of a visitor (watching without an account)
 
 const state = {
   ws: null,
-  me: null, // logged-in name
+  me: null, // logged-in name (VISITOR for a visitor)
+  visitor: false, // watching without an account: no play, no chat
+  goodbye: null, // the server's last refusal before it closed (too many visitors)
   ready: false,
   who: new Map(),
   games: [],
@@ -74,6 +77,7 @@ function send(line) {
 // -- the connection ---------------------------------------------------------------------
 
 function open(pending) {
+  if (state.me !== null) loggedOut(); // a visitor logging in: the new connection starts afresh
   if (state.ws) state.ws.close();
   state.pending = pending;
   const scheme = location.protocol === "https:" ? "wss" : "ws";
@@ -89,8 +93,10 @@ function open(pending) {
     const wasIn = state.me !== null;
     loggedOut();
     if (state.leaving) $("status").textContent = "Logged out.";
+    else if (state.goodbye) $("status").textContent = state.goodbye;
     else if (wasIn) $("status").textContent = "Disconnected.";
     state.leaving = false;
+    state.goodbye = null;
   });
 }
 
@@ -98,6 +104,12 @@ function receive(line) {
   const pending = state.pending;
   if (pending && pending.kind === "login") return loginDialog(pending, line);
   if (pending && pending.kind === "register") return registerDialog(pending, line);
+  if (pending && pending.kind === "visit") {
+    if (line !== LOGIN_PROMPT) return;
+    state.pending = null;
+    send(`login ${CLIENT} 1008 ${VISITOR}`);
+    return visiting();
+  }
   if (state.me) return onLine(line);
 }
 
@@ -160,8 +172,35 @@ function loggedIn(name) {
   send("show saved");
 }
 
+/** A visitor: the lobby and watching, every control that acts hidden; logging in stays
+ * offered (it opens a connection of its own). */
+function visiting() {
+  state.me = VISITOR;
+  state.visitor = true;
+  $("status").textContent = "Watching as a visitor. Log in or register to play and chat.";
+  show("visit-box", false);
+  show("login-form", false);
+  show("register-form", false);
+  show("account-box", true);
+  show("logout", true);
+  $("logout").textContent = "Leave";
+  show("lobby", true);
+  show("talk", true);
+  show("player-controls", false);
+  show("chat-form", false);
+  askGames();
+}
+
 function loggedOut() {
   state.me = null;
+  state.visitor = false;
+  $("logout").textContent = "Log out";
+  show("visit-box", true);
+  show("account-box", false);
+  show("login-form", true);
+  show("register-form", true);
+  show("player-controls", true);
+  show("chat-form", true);
   state.who.clear();
   state.view = null;
   show("account", true);
@@ -252,6 +291,7 @@ function onLine(line) {
     return;
   }
   state.readingGames = false;
+  if (state.visitor && line.startsWith("** Too many visitors")) state.goodbye = line.slice(3);
   matchText(line);
   if (line.trim()) message(line, lineClass(line));
 }
@@ -371,7 +411,7 @@ function drawWho() {
     if (w.name !== state.me) {
       if (w.opponent) {
         td.appendChild(button("Watch", () => send(`watch ${w.name}`), { watch: w.name }));
-      } else if (w.ready) {
+      } else if (w.ready && !state.visitor) {
         td.appendChild(button("Invite", () => invite(w.name), { invite: w.name }));
       }
     }
@@ -550,6 +590,12 @@ function wire() {
     }
     if (name && password) open({ kind: "register", name, password });
   });
+  $("visit").addEventListener("click", () => open({ kind: "visit" }));
+  $("show-account").addEventListener("click", () => {
+    show("account-box", false);
+    show("login-form", true);
+    show("register-form", true);
+  });
   $("logout").addEventListener("click", () => {
     state.leaving = true;
     send("bye");
@@ -606,7 +652,7 @@ function wire() {
     if (kind === "tell") send(`tell ${$("chat-to").value.trim()} ${text}`);
     else send(`${kind} ${text}`);
   });
-  $("status").textContent = "Log in or register to play.";
+  $("status").textContent = "Log in or register to play, or watch as a visitor.";
 }
 
 wire();

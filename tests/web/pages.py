@@ -98,6 +98,11 @@ class Page:
         self.by_id("login-form").find_element("css selector", "button").click()
         self.wait(lambda: self.text("status") == f"Logged in as {name}", "logged in")
 
+    def visit(self) -> None:
+        """Watch as a visitor (no account)."""
+        self.click("visit")
+        self.wait(lambda: self.text("status").startswith("Watching as a visitor"), "a visitor")
+
     def command(self, line: str) -> None:
         self.fill("command", line)
         self.by_id("command-form").find_element("css selector", "button").click()

@@ -1,5 +1,6 @@
 """The page in headless Chromium: register, invite, play a 1-point match to the end by
-clicking, watch it from a third browser, chat with a telnet user, see a refusal.
+clicking, watch it from a third browser without an account, chat with a telnet user, see
+a refusal.
 
 Screenshots of the lobby, a board mid-game and the end of the match are written to
 docs/images/ (docs/web.md shows them)."""
@@ -67,10 +68,15 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
         carol = Page(c, server.url, "carol")
         alice.register("alice", "secret1")
         bob.register("bob", "secret2")
-        carol.register("carol", "secret3")
+        carol.visit()  # no account: a visitor
         for page in (alice, bob):
             page.click("ready")
         alice.row_button("invite", "bob")
+        # The visitor sees the lobby, but nothing to act with, and is not in it.
+        carol.wait(lambda: len(carol.all("#who tr")) == 2, "alice and bob in the lobby")
+        assert carol.all("#who button") == [] and not carol.visible("chat-form")
+        assert not carol.visible("player-controls")
+        assert alice.all('#who tr[data-name^="visitor"]') == []
         alice.screenshot(SCREENSHOTS / "web-lobby.png")
 
         # Invite, accept.
@@ -129,6 +135,15 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
         assert len(played) >= sends > 10
         carol.wait(lambda: carol.board_position() == winner.board_position(), "the last board")
         carol.wait_line("messages", replies.wins_match(winner.label, 1, 1, 0))
+        # The players never heard of the visitor.
+        for page in (alice, bob):
+            assert not [line for line in page.lines("messages") if "visitor" in line]
+        # A command that acts is refused with one clear line; then logging in works.
+        carol.command("shout hello")
+        carol.wait_line("messages", replies.visitor_refused("shout"))
+        carol.click("show-account")
+        carol.register("carol", "secret3")
+        assert carol.visible("chat-form") and carol.visible("player-controls")
 
 
 def test_a_telnet_user_and_a_browser_user_chat(server: ServerThread) -> None:

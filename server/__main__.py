@@ -67,7 +67,11 @@ def settings_from(args: argparse.Namespace) -> Settings:
     if path is None and Path("fibs.conf").is_file():
         path = Path("fibs.conf")
     return load(
-        path, host=args.host, port=args.port, web_port=args.web_port, database=args.database
+        path,
+        host=getattr(args, "host", None),
+        port=getattr(args, "port", None),
+        web_port=getattr(args, "web_port", None),  # the server's options; not export's
+        database=args.database,
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from protocol import replies
 from server import telnet
+from server.admission import ACCEPT_ERROR_INTERVAL, quiet_accept_errors
 from server.app import App
 from server.connection import serve_connection
 from server.output import LineSource, Output, Shell
@@ -49,9 +50,20 @@ class Service:
         """Listen for connections."""
         app = self.app
         shell: Shell = self._shell  # the transport seam's: telnet runs any such shell
+        quiet_accept_errors(asyncio.get_running_loop(), interval=ACCEPT_ERROR_INTERVAL)
+        await app.dummy_hash()  # once, before the first login needs it
         self._listener = await telnet.start_server(app.settings, shell)
         app.port = telnet.bound_port(self._listener)
         log.info("listening on %s:%d", app.settings.host, app.port)
+        log.info(
+            "connections not logged in: at most %d in all, %d per address "
+            "(trusted networks: %s); %s s to log in, %s s for a guest to register",
+            app.pre_login.total,
+            app.pre_login.per_address,
+            ", ".join(app.settings.trusted_networks) or "none",
+            app.settings.login_timeout or "no limit",
+            app.settings.guest_timeout or "no limit",
+        )
 
     async def _shell(self, lines: LineSource, output: Output) -> None:
         """One connection, as a task :meth:`stop` can wait for."""
@@ -72,6 +84,7 @@ class Service:
         """
         app = self.app
         app.stopping = True
+        app.throttle.close()  # a login waiting its turn ends now, not after its wait
         for session in app.registry:
             session.send(warning or replies.shutdown_warning(0, restart=False))
         if self._listener is not None:

@@ -185,6 +185,11 @@ def quiet_accept_errors(loop: asyncio.AbstractEventLoop, *, interval: float) -> 
 
     def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         exc = context.get("exception")
+        retry = getattr(getattr(context.get("handle"), "_callback", None), "__name__", "")
+        if retry == "_start_serving" and isinstance(exc, ValueError | OSError):
+            # A retry of a failed accept that fired after the server closed its socket.
+            log.debug("accept retry after the server stopped listening: %s", exc)
+            return
         if isinstance(exc, OSError) and exc.errno in _ACCEPT_ERRNOS:
             quiet_log.warning(
                 "cannot accept connections: %s (open-file limit %s); retrying",

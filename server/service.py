@@ -14,7 +14,7 @@ from typing import Any
 
 from protocol import replies
 from server import telnet
-from server.admission import ACCEPT_ERROR_INTERVAL, quiet_accept_errors
+from server.admission import ACCEPT_ERROR_INTERVAL, open_file_limit, quiet_accept_errors
 from server.app import App
 from server.connection import serve_connection
 from server.output import LineSource, Output, Shell
@@ -64,6 +64,15 @@ class Service:
             app.settings.login_timeout or "no limit",
             app.settings.guest_timeout or "no limit",
         )
+        files = open_file_limit()
+        if files is not None and app.settings.max_logins + app.pre_login.total > files:
+            log.warning(
+                "the open-file limit %d is below max_logins %d plus the %d connections "
+                "that may wait to log in: past it, connections are not accepted",
+                files,
+                app.settings.max_logins,
+                app.pre_login.total,
+            )
 
     async def _shell(self, lines: LineSource, output: Output) -> None:
         """One connection, as a task :meth:`stop` can wait for."""

@@ -1,8 +1,11 @@
 """The login dialog (§1): CLIP login, telnet login, autologin, entering as a guest.
 
 Until a user is logged in, the connection answers only the ``login: `` prompt; a
-failed login gets nothing but a new prompt (§1.5), a little later each time from the
-same address, and the connection closes after ``[limits] login_attempts`` failures.
+failed login gets nothing but a new prompt (§1.5), and the connection closes after
+``[limits] login_attempts`` failures or when its ``[limits] login_timeout`` from the
+connect has run out (D231). Every password check first waits its turn in the login
+throttle (server/throttle.py, D232), a little longer each time for the same address
+and the same name.
 ``guest`` ends this dialog too: the guest state's commands, ``name`` and its password
 prompts among them, run through dispatch (server/handlers/registration.py).
 """

@@ -22,7 +22,7 @@ from server.app import App
 from server.clock import Timer
 from server.context import Context
 from server.dispatch import dispatch
-from server.login import leave_pre_login, login_dialog, reader_before_login
+from server.login import admit_connection, leave_pre_login, login_dialog, reader_before_login
 from server.match_lifecycle import session_ended
 from server.output import TOO_LONG, LineSource, Output
 from server.session import Session
@@ -66,13 +66,8 @@ class RateLimit:
 async def serve_connection(app: App, lines: LineSource, output: Output) -> None:
     """Serve one client from connect to close."""
     session = Session(output, monotonic=app.timer.now)
-    refusal = app.pre_login.enter(output.host)
-    if refusal is not None:
-        app.refusal_log.warning("refused a connection from %s: %s", output.host, refusal)
-        output.send([refusal])
-        output.close()
+    if not admit_connection(app, session):
         return
-    session.pre_login = True
     try:
         if await login_dialog(app, session, reader_before_login(app, session, lines)):
             await _command_loop(app, session, lines, output)

@@ -219,6 +219,20 @@ async def complete_login(app: App, session: Session, user: User) -> None:
     presence.announce_login(session)
 
 
+def admit_connection(app: App, session: Session) -> bool:
+    """Count a new connection among those that have not logged in (D230); over a cap,
+    send it the line saying which and close it (False)."""
+    output = session.output
+    refusal = app.pre_login.enter(output.host)
+    if refusal is not None:
+        app.refusal_log.warning("refused a connection from %s: %s", output.host, refusal)
+        output.send([refusal])
+        output.close()
+        return False
+    session.pre_login = True
+    return True
+
+
 def leave_pre_login(app: App, session: Session) -> None:
     """The session no longer counts as a connection that has not logged in (once)."""
     if session.pre_login:

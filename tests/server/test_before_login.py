@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from protocol import replies
-from server.admission import address_key
+from server.admission import Networks, address_key
 from server.app import App
-from server.config import Settings
+from server.config import ConfigError, Settings, load
 from tests.conftest import DbTarget
 
 from .conftest import IAC_WONT_TTYPE, ScriptedClient, clip_login, make_user, running
@@ -247,3 +247,30 @@ async def test_failing_accepts_are_logged_once_and_the_server_recovers(tmp_path:
         assert "Traceback" not in text
         accept_lines = [line for line in text.splitlines() if "cannot accept" in line]
         assert 1 <= len(accept_lines) <= 2, accept_lines
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("trusted_networks = 10.0.0.0/8, nonsense", "[limits] trusted_networks: 'nonsense'"),
+        ("max_pre_login = 0", "[limits] max_pre_login must be 1 or more"),
+        ("max_pre_login_per_address = 0", "[limits] max_pre_login_per_address must be 1"),
+        ("login_timeout = -1", "[limits] login_timeout must be 0 (off) or more"),
+        ("guest_timeout = soon", "[limits] guest_timeout must be a number"),
+    ],
+)
+def test_bad_limits_stop_the_start_with_one_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "fibs.conf"
+    path.write_text(f"[limits]\n{text}\n")
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load(path)
+
+
+def test_trusted_networks_read_as_a_list(tmp_path: Path) -> None:
+    path = tmp_path / "fibs.conf"
+    path.write_text("[limits]\ntrusted_networks = 10.0.0.0/8 192.0.2.1,2001:db8::/32\n")
+    trusted = Networks(load(path).trusted_networks)
+    assert "10.1.2.3" in trusted and "192.0.2.1" in trusted and "2001:db8::5" in trusted
+    assert "192.0.2.2" not in trusted and "127.0.0.1" not in trusted
+    path.write_text("[limits]\ntrusted_networks =\n")
+    assert load(path).trusted_networks == ()

@@ -213,3 +213,26 @@ async def test_the_stop_does_not_wait_for_throttled_logins(
         finally:
             for each in opened:
                 await each.close()
+
+
+async def test_a_trusted_address_counts_only_names(
+    settings: Settings, db_target: DbTarget, timer: FakeTimer
+) -> None:
+    """From 127.0.0.1 (trusted by default) a guess at another name does not wait; a
+    second guess at the same name does."""
+    throttled = settings.replace(login_delay=1.0, login_timeout=0.0)
+    async with running(throttled, db_target, timer=timer) as app:
+        opened: list[ScriptedClient] = []
+        try:
+            client = await at_prompt(app, opened)
+            await client.send(guess("alice"))
+            await answered(client)
+            await client.send(guess("bob"))
+            await answered(client)
+            await client.send(guess("alice"))
+            await unanswered(client)
+            timer.advance(1.0)
+            await answered(client)
+        finally:
+            for each in opened:
+                await each.close()

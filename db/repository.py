@@ -76,6 +76,10 @@ __all__ = ["RATING_LIST_EXPERIENCE", "Database"]
 RATING_LIST_EXPERIENCE: Final = 50
 """Only players with *more* experience than this are on the ``ratings`` list (spec §4.14)."""
 
+MAX_RECORD_ID: Final = 2**31 - 1
+"""The largest id a match record can have: its column is a 32-bit INTEGER in
+PostgreSQL (db/models.py); SQLite's would go to 2**63 - 1, but an id past either
+bound reaches the database as an error, not as "no such record"."""
 NO_LIMIT: Final = 2**62
 """A ``LIMIT`` that limits nothing (SQLite and PostgreSQL read ``NULL`` differently)."""
 
@@ -610,7 +614,10 @@ class Database:
         return MatchRecord(id=record_id, **values)
 
     async def get_match_record(self, record_id: int) -> MatchRecord | None:
-        """The finished match with this id, or ``None``."""
+        """The finished match with this id, or ``None`` (also for an id no record can
+        have: outside the id column's range, which PostgreSQL and SQLite would refuse)."""
+        if not 0 < record_id <= MAX_RECORD_ID:
+            return None
         statement = self._sql.record
         rows = await self._runner.read(lambda tx: tx.execute(statement, {"id": record_id}))
         return _match_record(rows[0]) if rows else None

@@ -25,6 +25,7 @@ from db.records import MatchRecord
 from db.repository import Database
 from protocol import replies
 from protocol.mat_export import snapshot_to_mat
+from server.admission import raise_open_file_limit
 from server.app import App
 from server.config import ConfigError, Settings, load
 from server.service import Service
@@ -81,6 +82,7 @@ class WebListenError(Exception):
 
 async def run(settings: Settings) -> None:
     """Serve until SIGINT or SIGTERM."""
+    raise_open_file_limit()
     db = await Database.open(settings.database)
     log.info("database %s (%s)", display_url(settings.database), db.backend)
     service = Service(App(settings, db))

@@ -94,6 +94,11 @@ class Session:
     """A second login of the same user took over this session (§1.4)."""
     closed: bool = False
     """Set once when the session ends (cleanup runs exactly once)."""
+    login_deadline: float | None = None
+    """Until a user logs in: when (:attr:`monotonic`) the connection's time to log in,
+    or as a guest to register, runs out (D231); None: no limit."""
+    pre_login: bool = False
+    """Counted among the connections that have not logged in (server/admission.py)."""
     logout_text: Callable[[str], str] = replies.drops_connection
     """How others hear that this session ended (§1.8: logs out / drops connection / timed out)."""
     before_write: Callable[[Session], None] | None = field(default=None, repr=False)

@@ -346,7 +346,7 @@ async def test_idle_connections_are_warned_then_closed(
     time-out and then disconnected; a connection that never logs in is closed at the
     time-out; a user who keeps typing stays. Time is a hand-driven clock: nothing sleeps,
     and each half second passes only once the server waits on it."""
-    quick = settings.replace(idle_timeout=2.0, idle_warning=1.0)
+    quick = settings.replace(idle_timeout=2.0, idle_warning=1.0, login_timeout=2.0)
     timer = FakeTimer()
     async with running(quick, db_target, timer=timer) as app:
         await make_user(app, "alice")
@@ -383,6 +383,7 @@ async def test_idle_connections_are_warned_then_closed(
             await half_a_second_with_alice_typing()  # mallory and the stranger: 2 s
             assert await mallory.line() == replies.CONNECTION_TIMED_OUT
             assert await mallory.closed(2)
+            assert await stranger.line() == replies.CONNECTION_TIMED_OUT
             assert await stranger.closed(2)
             notice = replies.logout_notice(
                 "mallory", replies.timed_out("mallory"), replies.Mode.CLIP

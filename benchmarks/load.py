@@ -92,6 +92,7 @@ import dataclasses
 import enum
 import json
 import math
+import multiprocessing
 import os
 import platform
 import random
@@ -165,11 +166,11 @@ SCENARIO_DEFAULTS: dict[str, dict[str, Any]] = {
     "soak": {"clients": 5000, "minutes": 10.0, "time_limit": 2400.0},
     "connect-burst": {"connects": 1000, "time_limit": 300.0},
     "hostile": {
-        "chatters": 2,
-        "chat_rate": 5.0,
+        "chatters": 4,
+        "chat_rate": 10.0,
         "hostile_connections": 30,
         "hostile_inputs": 100_000,
-        "duration": 10.0,
+        "duration": 30.0,
         "time_limit": 900.0,
     },
 }
@@ -1153,7 +1154,6 @@ class Bench:
         """The connections of a connect burst."""
         self.hostile: HostileStats | None = None
         """What the hostile scenario sent (``hostile``)."""
-        self.hostile_listeners: list[asyncio.Task[None]] = []
 
     # hooks from the clients ------------------------------------------------------------
 
@@ -1175,7 +1175,9 @@ class Bench:
             self.broadcast_delays.append(time.monotonic() - done)
 
     def random_target(self, rng: random.Random, me: str) -> str:
-        for _ in range(4):
+        # Enough tries that a few chatters (the hostile scenario's) never tell themselves:
+        # that is answered otherwise, and would count as unanswered.
+        for _ in range(16):
             name = self.online[rng.randrange(len(self.online))]
             if name != me:
                 return name
@@ -1596,21 +1598,24 @@ async def _hostile_reader(reader: asyncio.StreamReader, stats: HostileStats) -> 
                 last = line
 
 
-async def _hostile_connection(
-    bench: Bench,
-    stats: HostileStats,
-    rng: random.Random,
-    name: str | None,
-    held: list[asyncio.StreamWriter],
-) -> None:
+@dataclass
+class Attack:
+    """The attackers' side of the hostile scenario (run in a process of its own)."""
+
+    port: int
+    stats: HostileStats
+    held: list[asyncio.StreamWriter] = field(default_factory=list)
+    listeners: list[asyncio.Task[None]] = field(default_factory=list)
+
+
+async def _hostile_connection(attack: Attack, rng: random.Random, name: str | None) -> None:
     """One attacker: connects (and logs in as ``name``), sends hostile inputs as fast as
     the server takes them, and connects again whenever the server closes it. Its last
-    connection is left open (in ``held``) for the server to work through."""
-    while stats.inputs < stats.target and not bench.stopping:
+    connection is left open (in ``attack.held``) for the server to work through."""
+    stats = attack.stats
+    while stats.inputs < stats.target:
         try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(HOST, bench.server.port), 10
-            )
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(HOST, attack.port), 10)
         except (OSError, TimeoutError):
             stats.connect_failed += 1
             await asyncio.sleep(0.1)
@@ -1639,8 +1644,8 @@ async def _hostile_connection(
             with contextlib.suppress(BaseException):
                 await listener
         else:
-            held.append(writer)
-            bench.hostile_listeners.append(listener)
+            attack.held.append(writer)
+            attack.listeners.append(listener)
 
 
 def unread_by_server(port: int, skip: set[int]) -> int:
@@ -1659,23 +1664,23 @@ def unread_by_server(port: int, skip: set[int]) -> int:
     return total
 
 
-async def _until_taken(
-    bench: Bench, held: list[asyncio.StreamWriter], skip: set[int], timeout: float
-) -> float:
+async def _until_taken(attack: Attack, skip: set[int], timeout: float) -> float:
     """Wait until the server has read everything the attackers sent (nothing in their
     buffers nor in its receive queues; at most ``timeout`` s); seconds."""
     started = time.monotonic()
     while time.monotonic() - started < timeout:
+        held = attack.held
         waiting = sum(w.transport.get_write_buffer_size() for w in held if not w.is_closing())
-        if not waiting and not unread_by_server(bench.server.port, skip):
+        if not waiting and not unread_by_server(attack.port, skip):
             break
         await asyncio.sleep(0.2)
     return time.monotonic() - started
 
 
-async def _long_line(bench: Bench, stats: HostileStats, size: int) -> None:
+async def _long_line(attack: Attack, size: int) -> None:
     """One connection sends a ``size``-byte line (no line end) as fast as it is taken."""
-    reader, writer = await asyncio.open_connection(HOST, bench.server.port)
+    stats = attack.stats
+    reader, writer = await asyncio.open_connection(HOST, attack.port)
     stats.long_line_ports.append(writer.get_extra_info("sockname")[1])
     listener = asyncio.create_task(_hostile_reader(reader, HostileStats(0)))
     try:
@@ -1697,44 +1702,85 @@ async def _long_line(bench: Bench, stats: HostileStats, size: int) -> None:
             await listener
 
 
+async def run_attack(
+    port: int,
+    target: int,
+    connections: int,
+    logged_in: list[str],
+    long_line: int,
+    limit: float,
+    seed: float,
+) -> HostileStats:
+    """The attack: ``connections`` attackers (the first ones logged in as
+    ``logged_in``) send ``target`` hostile inputs in all, one more connection a
+    ``long_line``-byte line; then wait (up to ``limit`` s from the start) until the
+    server has read what they sent, and close them."""
+    started = time.monotonic()
+    attack = Attack(port, HostileStats(target))
+    stats = attack.stats
+    line_task = asyncio.create_task(_long_line(attack, long_line))
+    rng = random.Random(seed)
+    await asyncio.gather(
+        *(
+            _hostile_connection(
+                attack, random.Random(rng.random()), logged_in[i] if i < len(logged_in) else None
+            )
+            for i in range(connections)
+        )
+    )
+    stats.sent_seconds = time.monotonic() - started
+    # What the kernel still holds for the server is part of the attack (the long line
+    # aside: at the input budget it takes minutes, at almost no cost).
+    skip = set(stats.long_line_ports)
+    left = max(limit - stats.sent_seconds, 0.0)
+    stats.drain_seconds = await _until_taken(attack, skip, left)
+    stats.unread_at_end = unread_by_server(port, skip)
+    stats.closed_by_server += sum(1 for listener in attack.listeners if listener.done())
+    line_task.cancel()
+    with contextlib.suppress(BaseException):
+        await line_task
+    for writer in attack.held:
+        writer.close()
+    for listener in attack.listeners:
+        listener.cancel()
+    await asyncio.sleep(0.1)
+    return stats
+
+
+def _attack_process(queue: Any, *arguments: Any) -> None:
+    """The attack in a process of its own, so that its writes never delay the
+    bystanders' clock: the stats go back through ``queue``."""
+    queue.put(asyncio.run(run_attack(*arguments)))
+
+
 async def hostile_attack(bench: Bench, logged_in: list[str]) -> HostileStats:
-    """The bystanders alone for ``--duration`` s, then the attack (until every hostile
-    input is sent), then ``--duration`` s of quiet: RSS marked at each step."""
+    """The bystanders alone for ``--duration`` s, then the attack (from another
+    process), then ``--duration`` s of quiet: RSS marked at each step."""
     args = bench.args
-    stats = HostileStats(args.hostile_inputs)
     bench.meter.phase = "before_attack"
     bench.mark("before_attack_start")
     await asyncio.sleep(args.duration)
-    start = bench.mark("attack_start")
+    bench.mark("attack_start")
     bench.meter.phase = "attack"
-    long_line = asyncio.create_task(_long_line(bench, stats, int(args.long_line_mb * 2**20)))
-    rng = random.Random(bench.rng.random())
-    held: list[asyncio.StreamWriter] = []
-    attackers = [
-        _hostile_connection(
-            bench,
-            stats,
-            random.Random(rng.random()),
-            logged_in[i] if i < len(logged_in) else None,
-            held,
-        )
-        for i in range(args.hostile_connections)
-    ]
-    await asyncio.gather(*attackers)
-    stats.sent_seconds = time.monotonic() - start.at
-    # What the kernel still holds for the server is part of the attack (the long line
-    # aside: at the input budget it takes minutes, at almost no cost).
-    left = max(args.attack_limit - stats.sent_seconds, 0.0)
-    skip = set(stats.long_line_ports)
-    stats.drain_seconds = await _until_taken(bench, held, skip, left)
-    stats.unread_at_end = unread_by_server(bench.server.port, skip)
-    long_line.cancel()
-    with contextlib.suppress(BaseException):
-        await long_line
-    for writer in held:
-        writer.close()
-    for listener in bench.hostile_listeners:
-        listener.cancel()
+    context = multiprocessing.get_context("spawn")
+    queue = context.SimpleQueue()
+    process = context.Process(
+        target=_attack_process,
+        args=(
+            queue,
+            bench.server.port,
+            args.hostile_inputs,
+            args.hostile_connections,
+            logged_in,
+            int(args.long_line_mb * 2**20),
+            args.attack_limit,
+            bench.rng.random(),
+        ),
+    )
+    process.start()
+    loop = asyncio.get_running_loop()
+    stats: HostileStats = await loop.run_in_executor(None, queue.get)
+    await loop.run_in_executor(None, process.join)
     bench.mark("attack_end")
     bench.meter.phase = "after_attack"
     await asyncio.sleep(args.duration)

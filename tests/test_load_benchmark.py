@@ -125,7 +125,7 @@ def test_stall_cause_and_exit_status() -> None:
 def test_hostile_defaults_are_the_issue_18_attack() -> None:
     args = load.parse_args(["--scenario", "hostile"])
     assert (args.hostile_inputs, args.hostile_connections, args.long_line_mb) == (100_000, 30, 4.0)
-    assert args.chatters == 2 and args.chat_rate == 5.0  # well under the command rate
+    assert args.chatters == 4 and args.chat_rate == 10.0  # well under the command rate
     assert load.parse_args(["--scenario", "hostile", "--chat-rate", "2"]).chat_rate == 2.0
     assert load.parse_args(["--scenario", "chat"]).chat_rate == 1.0
 

@@ -179,6 +179,8 @@ async def test_a_failing_recipient_stops_no_match_report(
     await carol.expect(replies.match_end_report(winner, loser, 1, 1, 0))
     await closed_once(mallory, caplog, app)
     assert online(app, "alice").opponent is None and online(app, "bob").opponent is None
+    await alice.send("show saved")  # the finished match did not stay behind as a saved one
+    await alice.expect(replies.NO_SAVED_GAMES)
     await alice.send("invite bob 1")
     await bob.expect(replies.type_join("alice"))
 

@@ -340,6 +340,9 @@ NAME_CONSTANTS: dict[str, str] = {
     "TELNETLIB3_INTERNALS": "telnetlib3's internal attribute and parameter names",
     "TELNETLIB3_VERSIONS": "the telnetlib3 versions those internals were read from",
     "READER_FACTORY_KEYWORD": "the name of a telnetlib3 keyword argument",
+    "WRITER_FACTORY_KEYWORD": "the name of a telnetlib3 keyword argument",
+    "ENCODING": "a codec's name (every connection's encoding)",
+    "CHARSETS": "character set names of the telnet CHARSET negotiation (RFC 2066): identifiers",
     "UNBOUND": "why a table command has no handler: for tests and readers of the code",
 }
 """Module constants whose strings are names or notes for developers, never sent, with why."""

@@ -1626,7 +1626,11 @@ async def _hostile_connection(attack: Attack, rng: random.Random, name: str | No
             writer.write(IAC_WONT_TTYPE)
             if name is not None:
                 writer.write(f"login {CLIENT_NAME} 1008 {name} {PASSWORD}\r\n".encode())
-            while stats.inputs < stats.target and not listener.done():
+            while (
+                stats.inputs < stats.target
+                and not listener.done()
+                and not writer.transport.is_closing()
+            ):
                 data = hostile_input(rng)
                 writer.write(data)
                 stats.inputs += 1

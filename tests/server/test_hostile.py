@@ -12,6 +12,7 @@ socket paused (D211).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import random
@@ -217,3 +218,28 @@ async def test_input_over_the_budget_waits_with_the_socket_paused(
     assert await alice.expect_prefix("12 mallory", 10) == "12 mallory after the flood"
     assert not protocol._held and transport.is_reading()
     assert await mallory.line() == replies.LINE_TOO_LONG  # the 48 KiB line, dropped
+
+
+@with_settings(
+    commands_per_second=0.5, command_burst=3, max_unread_input=4096, max_input_rate=16_384
+)
+async def test_the_unread_input_bound_holds_under_the_budget(connect: Connect, app: App) -> None:
+    """With the input budget in front, a client whose commands wait too long is still
+    disconnected with the line saying why (D120, D211), and alice is answered meanwhile."""
+    alice, mallory = await login_all(connect, app, "alice", "mallory")
+    flood = asyncio.create_task(mallory.send_raw(b"time\r\n" * 200_000))
+    try:
+        await answers(alice)
+        assert replies.TOO_MUCH_INPUT in await _lines_until_closed(mallory)
+    finally:
+        flood.cancel()
+        with contextlib.suppress(asyncio.CancelledError, ConnectionError):
+            await flood
+
+
+async def _lines_until_closed(client: Any) -> list[str]:
+    lines: list[str] = []
+    with contextlib.suppress(ConnectionError):
+        while True:
+            lines.append(await client.line(10))
+    return lines

@@ -1573,6 +1573,9 @@ class HostileStats:
     connect_failed: int = 0
     long_line_bytes_sent: int = 0
     long_line_ports: list[int] = field(default_factory=list)
+    server_run_delay: dict[str, float] = field(default_factory=dict)
+    """Per phase, seconds the server waited for a CPU while it could run (another
+    process had it): what the machine, not the server, added to the round trips."""
     unread_at_end: int = 0
     """Bytes still waiting for the server at the end of the attack (``--attack-limit``):
     the commands of the attackers' connections wait their turn at the command rate."""
@@ -1757,14 +1760,26 @@ def _attack_process(queue: Any, *arguments: Any) -> None:
     queue.put(asyncio.run(run_attack(*arguments)))
 
 
+def run_delay(pid: int) -> float:
+    """Seconds the threads of ``pid`` have waited, runnable, for a CPU (the second field
+    of ``/proc/<pid>/task/*/schedstat``): time the machine, not the server, cost."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/schedstat") as f:
+            total += int(f.read().split()[1])
+    return total / 1e9
+
+
 async def hostile_attack(bench: Bench, logged_in: list[str]) -> HostileStats:
     """The bystanders alone for ``--duration`` s, then the attack (from another
     process), then ``--duration`` s of quiet: RSS marked at each step."""
     args = bench.args
     bench.meter.phase = "before_attack"
     bench.mark("before_attack_start")
+    before_delay = run_delay(bench.server.pid)
     await asyncio.sleep(args.duration)
     bench.mark("attack_start")
+    attack_delay = run_delay(bench.server.pid)
     bench.meter.phase = "attack"
     context = multiprocessing.get_context("spawn")
     queue = context.SimpleQueue()
@@ -1786,9 +1801,15 @@ async def hostile_attack(bench: Bench, logged_in: list[str]) -> HostileStats:
     stats: HostileStats = await loop.run_in_executor(None, queue.get)
     await loop.run_in_executor(None, process.join)
     bench.mark("attack_end")
+    after_delay = run_delay(bench.server.pid)
     bench.meter.phase = "after_attack"
     await asyncio.sleep(args.duration)
     bench.mark("after_attack_end")
+    stats.server_run_delay = {
+        "before_attack": round(attack_delay - before_delay, 3),
+        "attack": round(after_delay - attack_delay, 3),
+        "after_attack": round(run_delay(bench.server.pid) - after_delay, 3),
+    }
     return stats
 
 
@@ -1832,6 +1853,7 @@ def hostile_summary(bench: Bench, stats: HostileStats) -> dict[str, Any]:
         "rss_after_mb": mb(after.rss),
         "rss_after_over_before": round(after.rss / max(start.rss, 1), 3),
         "server_cpu_seconds_during": round(end.cpu - start.cpu, 2),
+        "server_waited_for_cpu_seconds": stats.server_run_delay,
     }
 
 

@@ -27,6 +27,7 @@ from telnetlib3 import telopt
 
 from protocol import replies
 from server.app import App
+from server.config import Settings
 from server.output import TOO_LONG
 from server.telnet import LineReader, QuietTelnetServer, TelnetOutput
 
@@ -34,6 +35,14 @@ from .conftest import Connect
 from .sessions import login_all, online
 from .test_abuse import answers, with_settings
 from .test_telnet_input import _Transport
+
+
+@pytest.fixture
+def settings(settings: Settings, request: pytest.FixtureRequest) -> Settings:
+    """The test's changes (:func:`with_settings`: indirect parametrization)."""
+    changes: dict[str, Any] = getattr(request, "param", {})
+    return settings.replace(**changes)
+
 
 IAC, SB, SE = b"\xff", b"\xfa", b"\xf0"
 NEGOTIATIONS = [telopt.WILL, telopt.WONT, telopt.DO, telopt.DONT]
@@ -177,7 +186,7 @@ async def test_hostile_inputs_through_a_socket(
 ) -> None:
     """2,000 hostile inputs from a logged-in client and a guest: the bystander is
     answered throughout, nothing loud is logged, and the attacker's connection still
-    carries a tell to it in UTF-8."""
+    carries its own commands and a tell to it in UTF-8."""
     alice, mallory = await login_all(connect, app, "alice", "mallory")
     guest = await connect()
     rng = random.Random(18)
@@ -187,6 +196,8 @@ async def test_hostile_inputs_through_a_socket(
         await mallory.send_raw(batch)
         await guest.send_raw(batch)
         await answers(alice)
+    await mallory.send_raw(IAC + SE + IAC + SE + b"\r\n\r\ntell alice still here\r\n")
+    assert await alice.expect_prefix("12 mallory", 10) == "12 mallory still here"
     await alice.send("tell mallory still there?")
     received = mallory.buffer  # its connection is still written to, in UTF-8
     while b"12 alice still there?\r\n" not in received:
@@ -227,10 +238,11 @@ async def test_the_unread_input_bound_holds_under_the_budget(connect: Connect, a
     """With the input budget in front, a client whose commands wait too long is still
     disconnected with the line saying why (D120, D211), and alice is answered meanwhile."""
     alice, mallory = await login_all(connect, app, "alice", "mallory")
+    heard = asyncio.create_task(_lines_until_closed(mallory))  # read before the close
     flood = asyncio.create_task(mallory.send_raw(b"time\r\n" * 200_000))
     try:
         await answers(alice)
-        assert replies.TOO_MUCH_INPUT in await _lines_until_closed(mallory)
+        assert replies.TOO_MUCH_INPUT in await heard
     finally:
         flood.cancel()
         with contextlib.suppress(asyncio.CancelledError, ConnectionError):

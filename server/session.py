@@ -176,7 +176,7 @@ class Session:
                     self.before_write(self)
                 self.output.send(lines)
             except Exception as exc:
-                self._write_failed(exc)
+                self.writing_failed(exc)
 
     def send_lines(self, lines: Iterable[str]) -> None:
         if not self.closed:
@@ -185,7 +185,7 @@ class Session:
                     self.before_write(self)
                 self.output.send(lines)
             except Exception as exc:
-                self._write_failed(exc)
+                self.writing_failed(exc)
 
     def send_payload(self, payload: Payload) -> None:
         """Write a broadcast's pre-rendered lines (the same bytes as :meth:`send_lines`)."""
@@ -195,10 +195,11 @@ class Session:
                     self.before_write(self)
                 self.output.send_payload(payload)
             except Exception as exc:
-                self._write_failed(exc)
+                self.writing_failed(exc)
 
-    def _write_failed(self, exc: Exception) -> None:
-        """Close this session's connection at once; log the first failure only."""
+    def writing_failed(self, exc: Exception) -> None:
+        """A write to this session raised ``exc``: close its connection at once; log the
+        first failure only (D210)."""
         if not self.write_failed:
             self.write_failed = True
             log.error(

@@ -216,3 +216,39 @@ async def test_a_failing_recipient_stops_no_shutdown(
 
 async def stop_cleanly(service: Service) -> None:
     await service.stop()  # raises nothing: SIGTERM's exit status comes from here
+
+
+class _FailingOutput:
+    """A transport whose writes raise (any transport, not only telnet's): the session's
+    own connection underneath is what gets closed."""
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+        self.host = real.host
+
+    def send(self, lines: Any) -> None:
+        raise RuntimeError("transport broken")
+
+    def send_payload(self, payload: Any) -> None:
+        raise RuntimeError("transport broken")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+
+@pytest.mark.logs_errors
+async def test_a_failing_transport_stops_no_status_batch_or_broadcast(
+    connect: Connect, app: App, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Not telnet's write but the transport itself raises (as another transport could):
+    the batch of status notices and a shout still reach everyone else."""
+    alice, mallory, carol = await login_all(connect, app, "alice", "mallory", "carol")
+    session = online(app, "mallory")
+    session.output = _FailingOutput(session.output)
+    dave = await clip_login(connect, app, "dave")
+    for client in (alice, carol):
+        assert await client.expect_prefix("7 dave ")
+    await dave.send("shout hi")
+    for client in (alice, carol):
+        assert await client.expect_prefix("13 ") == "13 dave hi"
+    await closed_once(mallory, caplog, app)

@@ -135,16 +135,18 @@ def tune_gc() -> None:
 
 
 def quiet_telnetlib3(level: str) -> None:
-    """Log telnetlib3 at WARNING and above unless the server logs at DEBUG.
+    """Log telnetlib3 at ERROR and above unless the server logs at DEBUG.
 
     telnetlib3 logs every connection and disconnection at INFO ("Connection from ...",
     "Connection closed for ..."): two lines per connection, ~1 % of the event loop during
     a burst of logins (docs/performance.md §6). ``--log-level DEBUG`` keeps them, for
     debugging connections. Its modules log under the ``telnetlib3`` logger, so one level
-    covers them all.
+    covers them all. Its warnings are about what one client sent (a negotiation out of
+    order, a malformed subnegotiation): a hostile client could fill the log with them
+    (D210).
     """
     if level != "DEBUG":
-        logging.getLogger("telnetlib3").setLevel(logging.WARNING)
+        logging.getLogger("telnetlib3").setLevel(logging.ERROR)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

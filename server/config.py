@@ -50,6 +50,7 @@ class Settings:
     commands_per_second: float = 20.0  # [limits] commands_per_second
     command_burst: int = 40  # [limits] command_burst
     max_unread_input: int = 65_536  # [limits] max_unread_input, bytes
+    max_input_rate: int = 16_384  # [limits] max_input_rate, bytes a second; 0: no limit
     write_buffer_limit: int = 1_048_576  # [limits] write_buffer_limit, bytes
     login_attempts: int = 5  # [limits] login_attempts per connection
     login_delay: float = 1.0  # [limits] login_delay, seconds after a failure (doubles)
@@ -96,6 +97,7 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("limits", "commands_per_second"): ("commands_per_second", float),
     ("limits", "command_burst"): ("command_burst", int),
     ("limits", "max_unread_input"): ("max_unread_input", int),
+    ("limits", "max_input_rate"): ("max_input_rate", int),
     ("limits", "write_buffer_limit"): ("write_buffer_limit", int),
     ("limits", "login_attempts"): ("login_attempts", int),
     ("limits", "login_delay"): ("login_delay", float),
@@ -203,6 +205,10 @@ def _validate(settings: Settings) -> None:
         (
             settings.max_unread_input >= max(4096, 2 * settings.max_line_length),
             "[limits] max_unread_input must be at least 4096 and twice max_line_length",
+        ),
+        (
+            settings.max_input_rate == 0 or settings.max_input_rate >= 1024,
+            "[limits] max_input_rate must be 0 (no limit) or at least 1024",
         ),
         (settings.write_buffer_limit >= 4096, "[limits] write_buffer_limit must be 4096 or more"),
         (settings.login_attempts >= 1, "[limits] login_attempts must be 1 or more"),

@@ -1,7 +1,7 @@
 """The runners: whole jobs, group commit, a failing job rolled back alone.
 
 SQLite: one connection, the statements on the loop, the commits on one thread.
-PostgreSQL: the same batches on a pooled connection, run by a writer task.
+PostgreSQL: the same batches on a writer's own asyncpg connection (db/pgwriter.py).
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING
 import pytest
 from sqlalchemy import bindparam, insert, select, text
 
-from db.engine import create_engine, migrate_engine, migrate_sqlite
+from db.engine import create_engine, migrate_engine, migrate_sqlite, normalize_url
 from db.errors import ConstraintViolation, DatabaseError
 from db.models import MessageRow, UserRow
-from db.runner import AlchemyRunner, SqliteRunner, Transaction
+from db.pgwriter import PgRunner
+from db.runner import SqliteRunner, Transaction
 
 if TYPE_CHECKING:
     from tests.conftest import DbTarget
@@ -112,7 +113,7 @@ async def test_a_failing_job_is_rolled_back_alone(runner: SqliteRunner) -> None:
     await _check_a_failing_job_is_rolled_back_alone(runner)
 
 
-async def _check_a_failing_job_is_rolled_back_alone(runner: SqliteRunner | AlchemyRunner) -> None:
+async def _check_a_failing_job_is_rolled_back_alone(runner: SqliteRunner | PgRunner) -> None:
     """Five jobs in one batch, two failing: those two are undone, the others committed."""
 
     def half_then_fail(tx: Transaction) -> None:
@@ -199,16 +200,28 @@ async def test_the_connection_is_durable_wal_with_foreign_keys(runner: SqliteRun
     assert await runner.read(pragmas) == ["wal", 2, 1, 0]
 
 
-# -- the PostgreSQL runner (AlchemyRunner): the same group commit on a pooled connection ----
+# -- the PostgreSQL runner (PgRunner): the same group commit on a writer's connection ------
+
+
+async def _pg_runner(db_target: DbTarget, *, writers: int = 1, retry_seconds: float = 30.0) -> PgRunner:
+    engine = create_engine(db_target.url, schema=db_target.schema)
+    await migrate_engine(engine)
+    runner = PgRunner(
+        engine,
+        normalize_url(db_target.url),
+        schema=db_target.schema,
+        writers=writers,
+        retry_seconds=retry_seconds,
+    )
+    await runner.start()
+    return runner
 
 
 @pytest.fixture
-async def pg_runner(db_target: DbTarget) -> AsyncIterator[AlchemyRunner]:
+async def pg_runner(db_target: DbTarget) -> AsyncIterator[PgRunner]:
     if db_target.backend != "postgresql":
         pytest.skip("the PostgreSQL runner")
-    engine = create_engine(db_target.url, schema=db_target.schema)
-    await migrate_engine(engine)
-    runner = AlchemyRunner(engine)
+    runner = await _pg_runner(db_target)
     try:
         yield runner
     finally:
@@ -216,7 +229,7 @@ async def pg_runner(db_target: DbTarget) -> AsyncIterator[AlchemyRunner]:
 
 
 async def test_postgresql_writes_waiting_together_share_one_commit(
-    pg_runner: AlchemyRunner,
+    pg_runner: PgRunner,
 ) -> None:
     names = [f"u{i:02}" for i in range(20)]
     assert await asyncio.gather(*(pg_runner.write(_add(name)) for name in names)) == names
@@ -232,12 +245,12 @@ async def test_postgresql_writes_waiting_together_share_one_commit(
     assert len(names) == 31
 
 
-async def test_postgresql_a_failing_job_is_rolled_back_alone(pg_runner: AlchemyRunner) -> None:
+async def test_postgresql_a_failing_job_is_rolled_back_alone(pg_runner: PgRunner) -> None:
     await _check_a_failing_job_is_rolled_back_alone(pg_runner)
 
 
 async def test_postgresql_a_cancelled_callers_write_still_commits(
-    pg_runner: AlchemyRunner,
+    pg_runner: PgRunner,
 ) -> None:
     kept = asyncio.ensure_future(pg_runner.write(_add("kept")))
     abandoned = asyncio.ensure_future(pg_runner.write(_add("skipped"), abandonable=True))
@@ -255,9 +268,7 @@ async def test_postgresql_a_cancelled_callers_write_still_commits(
 async def test_postgresql_close_finishes_queued_jobs_then_refuses(db_target: DbTarget) -> None:
     if db_target.backend != "postgresql":
         pytest.skip("the PostgreSQL runner")
-    engine = create_engine(db_target.url, schema=db_target.schema)
-    await migrate_engine(engine)
-    runner = AlchemyRunner(engine)
+    runner = await _pg_runner(db_target)
     writes = [asyncio.ensure_future(runner.write(_add(f"u{i}"))) for i in range(5)]
     await asyncio.sleep(0)
     await runner.close()

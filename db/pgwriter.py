@@ -257,8 +257,9 @@ class _Writer:
 
         :raises Exception: what connecting raised.
         """
-        if self.connection is None or self.connection.is_closed():
-            self.connection = None
+        if self.connection is not None and self.connection.is_closed():
+            self.drop()  # it broke while idle
+        if self.connection is None:
             self.connection = await self._runner.connect()
         return self.connection
 
@@ -267,7 +268,7 @@ class _Writer:
         if self.connection is not None:
             self.connection.terminate()
             self.connection = None
-        self._runner.figures.reconnects += 1
+            self._runner.figures.reconnects += 1
 
     async def _run(self) -> None:
         while self.queue:
@@ -296,6 +297,7 @@ class _Writer:
                 careful = True
                 await self._roll_back()
             except _Lost as exc:
+                _log.warning("postgresql: a writer's connection broke (%s); trying again", exc)
                 self.drop()
                 if exc.committing:
                     xid = self._xid
@@ -307,8 +309,6 @@ class _Writer:
                 await self._roll_back()
             except (*_LOST, asyncpg.exceptions.CannotConnectNowError) as exc:
                 # Connecting failed: PostgreSQL is down or starting.
-                if self.connection is not None and self.connection.is_closed():
-                    self.connection = None
                 if not self._retry_allowed(started, writes, exc):
                     return
                 await asyncio.sleep(0.2)
@@ -332,6 +332,7 @@ class _Writer:
         return False
 
     def _fail(self, writes: list[_Write], error: DatabaseError) -> None:
+        _log.error("postgresql: %d writes failed: %s", len(writes), error)
         self._runner.figures.failed += len(writes)
         for request in writes:
             request.outcome = (None, error)

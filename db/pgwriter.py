@@ -258,14 +258,15 @@ class _Writer:
         :raises Exception: what connecting raised.
         """
         if self.connection is not None and self.connection.is_closed():
-            self.drop()  # it broke while idle
+            self.drop("closed while idle")
         if self.connection is None:
             self.connection = await self._runner.connect()
         return self.connection
 
-    def drop(self) -> None:
+    def drop(self, cause: str) -> None:
         """Forget a broken connection (the next batch opens a new one)."""
         if self.connection is not None:
+            _log.warning("postgresql: writer %d lost its connection (%s)", self.index, cause)
             self.connection.terminate()
             self.connection = None
             self._runner.figures.reconnects += 1
@@ -297,8 +298,7 @@ class _Writer:
                 careful = True
                 await self._roll_back()
             except _Lost as exc:
-                _log.warning("postgresql: a writer's connection broke (%s); trying again", exc)
-                self.drop()
+                self.drop(str(exc))
                 if exc.committing:
                     xid = self._xid
                 if not self._retry_allowed(started, writes, exc):
@@ -345,8 +345,8 @@ class _Writer:
         try:
             if connection.is_in_transaction():
                 await connection.execute("ROLLBACK")
-        except Exception:
-            self.drop()
+        except Exception as exc:
+            self.drop(f"rolling back: {exc}")
 
     async def _committed(self, xid: str) -> bool:
         """Whether transaction ``xid`` committed (read on a new connection)."""

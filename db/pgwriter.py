@@ -148,6 +148,7 @@ class _Lost(Exception):
 
 _LOST: Final = (
     asyncpg.InterfaceError,  # "connection is closed", ConnectionDoesNotExistError
+    asyncpg.InternalClientError,  # "another operation is in progress" after a cut
     asyncpg.PostgresConnectionError,  # class 08
     asyncpg.exceptions.OperatorInterventionError,  # class 57: terminated, shutting down
     OSError,
@@ -189,7 +190,16 @@ class _Write(_Request):
 
     statement: Executable | None = None
     params: Mapping[str, Any] | None = None
+    replay: Executable | None = None
+    """A statement with the same effect as ``statement`` whether or not that one was
+    committed: run instead when a first attempt's outcome is unknown."""
     submitted: float = 0.0
+
+    def sent(self, replaying: bool) -> Executable | None:
+        """The statement to run (``None`` for a job)."""
+        if replaying and self.replay is not None:
+            return self.replay
+        return self.statement
 
 
 # -- figures ----------------------------------------------------------------------------------
@@ -283,6 +293,7 @@ class _Writer:
         figures = self._runner.figures
         started = time.monotonic()
         careful = False
+        replaying = False
         xid: str | None = None
         while True:
             try:
@@ -292,15 +303,21 @@ class _Writer:
                     if committed:
                         break
                 connection = await self.connect()
-                await self._attempt(connection, writes, careful=careful)
+                await self._attempt(connection, writes, careful=careful, replaying=replaying)
                 break
             except _JobFailed:
                 careful = True
                 await self._roll_back()
             except _Lost as exc:
                 self.drop(str(exc))
-                if exc.committing:
+                if exc.committing and self._xid is not None:
                     xid = self._xid
+                elif exc.committing:  # a batch of one round trip, without its id
+                    if not all(r.replay is not None for r in writes):
+                        error = DatabaseError(f"the write's outcome is unknown: {exc}")
+                        self._fail(writes, error)
+                        return
+                    replaying = True
                 if not self._retry_allowed(started, writes, exc):
                     return
                 await asyncio.sleep(0.05)
@@ -359,21 +376,32 @@ class _Writer:
         return False
 
     async def _attempt(
-        self, connection: asyncpg.Connection, writes: Sequence[_Write], *, careful: bool
+        self,
+        connection: asyncpg.Connection,
+        writes: Sequence[_Write],
+        *,
+        careful: bool,
+        replaying: bool,
     ) -> None:
         """Run the batch in one transaction and commit it.
 
+        :param replaying: run each write's ``replay`` statement, if it has one.
         :raises _JobFailed: a job failed (not ``careful``): the batch is to run again.
         :raises _Lost: the connection broke.
         """
         statements = self._runner.statements
+        self._xid = None
+        first = writes[0].sent(replaying)
+        if not careful and first is not None and all(r.sent(replaying) is first for r in writes):
+            await self._run_in_one_trip(connection, writes, statements(first))
+            return
         try:
             await connection.execute("BEGIN")
             self._xid = await connection.fetchval("SELECT CAST(pg_current_xact_id() AS text)")
             if careful:
-                await self._run_careful(connection, writes)
+                await self._run_careful(connection, writes, replaying)
             else:
-                await self._run_optimistic(connection, writes, statements)
+                await self._run_optimistic(connection, writes, statements, replaying)
         except _LOST as exc:
             raise _Lost(exc) from exc
         try:
@@ -381,24 +409,48 @@ class _Writer:
         except _LOST as exc:
             raise _Lost(exc, committing=True) from exc
 
+    async def _run_in_one_trip(
+        self, connection: asyncpg.Connection, writes: Sequence[_Write], compiled: _Compiled
+    ) -> None:
+        """The same statement for every write: one ``executemany`` outside any explicit
+        transaction. asyncpg sends every execution, then one ``Sync``: one round trip,
+        and PostgreSQL runs them all in one implicit transaction, committed at the
+        ``Sync``. If the connection breaks meanwhile, the outcome is unknown (the
+        caller replays the batch)."""
+        try:
+            await connection.executemany(compiled.text, [compiled.args(r.params) for r in writes])
+        except _LOST as exc:
+            raise _Lost(exc, committing=True) from exc
+        except asyncpg.PostgresError as exc:
+            if _infrastructure(exc):
+                raise
+            raise _JobFailed from exc
+        for request in writes:
+            request.outcome = (None, None)
+
     async def _run_optimistic(
-        self, connection: asyncpg.Connection, writes: Sequence[_Write], statements: _Statements
+        self,
+        connection: asyncpg.Connection,
+        writes: Sequence[_Write],
+        statements: _Statements,
+        replaying: bool,
     ) -> None:
         """Every write in turn, consecutive single statements as one ``executemany``."""
         transaction = _PgTransaction(connection, statements)
         index = 0
         while index < len(writes):
             request = writes[index]
-            if request.statement is None:
+            statement = request.sent(replaying)
+            if statement is None:
                 request.outcome = await _run_job(request, transaction)
                 if request.outcome[1] is not None:
                     raise _JobFailed
                 index += 1
                 continue
             end = index + 1
-            while end < len(writes) and writes[end].statement is request.statement:
+            while end < len(writes) and writes[end].sent(replaying) is statement:
                 end += 1
-            compiled = statements(request.statement)
+            compiled = statements(statement)
             try:
                 if end - index == 1:
                     await connection.execute(compiled.text, *compiled.args(request.params))
@@ -413,15 +465,18 @@ class _Writer:
                 done.outcome = (None, None)
             index = end
 
-    async def _run_careful(self, connection: asyncpg.Connection, writes: Sequence[_Write]) -> None:
+    async def _run_careful(
+        self, connection: asyncpg.Connection, writes: Sequence[_Write], replaying: bool
+    ) -> None:
         """Every write under a savepoint of its own: a failing one is undone alone."""
         transaction = _PgTransaction(connection, self._runner.statements)
         for request in writes:
             await connection.execute("SAVEPOINT job")
-            if request.statement is None:
+            statement = request.sent(replaying)
+            if statement is None:
                 request.outcome = await _run_job(request, transaction)
             else:
-                compiled = self._runner.statements(request.statement)
+                compiled = self._runner.statements(statement)
                 try:
                     await connection.execute(compiled.text, *compiled.args(request.params))
                     request.outcome = (None, None)
@@ -549,15 +604,26 @@ class PgRunner:
         return cast(_T, await self._submit(_Write(job, self._future(), True, abandonable), key))
 
     async def write_statement(
-        self, statement: Executable, params: Mapping[str, Any], *, key: Hashable = None
+        self,
+        statement: Executable,
+        params: Mapping[str, Any],
+        *,
+        key: Hashable = None,
+        replay: Executable | None = None,
     ) -> None:
         """Run one statement, whose rows are not needed, as a write.
 
-        Consecutive ones of a batch are sent together (one ``executemany``).
+        Consecutive ones of a batch are sent together (one ``executemany``); a batch of
+        them alone, with the same statement, is one round trip (no ``BEGIN``, no
+        ``COMMIT``), whose outcome is unknown if the connection breaks meanwhile: it is
+        then run again with each write's ``replay`` statement (the same effect whether
+        or not the first attempt was committed), or failed if one has none.
 
         :raises ConstraintViolation: the statement broke a constraint.
         """
-        request = _Write(_no_job, self._future(), True, statement=statement, params=params)
+        request = _Write(
+            _no_job, self._future(), True, statement=statement, params=params, replay=replay
+        )
         await self._submit(request, key)
 
     def _future(self) -> asyncio.Future[Any]:

@@ -466,7 +466,10 @@ class Database:
                     "events": [chunk.events for chunk in events],
                 }
                 await self._runner.write_statement(
-                    sql.save_match_with_events, whole, key=(player1, player2)
+                    sql.save_match_with_events,
+                    whole,
+                    key=(player1, player2),
+                    replay=sql.save_match_replayed,
                 )
             else:
                 rows = [{**pair, **_saved_events_values(chunk)} for chunk in events]

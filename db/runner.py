@@ -101,10 +101,18 @@ class Runner(Protocol):
         ...
 
     async def write_statement(
-        self, statement: Executable, params: Mapping[str, Any], *, key: Hashable = None
+        self,
+        statement: Executable,
+        params: Mapping[str, Any],
+        *,
+        key: Hashable = None,
+        replay: Executable | None = None,
     ) -> None:
         """Run one statement, whose rows are not needed, as a write (see :meth:`write`).
 
+        :param replay: a statement with the same effect whether or not ``statement`` was
+            already committed, run instead if the outcome of a first attempt is unknown
+            (PostgreSQL: a connection lost mid-way).
         :raises ConstraintViolation: the statement broke a constraint.
         """
         ...
@@ -260,7 +268,12 @@ class SqliteRunner:
         return await self._submit(job, write=True, abandonable=abandonable)
 
     async def write_statement(
-        self, statement: Executable, params: Mapping[str, Any], *, key: Hashable = None
+        self,
+        statement: Executable,
+        params: Mapping[str, Any],
+        *,
+        key: Hashable = None,
+        replay: Executable | None = None,
     ) -> None:
         await self._submit(lambda tx: tx.execute(statement, params), write=True, abandonable=False)
 

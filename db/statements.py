@@ -161,7 +161,8 @@ class Statements:
             .where(events_pair)
             .order_by(SavedEventsRow.game, SavedEventsRow.first_event)
         )
-        self.save_match_with_events: Final = _save_match_with_events()
+        self.save_match_with_events: Final = _save_match_with_events(replay=False)
+        self.save_match_replayed: Final = _save_match_with_events(replay=True)
         plays_in = or_(
             SavedMatchRow.player1 == _param(UserRow.name),
             SavedMatchRow.player2 == _param(UserRow.name),
@@ -250,7 +251,7 @@ class Statements:
         return column.collate("C") if self._dialect == "postgresql" else column
 
 
-def _save_match_with_events() -> Any:
+def _save_match_with_events(*, replay: bool) -> Any:
     """PostgreSQL: a save of a running match as one statement, its state and its events.
 
     Parameters: the ``saved_matches`` columns; ``append`` (false: the pair's event rows
@@ -260,7 +261,13 @@ def _save_match_with_events() -> Any:
     first row is inserted (a row deleted by its own transaction does not clash with a new
     one of the same key). The foreign key of the new rows is checked at the statement's
     end, after the upsert of their saved match (docs/database.md).
+
+    ``replay``: the form run again when the outcome of the first is unknown (a lost
+    connection): event rows already there are left as they are, so it has the same
+    effect whether or not the first was committed (the pair's later saves wait behind
+    it).
     """
+    conflict = "ON CONFLICT (player1, player2, game, first_event) DO NOTHING" if replay else ""
     return text(
         """
 WITH gone AS (
@@ -286,6 +293,7 @@ FROM unnest(CAST(:games AS INTEGER[]), CAST(:first_events AS INTEGER[]),
     CAST(:events AS TEXT[])) AS e(game, first_event, events)
 WHERE (SELECT count(*) FROM gone) >= 0 AND (SELECT count(*) FROM state) = 1
 """
+        + conflict
     )
 
 

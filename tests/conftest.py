@@ -122,7 +122,7 @@ async def terminate_backends(url: str, where: str = "datname = current_database(
     try:
         terminated = await admin.fetch(
             # With a timeout, each call returns once its backend has ended.
-            "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity "
+            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
             f"WHERE pid <> pg_backend_pid() AND ({where})"
         )
     finally:

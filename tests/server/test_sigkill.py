@@ -394,9 +394,13 @@ async def test_terminated_database_connections_lose_nothing(tmp_path: Path) -> N
                 assert await terminate_backends(url) >= 1  # at least the writer's
                 # The match goes on: moves made after the cut reach the opponent.
                 seen = sum(len(me.moves_seen) for me in players)
-                async with asyncio.timeout(20):
-                    while sum(len(me.moves_seen) for me in players) < seen + 2:
-                        await asyncio.sleep(0.05)
+                for _ in range(400):  # 20 s
+                    if sum(len(me.moves_seen) for me in players) >= seen + 2:
+                        break
+                    await asyncio.sleep(0.05)
+                else:
+                    failures = [me.failures for me in players]
+                    raise AssertionError(f"the match stopped: {failures}; {log.read_text()}")
             await server.kill()
             await asyncio.gather(*tasks)
         for me in players:

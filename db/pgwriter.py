@@ -18,7 +18,9 @@ so a batch makes few of them:
 * A *single-statement write* (:meth:`PgRunner.write_statement`, the save of a running
   match: its state and its new events in one statement) needs no Python between its
   statements, so consecutive ones of a batch go to the server as one pipelined
-  ``executemany``: one round trip for all of them.
+  ``executemany``. A batch of nothing else (the usual one under load) is that
+  ``executemany`` alone, without ``BEGIN`` or ``COMMIT``: PostgreSQL runs it in one
+  implicit transaction committed at its ``Sync``, one round trip in all.
 * Other jobs are plain synchronous functions of a :class:`~db.runner.Transaction`; they
   run in a greenlet (SQLAlchemy's ``greenlet_spawn``) whose every statement is one
   awaited asyncpg call.
@@ -34,7 +36,9 @@ Failures that are not the job's are retried, never reported as the job's:
   connection. If the connection broke while ``COMMIT`` was under way, the outcome is
   read back from PostgreSQL on the new connection (``pg_xact_status`` of the
   transaction's id, taken at its start): committed, the callers get their results;
-  otherwise the batch runs again. Only when PostgreSQL cannot be reached for
+  otherwise the batch runs again. A batch of one round trip has no id: it is run again
+  with each write's *replay* statement, which has the same effect whether or not the
+  first attempt was committed. Only when PostgreSQL cannot be reached for
   ``retry_seconds`` are the batch's callers given a :class:`~db.errors.DatabaseError`:
   their actions are reported as failed, nothing is announced that was not committed.
 

@@ -302,7 +302,10 @@ class _Writer:
         while True:
             try:
                 if xid is not None:
-                    committed = await self._committed(xid)
+                    committed = await self._committed(xid, started)
+                    if committed is None:
+                        self._fail(writes, DatabaseError("the write's outcome is unknown"))
+                        return
                     xid = None
                     if committed:
                         break
@@ -322,7 +325,7 @@ class _Writer:
                         self._fail(writes, error)
                         return
                     replaying = True
-                if not self._retry_allowed(started, writes, exc):
+                if not self._retry_allowed(started, writes, exc, unknown=exc.committing):
                     return
                 await asyncio.sleep(0.05)
             except _RETRY:
@@ -330,7 +333,8 @@ class _Writer:
                 await self._roll_back()
             except (*_LOST, asyncpg.exceptions.CannotConnectNowError) as exc:
                 # Connecting failed: PostgreSQL is down or starting.
-                if not self._retry_allowed(started, writes, exc):
+                unknown = xid is not None or replaying
+                if not self._retry_allowed(started, writes, exc, unknown=unknown):
                     return
                 await asyncio.sleep(0.2)
             except asyncio.CancelledError:
@@ -345,11 +349,17 @@ class _Writer:
         figures.batch(len(writes), ended - started, ended - min(r.submitted for r in writes))
         _settle(writes)
 
-    def _retry_allowed(self, started: float, writes: list[_Write], error: BaseException) -> bool:
-        """Whether the batch may be tried again; if not, its callers are failed."""
+    def _retry_allowed(
+        self, started: float, writes: list[_Write], error: BaseException, *, unknown: bool
+    ) -> bool:
+        """Whether the batch may be tried again; if not, its callers are failed.
+
+        :param unknown: the batch may have been committed (its outcome is unknown).
+        """
         if time.monotonic() - started < self._runner.retry_seconds:
             return True
-        self._fail(writes, DatabaseError(f"the write was not committed: {error}"))
+        what = "the write's outcome is unknown" if unknown else "the write was not committed"
+        self._fail(writes, DatabaseError(f"{what}: {error}"))
         return False
 
     def _fail(self, writes: list[_Write], error: DatabaseError) -> None:
@@ -369,15 +379,17 @@ class _Writer:
         except Exception as exc:
             self.drop(f"rolling back: {exc}")
 
-    async def _committed(self, xid: str) -> bool:
-        """Whether transaction ``xid`` committed (read on a new connection)."""
+    async def _committed(self, xid: str, started: float) -> bool | None:
+        """Whether transaction ``xid`` committed (read on a new connection); ``None`` if
+        it is still in progress when the batch's time to retry is over."""
         connection = await self.connect()
-        for _ in range(100):
+        while True:
             status = await connection.fetchval("SELECT pg_xact_status(CAST($1 AS xid8))", xid)
             if status != "in progress":  # its old backend may still be ending
                 return bool(status == "committed")
+            if time.monotonic() - started >= self._runner.retry_seconds:
+                return None
             await asyncio.sleep(0.05)
-        return False
 
     async def _attempt(
         self,

@@ -588,30 +588,6 @@ class Database:
         rate = sql.update_user(("rating", "experience"))
         pair = dict(zip(("player1", "player2"), _pair(player1, player2), strict=True))
 
-        if self._backend == "postgresql" and len({c.name for c in rating_updates}) == len(
-            rating_updates
-        ):
-            # One statement: a round trip instead of four (docs/database.md).
-            finish = {
-                **values,
-                "names": [change.name for change in rating_updates],
-                "ratings": [float(change.rating) for change in rating_updates],
-                "experiences": [change.experience for change in rating_updates],
-                "delete_saved": delete_saved,
-                "pair1": pair["player1"],
-                "pair2": pair["player2"],
-            }
-
-            def finish_job(tx: Transaction) -> int:
-                record_id, rated, _ = tx.execute(sql.finish_match, finish)[0]
-                for change in rating_updates:
-                    if change.name not in rated:
-                        raise UnknownUserError(change.name)
-                return int(record_id)
-
-            record_id = await self._runner.write(finish_job, key=tuple(pair.values()))
-            return MatchRecord(id=record_id, **values)
-
         def job(tx: Transaction) -> int:
             (record_id,) = tx.execute(sql.insert_record, values)[0]
             for change in rating_updates:

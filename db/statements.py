@@ -179,7 +179,6 @@ class Statements:
             .values(_values(MatchRecordRow, record_keys))
             .returning(MatchRecordRow.id)
         )
-        self.finish_match: Final = _finish_match()
         self.record: Final = select(*_columns(MatchRecordRow, RECORD_COLUMNS)).where(
             MatchRecordRow.id == _param(MatchRecordRow.id)
         )
@@ -295,42 +294,6 @@ FROM unnest(CAST(:games AS INTEGER[]), CAST(:first_events AS INTEGER[]),
 WHERE (SELECT count(*) FROM gone) >= 0 AND (SELECT count(*) FROM state) = 1
 """
         + conflict
-    )
-
-
-def _finish_match() -> Any:
-    """PostgreSQL: a finished match's record, its ratings and its saved match's removal in
-    one statement (one round trip instead of four).
-
-    Parameters: the ``match_records`` columns but ``id``; ``names``, ``ratings``,
-    ``experiences``: the rating updates as three arrays; ``delete_saved`` and the pair
-    (``pair1``, ``pair2``, in code-point order) of the saved match to remove. Returns one
-    row: the record's id and the names of the users whose rating was updated.
-    """
-    return text(
-        """
-WITH record AS (
-    INSERT INTO match_records (player1, player2, match_length, score1, score2, winner,
-        started_at, ended_at, rules, moves)
-    VALUES (CAST(:player1 AS VARCHAR), CAST(:player2 AS VARCHAR),
-        CAST(:match_length AS INTEGER), CAST(:score1 AS INTEGER), CAST(:score2 AS INTEGER),
-        CAST(:winner AS VARCHAR), CAST(:started_at AS BIGINT), CAST(:ended_at AS BIGINT),
-        CAST(:rules AS TEXT), CAST(:moves AS TEXT))
-    RETURNING id
-), rated AS (
-    UPDATE users SET rating = v.rating, experience = v.experience
-    FROM unnest(CAST(:names AS VARCHAR[]), CAST(:ratings AS FLOAT[]),
-        CAST(:experiences AS INTEGER[])) AS v(name, rating, experience)
-    WHERE users.name = v.name
-    RETURNING users.name
-), gone AS (
-    DELETE FROM saved_matches
-    WHERE player1 = CAST(:pair1 AS VARCHAR) AND player2 = CAST(:pair2 AS VARCHAR)
-        AND CAST(:delete_saved AS BOOLEAN)
-    RETURNING 1
-)
-SELECT (SELECT id FROM record), ARRAY(SELECT name FROM rated), (SELECT count(*) FROM gone)
-"""
     )
 
 

@@ -110,7 +110,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import asyncpg  # type: ignore[import-untyped]
+import asyncpg
 from sqlalchemy.engine import make_url
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -57,6 +57,14 @@ Scenarios (``--scenario``), each with a hard time bound (``--time-limit``):
 ``soak``        ``--clients`` idle connections held for ``--minutes``; RSS sampled.
 ``connect-burst`` ``--connects`` TCP connects at once: how many get ``login: `` and when
                 (issue 19: all within 2 s).
+``hostile``     ``--chatters`` bystanders telling at ``--chat-rate`` for ``--duration``
+                s, then ``--hostile-connections`` connections (half of them logged in)
+                sending ``--hostile-inputs`` hostile inputs (random bytes, telnet
+                negotiations and subnegotiations of every option byte, control
+                characters, invalid UTF-8, over-long lines) and one more sending a
+                ``--long-line-mb`` MB line, then ``--duration`` s quiet again: the
+                bystanders' round trips before, during and after, the server's RSS
+                before and after, tracebacks in its log (issue 18).
 
 Examples::
 
@@ -68,6 +76,7 @@ Examples::
     python benchmarks/load.py --scenario matches --pairs 50 --full-speed --duration 60
     python benchmarks/load.py --scenario connect-burst --connects 1000
     python benchmarks/load.py --scenario login-burst --logins 500 --background 0 --chatters 100
+    python benchmarks/load.py --scenario hostile --server-cpu 0
 
 Traffic goes only to 127.0.0.1. See docs/performance.md for the figures.
 """
@@ -83,6 +92,7 @@ import dataclasses
 import enum
 import json
 import math
+import multiprocessing
 import os
 import platform
 import random
@@ -100,7 +110,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import asyncpg  # type: ignore[import-untyped]
+import asyncpg
 from sqlalchemy.engine import make_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -156,6 +166,14 @@ SCENARIO_DEFAULTS: dict[str, dict[str, Any]] = {
     },
     "soak": {"clients": 5000, "minutes": 10.0, "time_limit": 2400.0},
     "connect-burst": {"connects": 1000, "time_limit": 300.0},
+    "hostile": {
+        "chatters": 4,
+        "chat_rate": 10.0,
+        "hostile_connections": 30,
+        "hostile_inputs": 100_000,
+        "duration": 30.0,
+        "time_limit": 900.0,
+    },
 }
 
 # Lines that start with "** " but are not refusals (the replies of a normal match flow).
@@ -665,6 +683,14 @@ class ServerProcess:
         return count, samples
 
 
+def pin_to_cpu(pid: int, cpu: int) -> None:
+    """Run every thread of process ``pid`` on ``cpu`` only (threads it starts later
+    inherit it)."""
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(ProcessLookupError):
+            os.sched_setaffinity(int(task), {cpu})
+
+
 def _raise_fd_limit() -> None:
     """Soft RLIMIT_NOFILE up to the hard limit (this process and the server child)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -1141,6 +1167,8 @@ class Bench:
         """py-spy, started with the measured window (``--py-spy``)."""
         self.probes: list[PromptProbe] = []
         """The connections of a connect burst."""
+        self.hostile: HostileStats | None = None
+        """What the hostile scenario sent (``hostile``)."""
 
     # hooks from the clients ------------------------------------------------------------
 
@@ -1162,7 +1190,9 @@ class Bench:
             self.broadcast_delays.append(time.monotonic() - done)
 
     def random_target(self, rng: random.Random, me: str) -> str:
-        for _ in range(4):
+        # Enough tries that a few chatters (the hostile scenario's) never tell themselves:
+        # that is answered otherwise, and would count as unanswered.
+        for _ in range(16):
             name = self.online[rng.randrange(len(self.online))]
             if name != me:
                 return name
@@ -1336,6 +1366,7 @@ def plan_accounts(args: argparse.Namespace) -> dict[str, list[str]]:
         "play": names("play_", 2 * args.pairs),
         "background": names("bg_", args.background),
         "burst": names("burst_", args.logins),
+        "hostile": names("hostile_", args.hostile_connections // 2),
     }
     return {k: [to_letters(n) for n in v] for k, v in groups.items()}
 
@@ -1395,6 +1426,8 @@ async def run_scenario(bench: Bench, groups: dict[str, list[str]]) -> None:
         await soak(bench)
     elif args.scenario == "connect-burst":
         bench.probes = await connect_burst(bench, args.connects)
+    elif args.scenario == "hostile":
+        bench.hostile = await hostile_attack(bench, groups["hostile"])
     elif groups["burst"]:
         await login_burst(bench, groups["burst"])
     else:
@@ -1511,6 +1544,332 @@ async def connect_burst(bench: Bench, count: int) -> list[PromptProbe]:
     bench.meter.phase = "after_connect_burst"
     await asyncio.sleep(0.5)
     return probes
+
+
+# -- hostile input (issue 18) --------------------------------------------------------------
+
+IAC_WONT_TTYPE = b"\xff\xfc\x18"
+_IAC, _SB, _SE = 0xFF, 0xFA, 0xF0
+_NEGOTIATIONS = (0xFB, 0xFC, 0xFD, 0xFE)  # WILL, WONT, DO, DONT
+
+
+def hostile_input(rng: random.Random) -> bytes:
+    """One hostile input: what no client sends (one write of the attacker)."""
+    kind = rng.randrange(10)
+    opt = rng.randrange(256)  # every option byte, so every option telnetlib3 knows
+    body = rng.randbytes(rng.randrange(48))
+    if kind <= 2:
+        return rng.randbytes(rng.randrange(1, 200))
+    if kind == 3:
+        return bytes((_IAC, rng.choice(_NEGOTIATIONS), opt))
+    if kind == 4:  # agree on the option first, then subnegotiate it
+        return bytes((_IAC, 0xFB, opt, _IAC, _SB, opt)) + body + bytes((_IAC, _SE))
+    if kind == 5:  # unsolicited subnegotiation, sometimes left open
+        tail = bytes((_IAC, _SE)) if rng.random() < 0.9 else b""
+        return bytes((_IAC, _SB, opt)) + body + tail
+    if kind == 6:
+        return bytes(rng.randrange(32) for _ in range(rng.randrange(1, 60))) + b"\r\n"
+    if kind == 7:  # invalid UTF-8 in a command
+        return b"tell nobody " + rng.randbytes(rng.randrange(1, 40)).replace(b"\xff", b"") + b"\r\n"
+    if kind == 8:
+        return bytes((_IAC, 0xF1)) * rng.randrange(1, 100)  # IAC NOP, byte after byte
+    return b"x" * rng.randrange(1_000, 5_000) + b"\r\n"  # over max_line_length
+
+
+@dataclass
+class HostileStats:
+    """What the attackers of the hostile scenario sent, and how the server took it."""
+
+    target: int
+    inputs: int = 0
+    bytes: int = 0
+    connections: int = 0
+    closed_by_server: int = 0
+    connect_failed: int = 0
+    long_line_bytes_sent: int = 0
+    long_line_ports: list[int] = field(default_factory=list)
+    server_run_delay: dict[str, float] = field(default_factory=dict)
+    """Per phase, seconds the server waited for a CPU while it could run (another
+    process had it): what the machine, not the server, added to the round trips."""
+    unread_at_end: int = 0
+    """Bytes still waiting for the server at the end of the attack (``--attack-limit``):
+    the commands of the attackers' connections wait their turn at the command rate."""
+    sent_seconds: float = 0.0
+    """From the attack's start until the last input was written."""
+    drain_seconds: float = 0.0
+    """From then until the server had read them all (:func:`_until_taken`)."""
+    reasons: collections.Counter[str] = field(default_factory=collections.Counter)
+    """The last ``** `` line before the server closed an attacker (why it did)."""
+
+
+async def _hostile_reader(reader: asyncio.StreamReader, stats: HostileStats) -> None:
+    """Read (and drop) what the server answers an attacker; note why it closed it."""
+    last = b""
+    while True:
+        chunk = await reader.read(65536)
+        if not chunk:
+            if last:
+                stats.reasons[last.decode(errors="replace")[:80]] += 1
+            return
+        for line in chunk.split(b"\r\n"):
+            if line.startswith(b"** "):
+                last = line
+
+
+@dataclass
+class Attack:
+    """The attackers' side of the hostile scenario (run in a process of its own)."""
+
+    port: int
+    stats: HostileStats
+    held: list[asyncio.StreamWriter] = field(default_factory=list)
+    listeners: list[asyncio.Task[None]] = field(default_factory=list)
+
+
+async def _hostile_connection(attack: Attack, rng: random.Random, name: str | None) -> None:
+    """One attacker: connects (and logs in as ``name``), sends hostile inputs as fast as
+    the server takes them, and connects again whenever the server closes it. Its last
+    connection is left open (in ``attack.held``) for the server to work through."""
+    stats = attack.stats
+    while stats.inputs < stats.target:
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(HOST, attack.port), 10)
+        except (OSError, TimeoutError):
+            stats.connect_failed += 1
+            await asyncio.sleep(0.1)
+            continue
+        stats.connections += 1
+        listener = asyncio.create_task(_hostile_reader(reader, stats))
+        try:
+            writer.write(IAC_WONT_TTYPE)
+            if name is not None:
+                writer.write(f"login {CLIENT_NAME} 1008 {name} {PASSWORD}\r\n".encode())
+            while (
+                stats.inputs < stats.target
+                and not listener.done()
+                and not writer.transport.is_closing()
+            ):
+                data = hostile_input(rng)
+                writer.write(data)
+                stats.inputs += 1
+                stats.bytes += len(data)
+                if writer.transport.get_write_buffer_size() > 16_384:
+                    await asyncio.wait_for(writer.drain(), 120)
+                elif stats.inputs % 50 == 0:
+                    await asyncio.sleep(0)
+        except (ConnectionError, TimeoutError):
+            pass
+        if listener.done() or reader.at_eof():
+            stats.closed_by_server += 1
+            writer.close()
+            listener.cancel()
+            with contextlib.suppress(BaseException):
+                await listener
+        else:
+            attack.held.append(writer)
+            attack.listeners.append(listener)
+
+
+def unread_by_server(port: int, skip: set[int]) -> int:
+    """Bytes that wait, in the kernel, for the server on ``port`` to read them: the
+    receive queues of its connections (``/proc/net/tcp``), except those from the client
+    ports in ``skip``."""
+    total = 0
+    with open("/proc/net/tcp", encoding="ascii") as f:
+        next(f)
+        for row in f:
+            fields = row.split()
+            local, remote, queues = fields[1], fields[2], fields[4]
+            if int(local.split(":")[1], 16) != port or int(remote.split(":")[1], 16) in skip:
+                continue
+            total += int(queues.split(":")[1], 16)
+    return total
+
+
+async def _until_taken(attack: Attack, skip: set[int], timeout: float) -> float:
+    """Wait until the server has read everything the attackers sent (nothing in their
+    buffers nor in its receive queues; at most ``timeout`` s); seconds."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        held = attack.held
+        waiting = sum(w.transport.get_write_buffer_size() for w in held if not w.is_closing())
+        if not waiting and not unread_by_server(attack.port, skip):
+            break
+        await asyncio.sleep(0.2)
+    return time.monotonic() - started
+
+
+async def _long_line(attack: Attack, size: int) -> None:
+    """One connection sends a ``size``-byte line (no line end) as fast as it is taken."""
+    stats = attack.stats
+    reader, writer = await asyncio.open_connection(HOST, attack.port)
+    stats.long_line_ports.append(writer.get_extra_info("sockname")[1])
+    listener = asyncio.create_task(_hostile_reader(reader, HostileStats(0)))
+    try:
+        writer.write(IAC_WONT_TTYPE)
+        chunk = b"y" * 65_536
+        for _ in range(size // len(chunk)):
+            writer.write(chunk)
+            await writer.drain()
+            stats.long_line_bytes_sent += len(chunk)
+        writer.write(b"\r\n")
+        await writer.drain()
+        await asyncio.sleep(3600)
+    except ConnectionError:
+        pass
+    finally:
+        writer.close()
+        listener.cancel()
+        with contextlib.suppress(BaseException):
+            await listener
+
+
+async def run_attack(
+    port: int,
+    target: int,
+    connections: int,
+    logged_in: list[str],
+    long_line: int,
+    limit: float,
+    seed: float,
+) -> HostileStats:
+    """The attack: ``connections`` attackers (the first ones logged in as
+    ``logged_in``) send ``target`` hostile inputs in all, one more connection a
+    ``long_line``-byte line; then wait (up to ``limit`` s from the start) until the
+    server has read what they sent, and close them."""
+    started = time.monotonic()
+    attack = Attack(port, HostileStats(target))
+    stats = attack.stats
+    line_task = asyncio.create_task(_long_line(attack, long_line))
+    rng = random.Random(seed)
+    await asyncio.gather(
+        *(
+            _hostile_connection(
+                attack, random.Random(rng.random()), logged_in[i] if i < len(logged_in) else None
+            )
+            for i in range(connections)
+        )
+    )
+    stats.sent_seconds = time.monotonic() - started
+    # What the kernel still holds for the server is part of the attack (the long line
+    # aside: at the input budget it takes minutes, at almost no cost).
+    skip = set(stats.long_line_ports)
+    left = max(limit - stats.sent_seconds, 0.0)
+    stats.drain_seconds = await _until_taken(attack, skip, left)
+    stats.unread_at_end = unread_by_server(port, skip)
+    stats.closed_by_server += sum(1 for listener in attack.listeners if listener.done())
+    line_task.cancel()
+    with contextlib.suppress(BaseException):
+        await line_task
+    for writer in attack.held:
+        writer.close()
+    for listener in attack.listeners:
+        listener.cancel()
+    await asyncio.sleep(0.1)
+    return stats
+
+
+def _attack_process(queue: Any, *arguments: Any) -> None:
+    """The attack in a process of its own, so that its writes never delay the
+    bystanders' clock: the stats go back through ``queue``."""
+    queue.put(asyncio.run(run_attack(*arguments)))
+
+
+def run_delay(pid: int) -> float:
+    """Seconds the threads of ``pid`` have waited, runnable, for a CPU (the second field
+    of ``/proc/<pid>/task/*/schedstat``): time the machine, not the server, cost."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/schedstat") as f:
+            total += int(f.read().split()[1])
+    return total / 1e9
+
+
+async def hostile_attack(bench: Bench, logged_in: list[str]) -> HostileStats:
+    """The bystanders alone for ``--duration`` s, then the attack (from another
+    process), then ``--duration`` s of quiet: RSS marked at each step."""
+    args = bench.args
+    bench.meter.phase = "before_attack"
+    bench.mark("before_attack_start")
+    before_delay = run_delay(bench.server.pid)
+    await asyncio.sleep(args.duration)
+    bench.mark("attack_start")
+    attack_delay = run_delay(bench.server.pid)
+    bench.meter.phase = "attack"
+    context = multiprocessing.get_context("spawn")
+    queue = context.SimpleQueue()
+    process = context.Process(
+        target=_attack_process,
+        args=(
+            queue,
+            bench.server.port,
+            args.hostile_inputs,
+            args.hostile_connections,
+            logged_in,
+            int(args.long_line_mb * 2**20),
+            args.attack_limit,
+            bench.rng.random(),
+        ),
+    )
+    process.start()
+    loop = asyncio.get_running_loop()
+    stats: HostileStats = await loop.run_in_executor(None, queue.get)
+    await loop.run_in_executor(None, process.join)
+    bench.mark("attack_end")
+    after_delay = run_delay(bench.server.pid)
+    bench.meter.phase = "after_attack"
+    await asyncio.sleep(args.duration)
+    bench.mark("after_attack_end")
+    stats.server_run_delay = {
+        "before_attack": round(attack_delay - before_delay, 3),
+        "attack": round(after_delay - attack_delay, 3),
+        "after_attack": round(run_delay(bench.server.pid) - after_delay, 3),
+    }
+    return stats
+
+
+def _log_tracebacks(path: Path) -> int:
+    """Tracebacks in the server's log (Python's and telnetlib3's line by line one)."""
+    if not path.exists():
+        return 0
+    count = 0
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("Traceback") or "Traceback (most recent call last)" in line:
+                count += 1
+    return count
+
+
+def hostile_summary(bench: Bench, stats: HostileStats) -> dict[str, Any]:
+    marks = bench.marks
+    start, end, after = marks["attack_start"], marks["attack_end"], marks["after_attack_end"]
+    during = [s.rss for s in bench.samples if start.at <= s.at <= end.at] or [end.rss]
+    trips = {
+        phase: latency_summary(bench.meter.latencies.get(phase, {}).get("tell", []))
+        for phase in ("before_attack", "attack", "after_attack")
+    }
+    return {
+        "inputs": stats.inputs,
+        "bytes": stats.bytes,
+        "attack_seconds": round(end.at - start.at, 1),
+        "sending_seconds": round(stats.sent_seconds, 1),
+        "server_catching_up_seconds": round(stats.drain_seconds, 1),
+        "unread_by_server_at_end_bytes": stats.unread_at_end,
+        "connections": stats.connections,
+        "closed_by_server": stats.closed_by_server,
+        "close_reasons": dict(stats.reasons.most_common(5)),
+        "connect_failed": stats.connect_failed,
+        "long_line_bytes_taken": stats.long_line_bytes_sent,
+        "bystander_tell": trips,
+        "server_tracebacks": _log_tracebacks(bench.server.log_path),
+        "server_alive": bench.server.alive(),
+        "rss_before_mb": mb(start.rss),
+        "rss_peak_during_mb": mb(max(during)),
+        "rss_after_mb": mb(after.rss),
+        "rss_after_over_before": round(after.rss / max(start.rss, 1), 3),
+        "server_cpu_seconds_during": round(end.cpu - start.cpu, 2),
+        "server_waited_for_cpu_seconds": stats.server_run_delay,
+    }
 
 
 def connect_burst_summary(probes: list[PromptProbe], target: float) -> dict[str, Any]:
@@ -1673,6 +2032,8 @@ def summarize(bench: Bench, groups: dict[str, list[str]], extra: dict[str, Any])
         }
     if bench.probes:
         out["connect_burst"] = connect_burst_summary(bench.probes, CONNECT_TARGET)
+    if bench.hostile is not None:
+        out["hostile"] = hostile_summary(bench, bench.hostile)
     if "burst_start" in marks and "burst_end" in marks:
         requested = len(groups["burst"])
         during = out["round_trips"].get("burst", {})
@@ -1814,6 +2175,31 @@ def targets(out: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
             "met": burst["prompted"] == burst["requested"]
             and burst["time_to_prompt"]["max_ms"] <= CONNECT_TARGET * 1e3,
         }
+    hostile = out.get("hostile")
+    if hostile is not None:
+        p99 = hostile["bystander_tell"]["attack"]["p99_ms"]
+        result["hostile_bystander_p99_below_20ms"] = {
+            "value": hostile["bystander_tell"],
+            "met": hostile["bystander_tell"]["attack"]["count"] > 0 and p99 < 20,
+        }
+        result["hostile_100000_inputs_no_crash_no_traceback"] = {
+            "value": {
+                "inputs": hostile["inputs"],
+                "tracebacks": hostile["server_tracebacks"],
+                "alive": hostile["server_alive"],
+            },
+            "met": hostile["inputs"] >= 100_000
+            and hostile["server_tracebacks"] == 0
+            and hostile["server_alive"],
+        }
+        result["hostile_rss_returns_within_20_percent"] = {
+            "value": {
+                "before_mb": hostile["rss_before_mb"],
+                "peak_mb": hostile["rss_peak_during_mb"],
+                "after_mb": hostile["rss_after_mb"],
+            },
+            "met": hostile["rss_after_over_before"] <= 1.2,
+        }
     logins = out.get("login_burst")
     if logins is not None:
         result["burst_logins_all_complete"] = {
@@ -1911,6 +2297,9 @@ async def _run(
     extra["settings"] = settings_report(shipped, config, args, prod)
     extra["account_creation_seconds"] = round(await server.create_accounts(accounts, prod), 1)
     await server.start()
+    if args.server_cpu is not None:
+        pin_to_cpu(server.pid, args.server_cpu)
+        extra["server_cpu"] = args.server_cpu
     bench = Bench(args, server)
     timed_out = False
     try:
@@ -2190,6 +2579,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="connect-burst: seconds a connect may take to get the login: prompt",
     )
     p.add_argument("--background", type=int, help="login-burst: users logged in before")
+    p.add_argument(
+        "--hostile-connections",
+        type=int,
+        help="hostile: attacking connections at once (half of them logged in)",
+    )
+    p.add_argument("--hostile-inputs", type=int, help="hostile: hostile inputs sent in all")
+    p.add_argument(
+        "--long-line-mb", type=float, default=4.0, help="hostile: the size of the one long line"
+    )
+    p.add_argument(
+        "--attack-limit",
+        type=float,
+        default=120.0,
+        help="hostile: seconds from the attack's start after which the attackers are "
+        "closed, whatever the server has not read yet",
+    )
+    p.add_argument(
+        "--server-cpu",
+        type=int,
+        help="pin the server process to this CPU (the issue 18 figures: one core)",
+    )
     p.add_argument("--duration", type=float, help="seconds of the measured window")
     p.add_argument("--warmup", type=float, default=5.0, help="seconds before measuring")
     p.add_argument("--minutes", type=float, help="soak: minutes to hold the connections")
@@ -2264,9 +2674,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--json-out", help="also write the summary to this file")
     args = p.parse_args(argv)
     defaults = SCENARIO_DEFAULTS[args.scenario]
-    for key in ("clients", "chatters", "pairs", "logins", "background", "connects"):
+    for key in (
+        "clients",
+        "chatters",
+        "pairs",
+        "logins",
+        "background",
+        "connects",
+        "hostile_connections",
+        "hostile_inputs",
+    ):
         if getattr(args, key) is None:
             setattr(args, key, defaults.get(key, 0))
+    if "chat_rate" in defaults and "--chat-rate" not in (argv or sys.argv):
+        args.chat_rate = defaults["chat_rate"]
     for key, fallback in (("rate", 1.0), ("duration", 30.0), ("minutes", 0.0)):
         if getattr(args, key) is None:
             setattr(args, key, defaults.get(key, fallback))

@@ -9,7 +9,8 @@ Each method is a *job*, a synchronous function of a :class:`db.runner.Transactio
 runs the prepared statements of :mod:`db.statements`, and a runner executes it: on SQLite
 one ``sqlite3`` connection whose statements run on the event loop and whose commits, one
 per batch of the writes waiting together, run on a thread (:class:`db.runner.SqliteRunner`);
-on PostgreSQL the async engine's pool (:class:`db.runner.AlchemyRunner`). See
+on PostgreSQL the reads on the async engine's pool and the writes on asyncpg connections
+of their own (:class:`db.pgwriter.PgRunner`). See
 docs/database.md.
 
 Cancellation: a write that has been submitted is finished even if the awaiting task is
@@ -50,6 +51,7 @@ from db.engine import (
     sqlite_path,
 )
 from db.errors import ConstraintViolation, UnknownUserError, UserExistsError
+from db.pgwriter import PgRunner
 from db.records import (
     DEFAULT_RATING,
     MatchRecord,
@@ -61,7 +63,7 @@ from db.records import (
     User,
     UserSettings,
 )
-from db.runner import AlchemyRunner, Row, Runner, SqliteRunner, Transaction
+from db.runner import Row, Runner, SqliteRunner, Transaction
 from db.statements import (
     MESSAGE_COLUMNS,
     RECORD_COLUMNS,
@@ -76,6 +78,10 @@ __all__ = ["RATING_LIST_EXPERIENCE", "Database"]
 RATING_LIST_EXPERIENCE: Final = 50
 """Only players with *more* experience than this are on the ``ratings`` list (spec §4.14)."""
 
+MAX_RECORD_ID: Final = 2**31 - 1
+"""The largest id a match record can have: its column is a 32-bit INTEGER in
+PostgreSQL (db/models.py); SQLite's would go to 2**63 - 1, but an id past either
+bound reaches the database as an error, not as "no such record"."""
 NO_LIMIT: Final = 2**62
 """A ``LIMIT`` that limits nothing (SQLite and PostgreSQL read ``NULL`` differently)."""
 
@@ -157,10 +163,12 @@ class Database:
                 await migrate_engine(engine)
             else:
                 await current_revision(engine)  # connects: a failure shows here, not later
+            pg_runner = PgRunner(engine, parsed, schema=schema)
+            await pg_runner.start()
         except BaseException:
             await engine.dispose()
             raise
-        return cls(AlchemyRunner(engine), "postgresql", clock=clock)
+        return cls(pg_runner, "postgresql", clock=clock)
 
     async def close(self) -> None:
         """Wait for writes still in flight, then close the connections.
@@ -205,7 +213,7 @@ class Database:
             if not tx.execute(statement, params):
                 raise UnknownUserError(name)
 
-        await self._runner.write(job)
+        await self._runner.write(job, key=name)
 
     async def _first_unknown(self, *names: str) -> str | None:
         """The first of ``names`` that is not a user (to name it in an error)."""
@@ -261,7 +269,7 @@ class Database:
         }
         statement = self._sql.insert_user
         try:
-            await self._runner.write(lambda tx: tx.execute(statement, values))
+            await self._runner.write(lambda tx: tx.execute(statement, values), key=name)
         except ConstraintViolation as exc:
             raise UserExistsError(name) from exc
         return _user(tuple(values[key] for key in USER_COLUMNS), (), ())
@@ -377,14 +385,15 @@ class Database:
     async def _add_to_list(self, sql: ListStatements, owner: str, target: str) -> bool:
         params = {"owner": owner, "target": target}
         try:
-            added = await self._runner.write(lambda tx: tx.execute(sql.add, params))
+            added = await self._runner.write(lambda tx: tx.execute(sql.add, params), key=owner)
         except ConstraintViolation as exc:  # a foreign key: one of the names is not a user
             raise UnknownUserError(await self._first_unknown(owner, target)) from exc
         return bool(added)
 
     async def _remove_from_list(self, sql: ListStatements, owner: str, target: str) -> bool:
         params = {"owner": owner, "target": target}
-        return bool(await self._runner.write(lambda tx: tx.execute(sql.remove, params)))
+        removed = await self._runner.write(lambda tx: tx.execute(sql.remove, params), key=owner)
+        return bool(removed)
 
     async def _targets(self, sql: ListStatements, owner: str) -> tuple[str, ...]:
         rows = await self._runner.read(lambda tx: tx.execute(sql.targets, {"owner": owner}))
@@ -407,7 +416,7 @@ class Database:
         }
         statement = self._sql.insert_message
         try:
-            rows = await self._runner.write(lambda tx: tx.execute(statement, values))
+            rows = await self._runner.write(lambda tx: tx.execute(statement, values), key=recipient)
         except ConstraintViolation as exc:
             raise UnknownUserError(recipient) from exc
         return StoredMessage(id=rows[0][0], **values)
@@ -423,7 +432,9 @@ class Database:
             return []
         statement = self._sql.take_messages
         rows = await self._runner.write(
-            lambda tx: tx.execute(statement, {"recipient": recipient}), abandonable=True
+            lambda tx: tx.execute(statement, {"recipient": recipient}),
+            abandonable=True,
+            key=recipient,
         )
         messages = [StoredMessage(**dict(zip(MESSAGE_COLUMNS, row, strict=True))) for row in rows]
         messages.sort(key=lambda message: (message.sent_at, message.id))
@@ -477,19 +488,35 @@ class Database:
         )
         params = {key: getattr(saved, key) for key in SAVED_COLUMNS}
         pair = {"player1": player1, "player2": player2}
-        rows = [{**pair, **_saved_events_values(chunk)} for chunk in events]
         sql = self._sql
-
-        def job(tx: Transaction) -> None:
-            # The pair's row first: the event rows refer to it.
-            tx.execute(sql.save_match, params)
-            if not append:
-                tx.execute(sql.delete_saved_events, pair)
-            for row in rows:
-                tx.execute(sql.insert_saved_events, row)
-
         try:
-            await self._runner.write(job)
+            if self._backend == "postgresql":
+                # One statement: the writer sends a batch's saves in one round trip.
+                whole = {
+                    **params,
+                    "append": append,
+                    "games": [chunk.game for chunk in events],
+                    "first_events": [chunk.first_event for chunk in events],
+                    "events": [chunk.events for chunk in events],
+                }
+                await self._runner.write_statement(
+                    sql.save_match_with_events,
+                    whole,
+                    key=(player1, player2),
+                    replay=sql.save_match_replayed,
+                )
+            else:
+                rows = [{**pair, **_saved_events_values(chunk)} for chunk in events]
+
+                def job(tx: Transaction) -> None:
+                    # The pair's row first: the event rows refer to it.
+                    tx.execute(sql.save_match, params)
+                    if not append:
+                        tx.execute(sql.delete_saved_events, pair)
+                    for row in rows:
+                        tx.execute(sql.insert_saved_events, row)
+
+                await self._runner.write(job)
         except ConstraintViolation as exc:
             unknown = await self._first_unknown(player_a, player_b)
             if unknown is None:
@@ -524,7 +551,10 @@ class Database:
         player1, player2 = _pair(player_a, player_b)
         params = {"player1": player1, "player2": player2}
         statement = self._sql.delete_match
-        return bool(await self._runner.write(lambda tx: tx.execute(statement, params)))
+        deleted = await self._runner.write(
+            lambda tx: tx.execute(statement, params), key=(player1, player2)
+        )
+        return bool(deleted)
 
     async def list_saved_matches(self, name: str) -> list[SavedMatch]:
         """Every saved match ``name`` plays in, ordered by opponent name (code point)."""
@@ -606,11 +636,14 @@ class Database:
                 tx.execute(sql.delete_match, pair)
             return int(record_id)
 
-        record_id = await self._runner.write(job)
+        record_id = await self._runner.write(job, key=tuple(pair.values()))
         return MatchRecord(id=record_id, **values)
 
     async def get_match_record(self, record_id: int) -> MatchRecord | None:
-        """The finished match with this id, or ``None``."""
+        """The finished match with this id, or ``None`` (also for an id no record can
+        have: outside the id column's range, which PostgreSQL and SQLite would refuse)."""
+        if not 0 < record_id <= MAX_RECORD_ID:
+            return None
         statement = self._sql.record
         rows = await self._runner.read(lambda tx: tx.execute(statement, {"id": record_id}))
         return _match_record(rows[0]) if rows else None

@@ -1,5 +1,5 @@
-"""Where the repository's transactions run: the loop and a commit thread for SQLite, the pool
-for PostgreSQL.
+"""Where the repository's transactions run: the loop and a commit thread for SQLite; for
+PostgreSQL, :mod:`db.pgwriter`.
 
 The repository (:mod:`db.repository`) writes each operation as a plain synchronous
 function of a :class:`Transaction`, a *job*. A runner executes jobs and hands their
@@ -14,10 +14,9 @@ results back to the event loop:
   all durable; jobs that arrive during that commit form the next batch. Every caller is
   answered only after its commit, so "persist, then announce" still holds. Reads run
   first in each batch, each in its own (deferred) transaction.
-* :class:`AlchemyRunner` runs jobs on the pooled SQLAlchemy connections of an async
-  engine (PostgreSQL through asyncpg) with ``AsyncConnection.run_sync``: each read on a
-  connection of its own, concurrently; the writes group-committed as on SQLite, one
-  batch at a time on one connection, by a writer task.
+* :class:`db.pgwriter.PgRunner` runs the reads on the pooled SQLAlchemy connections of
+  an async engine (PostgreSQL through asyncpg), each on a connection of its own, and
+  the writes group-committed as here, on asyncpg connections of its own.
 
 Cancellation: a write job, once submitted, runs to its commit even if the task awaiting
 it is cancelled (for example the connection task of a player who just dropped, whose
@@ -38,7 +37,7 @@ import json
 import logging
 import sqlite3
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, TypeVar, cast
@@ -46,14 +45,12 @@ from typing import Any, Final, Protocol, TypeVar, cast
 from sqlalchemy import Connection
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ClauseElement, Executable
 
 from db.engine import sqlite_pragmas
 from db.errors import ConstraintViolation, DatabaseError
 
 __all__ = [
-    "AlchemyRunner",
     "Job",
     "Row",
     "Runner",
@@ -91,13 +88,32 @@ class Runner(Protocol):
         """Run a job that only reads, in a transaction that sees one snapshot."""
         ...
 
-    async def write(self, job: Job[_T], *, abandonable: bool = False) -> _T:
+    async def write(self, job: Job[_T], *, abandonable: bool = False, key: Hashable = None) -> _T:
         """Run a job in a write transaction; return once it is committed.
 
         The job runs to its commit even if the caller is cancelled meanwhile.
 
         :param abandonable: the job may be skipped if its caller was cancelled before it
             started (for a job whose result is useless, or harmful, without its caller).
+        :param key: what the job writes (a pair of players, a user): writes of one key
+            are run in the order they were submitted (every write is, on one writer).
+        """
+        ...
+
+    async def write_statement(
+        self,
+        statement: Executable,
+        params: Mapping[str, Any],
+        *,
+        key: Hashable = None,
+        replay: Executable | None = None,
+    ) -> None:
+        """Run one statement, whose rows are not needed, as a write (see :meth:`write`).
+
+        :param replay: a statement with the same effect whether or not ``statement`` was
+            already committed, run instead if the outcome of a first attempt is unknown
+            (PostgreSQL: a connection lost mid-way).
+        :raises ConstraintViolation: the statement broke a constraint.
         """
         ...
 
@@ -248,8 +264,18 @@ class SqliteRunner:
     async def read(self, job: Job[_T]) -> _T:
         return await self._submit(job, write=False, abandonable=True)
 
-    async def write(self, job: Job[_T], *, abandonable: bool = False) -> _T:
+    async def write(self, job: Job[_T], *, abandonable: bool = False, key: Hashable = None) -> _T:
         return await self._submit(job, write=True, abandonable=abandonable)
+
+    async def write_statement(
+        self,
+        statement: Executable,
+        params: Mapping[str, Any],
+        *,
+        key: Hashable = None,
+        replay: Executable | None = None,
+    ) -> None:
+        await self._submit(lambda tx: tx.execute(statement, params), write=True, abandonable=False)
 
     async def _submit(self, job: Job[_T], *, write: bool, abandonable: bool) -> _T:
         if self._closing or self._drained is None:
@@ -418,7 +444,7 @@ def _run_read(
         connection.execute("ROLLBACK")
 
 
-# -- PostgreSQL (and any SQLAlchemy async engine) --------------------------------------------
+# -- PostgreSQL's reads (db.pgwriter), on SQLAlchemy's pool --------------------------------
 
 
 class _AlchemyTransaction:
@@ -433,87 +459,3 @@ class _AlchemyTransaction:
         except IntegrityError as exc:
             raise ConstraintViolation(str(exc.orig)) from exc
         return [tuple(row) for row in result] if result.returns_rows else []
-
-
-class AlchemyRunner:
-    """Jobs on the pooled connections of an async engine; writes are group-committed.
-
-    Reads run at once, each on a pooled connection of its own. Writes queue: one writer
-    task runs everything queued in one transaction on one connection (a savepoint for the
-    batch; if a job fails, the batch is undone and run again with a savepoint per job,
-    so the failing job is rolled back alone) and one ``COMMIT``, then answers the
-    callers; writes that arrive meanwhile form the next batch. Before, every write was a
-    transaction of its own (a ping, ``BEGIN``, its statements, ``COMMIT``: each a round
-    trip), which cost the server twice SQLite's CPU per match action
-    (docs/performance.md §11).
-    """
-
-    def __init__(self, engine: AsyncEngine) -> None:
-        self._engine = engine
-        self._queue: deque[_Request] = deque()
-        self._writer: asyncio.Task[None] | None = None
-        """The task running batches while writes are queued."""
-        self._closing = False
-        self.commits = 0
-        """Write transactions committed so far (each holds one or more write jobs)."""
-
-    async def read(self, job: Job[_T]) -> _T:
-        if self._closing:
-            raise DatabaseError("the database is closed")
-        async with self._engine.connect() as connection:
-            return await connection.run_sync(lambda sync: job(_AlchemyTransaction(sync)))
-
-    async def write(self, job: Job[_T], *, abandonable: bool = False) -> _T:
-        if self._closing:
-            raise DatabaseError("the database is closed")
-        future: asyncio.Future[_T] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Request(job, future, True, abandonable))
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.ensure_future(self._write_batches())
-        return await future
-
-    async def close(self) -> None:
-        """Run every write already queued, then release the connections."""
-        self._closing = True
-        while self._writer is not None and not self._writer.done():
-            await asyncio.wait({self._writer})
-        await self._engine.dispose()
-
-    async def _write_batches(self) -> None:
-        while self._queue:
-            writes = [r for r in self._queue if not (r.abandonable and r.future.cancelled())]
-            self._queue.clear()
-            if writes:
-                await self._write_batch(writes)
-
-    async def _write_batch(self, writes: list[_Request]) -> None:
-        """One transaction for ``writes``; each caller is answered after its commit."""
-        try:
-            async with self._engine.begin() as connection:
-                await connection.run_sync(lambda sync: _run_batch(sync, writes))
-        except BaseException as exc:  # the transaction itself broke, or the loop stops
-            error = DatabaseError(f"the write was not committed: {exc}")
-            for request in writes:
-                request.outcome = (None, error)
-            _settle(writes)
-            if not isinstance(exc, Exception):
-                raise
-            return
-        self.commits += 1
-        _settle(writes)
-
-
-def _run_batch(connection: Connection, writes: list[_Request]) -> None:
-    """Run the write jobs in the open transaction, each failing one rolled back alone."""
-    transaction = _AlchemyTransaction(connection)
-    batch = connection.begin_nested()
-    if all(_run_write(transaction, request) for request in writes):
-        batch.commit()
-        return
-    batch.rollback()
-    for request in writes:
-        job = connection.begin_nested()
-        if _run_write(transaction, request):
-            job.commit()
-        else:
-            job.rollback()

@@ -26,6 +26,7 @@ from sqlalchemy import (
     insert,
     or_,
     select,
+    text,
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
@@ -160,6 +161,8 @@ class Statements:
             .where(events_pair)
             .order_by(SavedEventsRow.game, SavedEventsRow.first_event)
         )
+        self.save_match_with_events: Final = _save_match_with_events(replay=False)
+        self.save_match_replayed: Final = _save_match_with_events(replay=True)
         plays_in = or_(
             SavedMatchRow.player1 == _param(UserRow.name),
             SavedMatchRow.player2 == _param(UserRow.name),
@@ -246,6 +249,52 @@ class Statements:
     ) -> ColumnElement[str] | InstrumentedAttribute[str]:
         """``column`` compared in code-point order on both back ends."""
         return column.collate("C") if self._dialect == "postgresql" else column
+
+
+def _save_match_with_events(*, replay: bool) -> Any:
+    """PostgreSQL: a save of a running match as one statement, its state and its events.
+
+    Parameters: the ``saved_matches`` columns; ``append`` (false: the pair's event rows
+    are replaced, true: added to); ``games``, ``first_events``, ``events``: the new
+    event rows as three arrays. The pair's old rows are deleted first when replacing: the
+    insert's filter reads the ``DELETE``'s result, so it has run to its end before the
+    first row is inserted (a row deleted by its own transaction does not clash with a new
+    one of the same key). The foreign key of the new rows is checked at the statement's
+    end, after the upsert of their saved match (docs/database.md).
+
+    ``replay``: the form run again when the outcome of the first is unknown (a lost
+    connection): event rows already there are left as they are, so it has the same
+    effect whether or not the first was committed (the pair's later saves wait behind
+    it).
+    """
+    conflict = "ON CONFLICT (player1, player2, game, first_event) DO NOTHING" if replay else ""
+    return text(
+        """
+WITH gone AS (
+    DELETE FROM saved_match_events
+    WHERE player1 = CAST(:player1 AS VARCHAR) AND player2 = CAST(:player2 AS VARCHAR)
+        AND NOT CAST(:append AS BOOLEAN)
+    RETURNING 1
+), state AS (
+    INSERT INTO saved_matches
+        (player1, player2, match_length, score1, score2, snapshot, updated_at)
+    VALUES (CAST(:player1 AS VARCHAR), CAST(:player2 AS VARCHAR),
+        CAST(:match_length AS INTEGER), CAST(:score1 AS INTEGER), CAST(:score2 AS INTEGER),
+        CAST(:snapshot AS TEXT), CAST(:updated_at AS BIGINT))
+    ON CONFLICT (player1, player2) DO UPDATE SET
+        match_length = excluded.match_length, score1 = excluded.score1,
+        score2 = excluded.score2, snapshot = excluded.snapshot,
+        updated_at = excluded.updated_at
+    RETURNING 1
+)
+INSERT INTO saved_match_events (player1, player2, game, first_event, events)
+SELECT CAST(:player1 AS VARCHAR), CAST(:player2 AS VARCHAR), e.game, e.first_event, e.events
+FROM unnest(CAST(:games AS INTEGER[]), CAST(:first_events AS INTEGER[]),
+    CAST(:events AS TEXT[])) AS e(game, first_event, events)
+WHERE (SELECT count(*) FROM gone) >= 0 AND (SELECT count(*) FROM state) = 1
+"""
+        + conflict
+    )
 
 
 def _dialect_insert(

@@ -346,12 +346,21 @@ def parse_password_change(text: str) -> PasswordChange | Invalid:
     return PasswordChange(old, new)
 
 
+def password_typable(password: str) -> bool:
+    """True when a login line can carry ``password`` (D233): printable ASCII without
+    spaces. The CLIP login line splits at spaces (§1.3), and login lines are read as
+    7-bit, tabs as spaces (§1.1), so any other character could never match again."""
+    return all("!" <= ch <= "~" for ch in password)
+
+
 def new_password_problem(password: str) -> str | None:
     """Why a new account's password is refused (the reply), or None (§1.7)."""
     if len(password) < MIN_PASSWORD:
         return replies.PASSWORD_TOO_SHORT
     if PASSWORD_SEPARATOR in password:
         return replies.PASSWORD_HAS_COLON
+    if not password_typable(password):
+        return replies.PASSWORD_NOT_TYPABLE
     return None
 
 

@@ -200,6 +200,12 @@ PASSWORDS_DIFFER_PROMPT: Final = (
 """§1.7: a prompt (no terminator); the first-password step repeats."""
 PASSWORD_HAS_COLON: Final = "Your password may not contain ':'"
 """§1.7 ⚠ (BaldLies text, D2)."""
+PASSWORD_NOT_TYPABLE: Final = (
+    "** Your password may only contain ASCII letters, digits and punctuation, no spaces:"
+    " a login line could not carry it."
+)
+"""D233: a new password with a space, a tab or a character outside ASCII (the CLIP
+login line splits at spaces, §1.3; the server reads login lines as 7-bit, §1.1)."""
 NAME_NOT_CHANGEABLE: Final = "** You're not supposed to change your name."
 """§4.2: ``name`` after login."""
 
@@ -1821,6 +1827,17 @@ NAME_TOO_LONG: Final = "** Your name may not be longer than 20 characters."
 """D48: registration; §1.7 leaves the maximum open (FBC shows 15 characters on boards)."""
 TOO_MANY_LOGINS: Final = "** Sorry, the server is full. Please try again later."
 """D49: ``[limits] max_logins`` users are logged in."""
+TOO_MANY_WAITING: Final = (
+    "** Sorry, too many connections are waiting to log in. Please try again later."
+)
+"""D230: ``[limits] max_pre_login`` connections have not logged in yet; the new one
+gets this line instead of the banner and is closed."""
+TOO_MANY_WAITING_FROM_ADDRESS: Final = (
+    "** Sorry, too many connections from your address are waiting to log in."
+    " Please try again later."
+)
+"""D230: ``[limits] max_pre_login_per_address`` connections from the same address have
+not logged in yet; the new one gets this line instead of the banner and is closed."""
 
 
 def idle_warning(seconds: int) -> str:

@@ -25,6 +25,7 @@ from db.records import MatchRecord
 from db.repository import Database
 from protocol import replies
 from protocol.mat_export import snapshot_to_mat
+from server.admission import raise_open_file_limit
 from server.app import App
 from server.config import ConfigError, Settings, load
 from server.service import Service
@@ -67,7 +68,11 @@ def settings_from(args: argparse.Namespace) -> Settings:
     if path is None and Path("fibs.conf").is_file():
         path = Path("fibs.conf")
     return load(
-        path, host=args.host, port=args.port, web_port=args.web_port, database=args.database
+        path,
+        host=getattr(args, "host", None),
+        port=getattr(args, "port", None),
+        web_port=getattr(args, "web_port", None),  # the server's options; not export's
+        database=args.database,
     )
 
 
@@ -77,6 +82,7 @@ class WebListenError(Exception):
 
 async def run(settings: Settings) -> None:
     """Serve until SIGINT or SIGTERM."""
+    raise_open_file_limit()
     db = await Database.open(settings.database)
     log.info("database %s (%s)", display_url(settings.database), db.backend)
     service = Service(App(settings, db))
@@ -129,16 +135,18 @@ def tune_gc() -> None:
 
 
 def quiet_telnetlib3(level: str) -> None:
-    """Log telnetlib3 at WARNING and above unless the server logs at DEBUG.
+    """Log telnetlib3 at ERROR and above unless the server logs at DEBUG.
 
     telnetlib3 logs every connection and disconnection at INFO ("Connection from ...",
     "Connection closed for ..."): two lines per connection, ~1 % of the event loop during
     a burst of logins (docs/performance.md §6). ``--log-level DEBUG`` keeps them, for
     debugging connections. Its modules log under the ``telnetlib3`` logger, so one level
-    covers them all.
+    covers them all. Its warnings are about what one client sent (a negotiation out of
+    order, a malformed subnegotiation): a hostile client could fill the log with them
+    (D210).
     """
     if level != "DEBUG":
-        logging.getLogger("telnetlib3").setLevel(logging.WARNING)
+        logging.getLogger("telnetlib3").setLevel(logging.ERROR)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,19 +7,32 @@ server (listening, the connections' tasks) is :mod:`server.service`'s.
 
 from __future__ import annotations
 
+import logging
 import random
+import secrets
 import time
 from collections.abc import Callable
 
 from backgammon.dice import DiceRoller, SystemDice
 from db.repository import Database
+from server.admission import (
+    REFUSAL_LOG_INTERVAL,
+    Networks,
+    PreLogin,
+    QuietLog,
+    address_key,
+    open_file_limit,
+)
 from server.clock import LoopTimer, Timer
 from server.config import Settings
 from server.dice_stats import DiceStats
 from server.matches import Invitation, LiveMatch
-from server.passwords import ScryptCost
+from server.passwords import ScryptCost, hash_password
 from server.presence import Presence
 from server.registry import LocalPresence
+from server.throttle import LoginThrottle
+
+log = logging.getLogger(__name__)
 
 
 class App:
@@ -53,7 +66,20 @@ class App:
         self.started_at = clock()
         self.cost = ScryptCost(settings.scrypt_n, settings.scrypt_r, settings.scrypt_p)
         self.motd = settings.motd()
-        self._failures: dict[str, tuple[int, float]] = {}
+        self.trusted = Networks(settings.trusted_networks)
+        """``[limits] trusted_networks``: no per-address caps or throttling there."""
+        self.throttle = LoginThrottle(self.timer, settings.login_delay)
+        """Login attempts per address and per account name (:mod:`server.throttle`)."""
+        self.pre_login = PreLogin(
+            settings.max_pre_login,
+            settings.max_pre_login_per_address,
+            self.trusted,
+            open_file_limit(),
+        )
+        """The connections that have not logged in (:mod:`server.admission`)."""
+        self.refusal_log = QuietLog(log, REFUSAL_LOG_INTERVAL, self.timer.now)
+        """The log of connections refused by those caps: one line per interval at most."""
+        self._dummy_hash: str | None = None
         self.port = settings.port
         """The port the server listens on: the configured one until
         :meth:`server.service.Service.start` has bound it (``port = 0``: any free one)."""
@@ -72,23 +98,20 @@ class App:
         self.dice_stats = DiceStats()
         """Every roll of every match since the start, for ``dicetest``."""
 
-    # -- login throttling --------------------------------------------------------------
+    # -- logging in -------------------------------------------------------------------
 
-    def login_delay(self, host: str) -> float:
-        """Seconds to wait before answering a login from ``host`` (doubles per failure)."""
-        count, when = self._failures.get(host, (0, 0.0))
-        if not count or self.clock() - when > 600:
-            return 0.0
-        return min(self.settings.login_delay * 2.0 ** (count - 1), 30.0)
+    def throttle_keys(self, host: str, name: str) -> list[str]:
+        """The throttle's keys of a login attempt from ``host`` at the account ``name``:
+        the name's, and the address's unless ``host`` is trusted."""
+        keys = [f"name:{name}"]
+        if host not in self.trusted:
+            keys.append(f"addr:{address_key(host)}")
+        return keys
 
-    def login_failed(self, host: str) -> None:
-        count, when = self._failures.get(host, (0, 0.0))
-        if self.clock() - when > 600:
-            count = 0
-        self._failures[host] = (count + 1, self.clock())
-        if len(self._failures) > 10_000:  # bound the table: forget the oldest half
-            for key, _ in sorted(self._failures.items(), key=lambda kv: kv[1][1])[:5_000]:
-                del self._failures[key]
-
-    def login_succeeded(self, host: str) -> None:
-        self._failures.pop(host, None)
+    async def dummy_hash(self) -> str:
+        """A hash of a random password at the configured cost, made once: what an
+        unknown name's password is checked against, so that checking it costs what
+        checking a real one costs (a reply's timing does not tell which names exist)."""
+        if self._dummy_hash is None:
+            self._dummy_hash = await hash_password(secrets.token_hex(16), self.cost)
+        return self._dummy_hash

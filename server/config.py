@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import configparser
 import dataclasses
+import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,9 +50,15 @@ class Settings:
     commands_per_second: float = 20.0  # [limits] commands_per_second
     command_burst: int = 40  # [limits] command_burst
     max_unread_input: int = 65_536  # [limits] max_unread_input, bytes
+    max_input_rate: int = 16_384  # [limits] max_input_rate, bytes a second; 0: no limit
     write_buffer_limit: int = 1_048_576  # [limits] write_buffer_limit, bytes
     login_attempts: int = 5  # [limits] login_attempts per connection
     login_delay: float = 1.0  # [limits] login_delay, seconds after a failure (doubles)
+    login_timeout: float = 60.0  # [limits] login_timeout, seconds to log in; 0 disables
+    guest_timeout: float = 600.0  # [limits] guest_timeout, seconds to register; 0 disables
+    max_pre_login: int = 2000  # [limits] max_pre_login, connections not logged in
+    max_pre_login_per_address: int = 20  # [limits] max_pre_login_per_address
+    trusted_networks: tuple[str, ...] = ("127.0.0.0/8", "::1")  # [limits] trusted_networks
     max_logins: int = 10_000  # [limits] max_logins
     max_visitors: int = 100  # [limits] max_visitors; 0: no visitors (D257)
     status_interval: float = 1.0  # [limits] status_interval, seconds between status batches
@@ -91,9 +98,15 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("limits", "commands_per_second"): ("commands_per_second", float),
     ("limits", "command_burst"): ("command_burst", int),
     ("limits", "max_unread_input"): ("max_unread_input", int),
+    ("limits", "max_input_rate"): ("max_input_rate", int),
     ("limits", "write_buffer_limit"): ("write_buffer_limit", int),
     ("limits", "login_attempts"): ("login_attempts", int),
     ("limits", "login_delay"): ("login_delay", float),
+    ("limits", "login_timeout"): ("login_timeout", float),
+    ("limits", "guest_timeout"): ("guest_timeout", float),
+    ("limits", "max_pre_login"): ("max_pre_login", int),
+    ("limits", "max_pre_login_per_address"): ("max_pre_login_per_address", int),
+    ("limits", "trusted_networks"): ("trusted_networks", tuple),
     ("limits", "max_logins"): ("max_logins", int),
     ("limits", "max_visitors"): ("max_visitors", int),
     ("limits", "status_interval"): ("status_interval", float),
@@ -164,6 +177,8 @@ def _convert(name: str, raw: str, kind: type) -> Any:
             return int(text)
         except ValueError:
             raise ConfigError(f"{name} must be a whole number, not {text!r}") from None
+    if kind is tuple:  # a list: words separated by commas or spaces
+        return tuple(word for word in text.replace(",", " ").split())
     if kind is float:
         try:
             return float(text)
@@ -193,9 +208,20 @@ def _validate(settings: Settings) -> None:
             settings.max_unread_input >= max(4096, 2 * settings.max_line_length),
             "[limits] max_unread_input must be at least 4096 and twice max_line_length",
         ),
+        (
+            settings.max_input_rate == 0 or settings.max_input_rate >= 1024,
+            "[limits] max_input_rate must be 0 (no limit) or at least 1024",
+        ),
         (settings.write_buffer_limit >= 4096, "[limits] write_buffer_limit must be 4096 or more"),
         (settings.login_attempts >= 1, "[limits] login_attempts must be 1 or more"),
         (settings.login_delay >= 0, "[limits] login_delay must be 0 or more"),
+        (settings.login_timeout >= 0, "[limits] login_timeout must be 0 (off) or more"),
+        (settings.guest_timeout >= 0, "[limits] guest_timeout must be 0 (off) or more"),
+        (settings.max_pre_login >= 1, "[limits] max_pre_login must be 1 or more"),
+        (
+            settings.max_pre_login_per_address >= 1,
+            "[limits] max_pre_login_per_address must be 1 or more",
+        ),
         (settings.max_logins >= 1, "[limits] max_logins must be 1 or more"),
         (settings.max_visitors >= 0, "[limits] max_visitors must be 0 or more"),
         (settings.status_interval >= 0, "[limits] status_interval must be 0 or more"),
@@ -216,6 +242,13 @@ def _validate(settings: Settings) -> None:
     for ok, message in checks:
         if not ok:
             raise ConfigError(message)
+    for network in settings.trusted_networks:
+        try:
+            ipaddress.ip_network(network, strict=False)
+        except ValueError:
+            raise ConfigError(
+                f"[limits] trusted_networks: {network!r} is not an address or network"
+            ) from None
     if settings.motd_file and not Path(settings.motd_file).is_file():
         raise ConfigError(f"[server] motd_file {settings.motd_file!r} is not a readable file")
     try:

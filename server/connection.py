@@ -22,7 +22,7 @@ from server.app import App
 from server.clock import Timer
 from server.context import Context
 from server.dispatch import dispatch
-from server.login import login_dialog, reader_with_timeout
+from server.login import admit_connection, leave_pre_login, login_dialog, reader_before_login
 from server.match_lifecycle import session_ended
 from server.output import TOO_LONG, LineSource, Output
 from server.session import Session
@@ -66,8 +66,10 @@ class RateLimit:
 async def serve_connection(app: App, lines: LineSource, output: Output) -> None:
     """Serve one client from connect to close."""
     session = Session(output, monotonic=app.timer.now)
+    if not admit_connection(app, session):
+        return
     try:
-        if await login_dialog(app, session, reader_with_timeout(app, lines)):
+        if await login_dialog(app, session, reader_before_login(app, session, lines)):
             await _command_loop(app, session, lines, output)
     except asyncio.CancelledError:
         raise
@@ -135,6 +137,11 @@ async def _read_or_time_out(app: App, session: Session, lines: LineSource) -> st
         await asyncio.sleep(0)
         return queued
     timeout = app.settings.idle_timeout
+    deadline = session.login_deadline  # a guest's time to register (D231)
+    if deadline is not None and not session.logged_in:
+        left = max(deadline - app.timer.now(), 0.0)
+        if not timeout or left <= timeout:
+            return await _read_before(app, session, lines, left)
     if not timeout:
         return await lines.readline()
     warning = min(app.settings.idle_warning, timeout)
@@ -155,11 +162,27 @@ async def _read_or_time_out(app: App, session: Session, lines: LineSource) -> st
             read.cancel()
 
 
+async def _read_before(app: App, session: Session, lines: LineSource, timeout: float) -> str | None:
+    """The next line if it comes within ``timeout``; else ``Connection timed out.``,
+    the connection closed, and None."""
+    read = asyncio.ensure_future(lines.readline())
+    try:
+        if await app.timer.wait(read, timeout):
+            return read.result()
+        session.send(replies.CONNECTION_TIMED_OUT)
+        session.output.close()
+        return None
+    finally:
+        if not read.done():
+            read.cancel()
+
+
 async def end_session(app: App, session: Session) -> None:
     """Cleanup, exactly once: leave the presence, tell the others, store the logout."""
     if session.closed:
         return
     session.closed = True
+    leave_pre_login(app, session)
     try:
         if session.visitor:  # D256: no logout to announce or store
             await session_ended(app, session)

@@ -1,8 +1,11 @@
 """The login dialog (§1): CLIP login, telnet login, autologin, entering as a guest.
 
 Until a user is logged in, the connection answers only the ``login: `` prompt; a
-failed login gets nothing but a new prompt (§1.5), a little later each time from the
-same address, and the connection closes after ``[limits] login_attempts`` failures.
+failed login gets nothing but a new prompt (§1.5), and the connection closes after
+``[limits] login_attempts`` failures or when its ``[limits] login_timeout`` from the
+connect has run out (D231). Every password check first waits its turn in the login
+throttle (server/throttle.py, D232), a little longer each time for the same address
+and the same name.
 ``guest`` ends this dialog too: the guest state's commands, ``name`` and its password
 prompts among them, run through dispatch (server/handlers/registration.py).
 """
@@ -28,29 +31,41 @@ from server.visitors import enter_as_visitor
 
 MAX_CLIENT_NAME = 20
 """§1.3: a longer client name makes the CLIP login fail."""
-_DUMMY_HASH = "scrypt$2$1$1$00$00"
-"""Checked for unknown users too, so a reply's timing does not tell which names exist."""
 
 ReadLine = Callable[[], Awaitable[str | None]]
 
 
-def reader_with_timeout(app: App, lines: LineSource) -> ReadLine:
-    """Read a line, giving up (None) after the idle timeout (on the App's timer)."""
+def reader_before_login(app: App, session: Session, lines: LineSource) -> ReadLine:
+    """Read a line before login: None at EOF, or (after ``Connection timed out.``) when
+    the connection's time to log in (:attr:`Session.login_deadline`) has run out;
+    without a login time-out, after the idle timeout (silently)."""
 
     async def read() -> str | None:
+        deadline = session.login_deadline
         timeout = app.settings.idle_timeout or None
+        if deadline is not None:
+            timeout = max(deadline - app.timer.now(), 0.0)
         try:
             return await app.timer.wait_for(lines.readline(), timeout)
         except TimeoutError:
+            if deadline is not None:
+                _time_out(session)
             return None
 
     return read
+
+
+def _time_out(session: Session) -> None:
+    session.output.send([replies.CONNECTION_TIMED_OUT])
+    session.output.close()
 
 
 async def login_dialog(app: App, session: Session, read: ReadLine) -> bool:
     """Run the dialog until a user is logged in or a guest entered (True), or the
     connection gives up (False)."""
     output = session.output
+    if app.settings.login_timeout:
+        session.login_deadline = app.timer.now() + app.settings.login_timeout
     now = dt.datetime.fromtimestamp(app.clock(), dt.UTC)
     output.send(replies.banner(now.astimezone(), now))
     output.prompt(replies.LOGIN_PROMPT)
@@ -67,10 +82,13 @@ async def login_dialog(app: App, session: Session, read: ReadLine) -> bool:
                 output.prompt(replies.LOGIN_PROMPT)
                 continue
             case LoginKind.GUEST:
-                enter_as_guest(session)
+                enter_as_guest(app, session)
                 return True
             case LoginKind.VISITOR:
-                return enter_as_visitor(app, session, words)
+                if not enter_as_visitor(app, session, words):
+                    return False
+                leave_pre_login(app, session)  # max_visitors bounds it now (D257)
+                return True
             case LoginKind.CLIP:
                 ok = await _clip_login(app, session, words)
             case LoginKind.CONNECT:
@@ -87,19 +105,33 @@ async def login_dialog(app: App, session: Session, read: ReadLine) -> bool:
                 ok = False
         if ok:
             return True
+        if output.closing:
+            return False
         failures += 1
-        app.login_failed(output.host)
-        await app.timer.sleep(app.login_delay(output.host))
         output.prompt(replies.LOGIN_PROMPT)
     output.close()
     return False
 
 
-async def _authenticate(app: App, name: str, password: str) -> User | None:
+async def _authenticate(app: App, session: Session, name: str, password: str) -> User | None:
+    """The account if ``password`` is its password, else None.
+
+    The attempt is counted and paced (:mod:`server.throttle`) before anything is
+    checked; one that could not be made before the connection's time to log in runs
+    out ends the connection (``Connection timed out.``). An unknown name's password is
+    checked against a hash of the configured cost, as a real one would be.
+    """
+    keys = app.throttle_keys(session.output.host, name)
+    if not await app.throttle.admit(keys, session.login_deadline):
+        _time_out(session)
+        return None
     user = await app.db.get_user(name)
-    stored = user.password_hash if user is not None else _DUMMY_HASH
+    stored = user.password_hash if user is not None else await app.dummy_hash()
     ok = await verify_password(password, stored)
-    return user if ok and user is not None else None
+    if not ok or user is None:
+        return None
+    app.throttle.succeeded(keys)
+    return user
 
 
 async def _clip_login(app: App, session: Session, words: tuple[str, ...]) -> bool:
@@ -107,7 +139,7 @@ async def _clip_login(app: App, session: Session, words: tuple[str, ...]) -> boo
     _, client, _version, name, password = words[:5]
     if len(client) > MAX_CLIENT_NAME:
         return False
-    user = await _authenticate(app, name, password)
+    user = await _authenticate(app, session, name, password)
     if user is None:
         return False
     session.mode = Mode.CLIP
@@ -149,7 +181,7 @@ def _leave(session: Session) -> None:
 async def _password_login(
     app: App, session: Session, name: str, password: str, *, prompts: bool
 ) -> bool:
-    user = await _authenticate(app, name, password)
+    user = await _authenticate(app, session, name, password)
     if user is None:
         return False
     session.mode = Mode.TELNET
@@ -173,7 +205,7 @@ async def complete_login(app: App, session: Session, user: User) -> None:
         output.send([replies.TOO_MANY_LOGINS])
         output.close()
         return
-    app.login_succeeded(output.host)
+    leave_pre_login(app, session)
     if online:
         output.send([replies.ALREADY_LOGGED_IN])
         first = presence.get(user.name)
@@ -216,8 +248,34 @@ async def complete_login(app: App, session: Session, user: User) -> None:
     presence.announce_login(session, again=online)
 
 
-def enter_as_guest(session: Session) -> None:
-    """``guest`` at the login prompt (§1.7): the welcome, then the guest state's prompt."""
+def admit_connection(app: App, session: Session) -> bool:
+    """Count a new connection among those that have not logged in (D230); over a cap,
+    send it the line saying which and close it (False)."""
+    output = session.output
+    refusal = app.pre_login.enter(output.host)
+    if refusal is not None:
+        app.refusal_log.warning("refused a connection from %s: %s", output.host, refusal)
+        output.send([refusal])
+        output.close()
+        return False
+    session.pre_login = True
+    return True
+
+
+def leave_pre_login(app: App, session: Session) -> None:
+    """The session no longer counts as a connection that has not logged in (once)."""
+    if session.pre_login:
+        session.pre_login = False
+        session.login_deadline = None
+        app.pre_login.leave(session.output.host)
+
+
+def enter_as_guest(app: App, session: Session) -> None:
+    """``guest`` at the login prompt (§1.7): the welcome, then the guest state's prompt.
+
+    The guest has ``[limits] guest_timeout`` seconds from now to register (D231)."""
+    guest_time = app.settings.guest_timeout
+    session.login_deadline = app.timer.now() + guest_time if guest_time else None
     session.state = SessionState.GUEST
     session.mode = Mode.TELNET
     session.output.send(replies.GUEST_WELCOME)

@@ -183,12 +183,15 @@ class _Batch:
         pass :meth:`LocalPresence.fence` (they are what the fence waits for)."""
         if session.closed:
             return
-        session.output.send_payload(self.out.payload(key))
-        extra = self.finally_for.get(session)
-        if extra:  # waitfor (§4.12), after the login notice
-            lines = [line for seq, line in extra if seq > key[3]]
-            if lines:
-                session.output.send(lines)
+        try:
+            session.output.send_payload(self.out.payload(key))
+            extra = self.finally_for.get(session)
+            if extra:  # waitfor (§4.12), after the login notice
+                lines = [line for seq, line in extra if seq > key[3]]
+                if lines:
+                    session.output.send(lines)
+        except Exception as exc:  # this session's alone: the batch goes on (D210)
+            session.writing_failed(exc)
 
 
 @dataclass(eq=False)
@@ -390,7 +393,10 @@ class LocalPresence:
                 and (toggle_on is None or s.toggles[toggle_on] or s.name in also)
                 and (gagging is None or gagging not in s.gagged)
             ):
-                s.send_payload(shared if shared is not None else out.payload(s.clip))
+                try:
+                    s.send_payload(shared if shared is not None else out.payload(s.clip))
+                except Exception as exc:  # its rendering: this recipient's alone (D210)
+                    s.writing_failed(exc)
 
     # -- other users' state ------------------------------------------------------------------
 

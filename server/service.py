@@ -16,6 +16,7 @@ from typing import Any
 
 from protocol import replies
 from server import telnet, web
+from server.admission import ACCEPT_ERROR_INTERVAL, open_file_limit, quiet_accept_errors
 from server.app import App
 from server.connection import serve_connection
 from server.output import LineSource, Output, Shell
@@ -53,9 +54,29 @@ class Service:
         """Listen for connections."""
         app = self.app
         shell: Shell = self._shell  # the transport seam's: telnet runs any such shell
+        quiet_accept_errors(asyncio.get_running_loop(), interval=ACCEPT_ERROR_INTERVAL)
+        await app.dummy_hash()  # once, before the first login needs it
         self._listener = await telnet.start_server(app.settings, shell)
         app.port = telnet.bound_port(self._listener)
         log.info("listening on %s:%d", app.settings.host, app.port)
+        log.info(
+            "connections not logged in: at most %d in all, %d per address "
+            "(trusted networks: %s); %s s to log in, %s s for a guest to register",
+            app.pre_login.total,
+            app.pre_login.per_address,
+            ", ".join(app.settings.trusted_networks) or "none",
+            app.settings.login_timeout or "no limit",
+            app.settings.guest_timeout or "no limit",
+        )
+        files = open_file_limit()
+        if files is not None and app.settings.max_logins + app.pre_login.total > files:
+            log.warning(
+                "the open-file limit %d is below max_logins %d plus the %d connections "
+                "that may wait to log in: past it, connections are not accepted",
+                files,
+                app.settings.max_logins,
+                app.pre_login.total,
+            )
 
     async def start_web(self, *, sock: socket.socket | None = None) -> None:
         """Listen for HTTP and WebSocket connections on ``[web] host``/``port`` (or on
@@ -86,6 +107,7 @@ class Service:
         """
         app = self.app
         app.stopping = True
+        app.throttle.close()  # a login waiting its turn ends now, not after its wait
         for session in app.registry:
             session.send(warning or replies.shutdown_warning(0, restart=False))
         if self._listener is not None:

@@ -7,6 +7,7 @@ so it is always clear where a session stands.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -20,6 +21,8 @@ from protocol.commands import DIALOG, SessionState
 from protocol.parser import ParsedCommand
 from protocol.replies import Mode
 from server.output import Output, Payload
+
+log = logging.getLogger(__name__)
 
 # Defaults for new accounts (§4.15 table; the ⚠ ones decided in docs/server-decisions.md).
 DEFAULT_TOGGLES: Mapping[str, bool] = {
@@ -96,12 +99,19 @@ class Session:
     """A second login of the same user took over this session (§1.4)."""
     closed: bool = False
     """Set once when the session ends (cleanup runs exactly once)."""
+    login_deadline: float | None = None
+    """Until a user logs in: when (:attr:`monotonic`) the connection's time to log in,
+    or as a guest to register, runs out (D231); None: no limit."""
+    pre_login: bool = False
+    """Counted among the connections that have not logged in (server/admission.py)."""
     logout_text: Callable[[str], str] = replies.drops_connection
     """How others hear that this session ended (§1.8: logs out / drops connection / timed out)."""
     before_write: Callable[[Session], None] | None = field(default=None, repr=False)
     """Called with this session before anything is written to it: the registry's fence,
     which sends it pending status notices first when the line comes from a user whose
     login it has not heard of yet (:meth:`server.registry.LocalPresence.fence`, D140)."""
+    write_failed: bool = field(default=False, repr=False)
+    """A write to this session raised: its connection was aborted (:meth:`send`)."""
     _who_cache: _WhoLineParts | None = field(default=None, init=False, repr=False)
     """The CLIP 5 line around its idle field, for the values in its ``key``
     (:meth:`who_line`)."""
@@ -161,25 +171,51 @@ class Session:
 
     # -- output ----------------------------------------------------------------------
 
+    # Every write below is isolated (D210): an error writing to this session closes it
+    # alone, logged once, and never reaches the caller, so a loop over sessions (a
+    # broadcast, status notices, a match's watchers, the shutdown notice) goes on.
+
     def send(self, *lines: str) -> None:
         """Write lines now (asynchronous messages from anyone may call this)."""
         if not self.closed:
-            if self.before_write is not None:
-                self.before_write(self)
-            self.output.send(lines)
+            try:
+                if self.before_write is not None:
+                    self.before_write(self)
+                self.output.send(lines)
+            except Exception as exc:
+                self.writing_failed(exc)
 
     def send_lines(self, lines: Iterable[str]) -> None:
         if not self.closed:
-            if self.before_write is not None:
-                self.before_write(self)
-            self.output.send(lines)
+            try:
+                if self.before_write is not None:
+                    self.before_write(self)
+                self.output.send(lines)
+            except Exception as exc:
+                self.writing_failed(exc)
 
     def send_payload(self, payload: Payload) -> None:
         """Write a broadcast's pre-rendered lines (the same bytes as :meth:`send_lines`)."""
         if not self.closed:
-            if self.before_write is not None:
-                self.before_write(self)
-            self.output.send_payload(payload)
+            try:
+                if self.before_write is not None:
+                    self.before_write(self)
+                self.output.send_payload(payload)
+            except Exception as exc:
+                self.writing_failed(exc)
+
+    def writing_failed(self, exc: Exception) -> None:
+        """A write to this session raised ``exc``: close its connection at once; log the
+        first failure only (D210)."""
+        if not self.write_failed:
+            self.write_failed = True
+            log.error(
+                "writing to %s (%s) failed; connection closed",
+                self.output.host,
+                self.name or "-",
+                exc_info=exc,
+            )
+        self.output.abort()
 
     def end_reply(self) -> None:
         """What follows every command's reply: the away reminder, the telnet prompt

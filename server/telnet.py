@@ -11,7 +11,17 @@ the echo switches of the password prompt (:class:`TelnetOutput`).
 Input is flow-controlled: telnetlib3's reader pauses the socket when about
 ``[limits] max_unread_input`` bytes wait in it (:class:`FlowReader`), so a client that
 sends faster than its commands are taken (server/connection.py reads them at the
-configured rate) is held back by TCP instead of growing the server's memory.
+configured rate) is held back by TCP instead of growing the server's memory. Before
+that, what one connection costs is bounded where its bytes arrive
+(:meth:`QuietTelnetServer.data_received`): at most ``[limits] max_input_rate`` bytes a
+second go to telnetlib3's parsing, in slices of :data:`INPUT_SLICE`; the rest waits
+with the socket paused (D211).
+
+No client can put its connection in a state the server cannot write (D210): the
+encoding is UTF-8 whatever a client negotiates (CHARSET, NEW_ENVIRON's LANG), a
+subnegotiation of an option not agreed on is ignored, and an error in telnetlib3's
+handling of a client's command ends at that command (:class:`GuardedWriter`). A write
+that fails all the same closes that connection alone (:class:`TelnetOutput`).
 
 A broadcast (a login's CLIP 7 and who update to thousands of users) renders its lines
 once into a :class:`~server.output.Payload`, which :func:`payload_bytes` encodes and
@@ -29,19 +39,21 @@ when an installed telnetlib3 differs.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import collections
+import contextlib
 import datetime
 import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, ClassVar, Final, Literal
 
 import telnetlib3
 from telnetlib3.server_base import BaseServer
 from telnetlib3.stream_reader import TelnetReaderUnicode
 from telnetlib3.stream_writer import TelnetWriterUnicode
-from telnetlib3.telopt import ECHO, WILL, WONT, theNULL
+from telnetlib3.telopt import ECHO, MCCP2_COMPRESS, MCCP3_COMPRESS, WILL, WONT, theNULL
 
 from protocol import replies
 from server.config import Settings
@@ -91,6 +103,107 @@ class FlowReader(TelnetReaderUnicode):
         return len(self._buffer)
 
 
+ENCODING: Final = "utf8"
+"""The only encoding of every connection, both ways, whatever a client negotiates."""
+CHARSETS: Final = ("UTF-8", "US-ASCII")
+"""The character sets the server offers and accepts in a CHARSET negotiation (RFC
+2066): UTF-8, and ASCII, whose text is the same bytes in UTF-8. Any other is refused."""
+INPUT_SLICE: Final = 4096
+"""Most bytes of one connection handed to telnetlib3's parsing in one turn of the event
+loop: about 3.5 ms for the costliest input (telnet commands byte after byte,
+docs/performance.md), so nobody else waits longer for it."""
+_NEVER_AGREED: Final = frozenset({MCCP2_COMPRESS, MCCP3_COMPRESS})
+"""Options whose subnegotiation is ignored even when a client claims them: the server
+never offers compression (a client's compressed input would bypass the input budget)."""
+
+
+def acceptable_charset(name: str) -> bool:
+    """True for a name of UTF-8 or US-ASCII (any spelling Python's codecs know)."""
+    try:
+        codec = codecs.lookup(name.strip()).name
+    except (LookupError, ValueError):
+        return False
+    return codec in ("utf-8", "ascii")
+
+
+class GuardedWriter(TelnetWriterUnicode):
+    """telnetlib3's writer, with what a client may negotiate fenced in (D210).
+
+    * A subnegotiation (``IAC SB <option> ... IAC SE``) is handled only for an option
+      agreed on in either direction (RFC 855), and never for compression.
+    * A CHARSET request from the client is answered with UTF-8 or US-ASCII when it
+      offers one, else refused (``REJECTED``); the connection stays UTF-8 either way.
+    * An error in telnetlib3's handling of one command is logged at DEBUG and the
+      command ignored: it neither reaches telnetlib3's traceback logging nor the
+      connection.
+    """
+
+    def feed_byte(self, byte: bytes) -> bool:
+        try:
+            return super().feed_byte(byte)
+        except ValueError:
+            raise  # telnetlib3's "invalid telnet byte": it logs one DEBUG line
+        except Exception as exc:
+            self.log.debug("telnet command ignored: %r", exc)
+            self.iac_received = False
+            self.cmd_received = False
+            return False
+
+    def handle_subnegotiation(self, buf: collections.deque[bytes]) -> None:
+        option = buf[0] if buf else b""
+        if option in _NEVER_AGREED or not (
+            self.remote_option.enabled(option) or self.local_option.enabled(option)
+        ):
+            self.log.debug("subnegotiation of an option not agreed on ignored: %r", option)
+            return
+        try:
+            super().handle_subnegotiation(buf)
+        except Exception as exc:
+            self.log.debug("subnegotiation ignored: %r", exc)
+
+    def handle_send_client_charset(self, _charsets: list[str]) -> str | None:  # type: ignore[override]
+        """The charset chosen from a client's offer: UTF-8 if offered, else US-ASCII,
+        else None (telnetlib3 answers ``REJECTED``)."""
+        offered = [name for name in _charsets if acceptable_charset(name)]
+        utf8 = [name for name in offered if codecs.lookup(name.strip()).name == "utf-8"]
+        chosen = utf8 or offered
+        return chosen[0] if chosen else None
+
+
+class _ReadGate:
+    """A connection's transport as its reader sees it: reading is paused while the
+    reader holds too much (its own pause) or the input budget holds bytes back
+    (:meth:`hold`), and resumed only when neither does."""
+
+    def __init__(self, transport: Any) -> None:
+        self._transport = transport
+        self._reader_paused = False
+        self._held = False
+        self._paused = False
+
+    def pause_reading(self) -> None:
+        self._reader_paused = True
+        self._apply()
+
+    def resume_reading(self) -> None:
+        self._reader_paused = False
+        self._apply()
+
+    def hold(self, held: bool) -> None:
+        self._held = held
+        self._apply()
+
+    def _apply(self) -> None:
+        paused = self._reader_paused or self._held
+        if paused == self._paused or self._transport.is_closing():
+            return
+        self._paused = paused
+        if paused:
+            self._transport.pause_reading()
+        else:
+            self._transport.resume_reading()
+
+
 class QuietTelnetServer(telnetlib3.TelnetServer):
     """Skip the on-connect ``IAC DO TTYPE``: raw TCP clients and bots see only text.
 
@@ -106,22 +219,102 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
 
     _plain_is_data = False
     """Plain input is data for telnetlib3 now (:meth:`_plain_input_is_data`)."""
+    input_rate: ClassVar[int] = 0
+    """Bytes a second of one connection's input that are parsed, in bursts of one
+    second's worth (``[limits] max_input_rate``; :func:`start_server` sets it); 0: no
+    limit."""
+    _gate: _ReadGate | None = None
+    _pump_handle: asyncio.TimerHandle | asyncio.Handle | None = None
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault(READER_FACTORY_KEYWORD, FlowReader)
+        kwargs.setdefault(WRITER_FACTORY_KEYWORD, GuardedWriter)
         super().__init__(**kwargs)
+        self._held = bytearray()
+        self._tokens = float(self.input_rate)
+        self._stamp = 0.0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        """telnetlib3's setup, then the transport for the reader's flow control."""
+        """telnetlib3's setup, then the transport for the reader's flow control (behind
+        the input budget's gate), and no simulated special characters: the server reads
+        whole lines (``line_mode``) and removes control characters itself, so
+        telnetlib3 need not look at each byte of the input in Python."""
         super().connection_made(transport)
+        self._gate = _ReadGate(transport)
+        with contextlib.suppress(RuntimeError):
+            self._stamp = asyncio.get_running_loop().time()
         reader = self.reader
         if reader is not None:
-            reader.set_transport(transport)
+            reader.set_transport(self._gate)  # type: ignore[arg-type]
+        writer = self.writer
+        if writer is not None:
+            writer.slc_simulated = False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._pump_handle is not None:
+            self._pump_handle.cancel()
+            self._pump_handle = None
+        self._held.clear()
+        super().connection_lost(exc)
 
     def begin_negotiation(self) -> None:
         BaseServer.begin_negotiation(self)
 
+    def encoding(self, outgoing: bool | None = None, incoming: bool | None = None) -> str:
+        """UTF-8, both ways, whatever the client negotiated (D210)."""
+        return ENCODING
+
+    def on_charset(self, charset: str) -> None:
+        """A client's ``CHARSET ACCEPTED``: noted only for UTF-8 or US-ASCII."""
+        if acceptable_charset(charset):
+            super().on_charset(charset)
+
+    def on_request_charset(self) -> list[str]:
+        """The character sets offered to a client that said ``WILL CHARSET``."""
+        return list(CHARSETS)
+
     def data_received(self, data: bytes) -> None:
+        """Input within the budget is parsed now; the rest is held back, the socket
+        paused, and parsed as the budget allows (:meth:`_pump`)."""
+        if not self.input_rate:
+            self._parse(data)
+            return
+        self._held += data
+        if self._pump_handle is None:
+            self._pump()
+
+    def _pump(self) -> None:
+        """Parse what the budget allows of the held input (one slice at most), then
+        come back when more is due; reading stays paused while anything is held."""
+        self._pump_handle = None
+        held = self._held
+        if not held or self._closing:
+            held.clear()
+            return
+        rate = self.input_rate
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        self._tokens = min(float(rate), self._tokens + (now - self._stamp) * rate)
+        self._stamp = now
+        size = min(len(held), INPUT_SLICE, int(self._tokens))
+        if size:
+            chunk = bytes(held[:size])
+            del held[:size]
+            self._tokens -= size
+            self._parse(chunk)
+        gate = self._gate
+        if held and not self._closing:
+            if gate is not None:
+                gate.hold(True)
+            wanted = min(len(held), INPUT_SLICE)
+            delay = max(0.0, (wanted - self._tokens) / rate)
+            self._pump_handle = (
+                loop.call_later(delay, self._pump) if delay else loop.call_soon(self._pump)
+            )
+        elif gate is not None:
+            gate.hold(False)
+
+    def _parse(self, data: bytes) -> None:
         reader = self.reader
         if self._plain_is_data and reader is not None and _PLAIN_INPUT.fullmatch(data):
             # What BaseServer.data_received does with bytes that hold no command.
@@ -191,6 +384,11 @@ TELNETLIB3_INTERNALS: Final = (
     Internal("protocol", "_trace_recv", params=("data",)),
     Internal("protocol", "_tls_checked", kind=bool),
     Internal("protocol", "_mccp3_decompressor"),
+    Internal("protocol", "_closing", kind=bool),
+    Internal("protocol", "encoding", params=("outgoing", "incoming")),
+    Internal("protocol", "on_charset", params=("charset",)),
+    Internal("protocol", "on_request_charset", params=()),
+    Internal("protocol", "connection_lost", params=("exc",)),
     Internal("reader", "_buffer", kind=bytearray),
     Internal("reader", "set_transport", params=("transport",)),
     Internal("reader", "feed_data", params=("data",)),
@@ -205,6 +403,14 @@ TELNETLIB3_INTERNALS: Final = (
     Internal("writer", "iac", params=("cmd", "opt")),
     Internal("writer", "write", params=("string",)),
     Internal("writer", "drain", params=()),
+    Internal("writer", "feed_byte", params=("byte",)),
+    Internal("writer", "handle_subnegotiation", params=("buf",)),
+    Internal("writer", "handle_send_client_charset", params=("_charsets",)),
+    Internal("writer", "remote_option"),
+    Internal("writer", "local_option"),
+    Internal("writer", "iac_received"),
+    Internal("writer", "cmd_received"),
+    Internal("writer", "log"),
     Internal("slc", "val", kind=bytes),
 )
 """What :class:`FlowReader`, :class:`QuietTelnetServer` and :class:`TelnetOutput` use of
@@ -216,6 +422,9 @@ tests/server/test_broadcast.py)."""
 READER_FACTORY_KEYWORD: Final = "reader_factory_encoding"
 """The keyword of telnetlib3's server protocol that makes its unicode reader, which
 :class:`QuietTelnetServer` sets to :class:`FlowReader`."""
+WRITER_FACTORY_KEYWORD: Final = "writer_factory_encoding"
+"""The same for its unicode writer, which :class:`QuietTelnetServer` sets to
+:class:`GuardedWriter`."""
 
 
 class LineReader:
@@ -313,13 +522,16 @@ class TelnetOutput:
     :meth:`send` writes at once and checks the transport's write buffer: a client that
     stops reading is disconnected when it passes ``buffer_limit``, so nobody waits for it.
     :meth:`send_payload` writes pre-encoded bytes straight to the transport, with the
-    same check.
+    same check. A write that raises closes this connection alone, logged once, and
+    never reaches the caller (D210).
     """
 
     def __init__(self, writer: Any, *, buffer_limit: int) -> None:
         self._writer = writer
         self._limit = buffer_limit
         self.overflowed = False
+        self.failed = False
+        """A write raised (:meth:`_failed`): the connection was aborted."""
         peer = writer.get_extra_info("peername")
         self.host: str = peer[0] if peer else replies.UNKNOWN_HOST
 
@@ -338,9 +550,13 @@ class TelnetOutput:
         transport = writer.transport
         if transport is None or transport.is_closing():
             return
-        transport.write(
-            payload_bytes(payload, writer.fn_encoding(outgoing=True), writer.encoding_errors)
-        )
+        try:
+            transport.write(
+                payload_bytes(payload, writer.fn_encoding(outgoing=True), writer.encoding_errors)
+            )
+        except Exception as exc:
+            self._failed(exc)
+            return
         self._check_buffer(transport)
 
     def prompt(self, text: str) -> None:
@@ -349,19 +565,38 @@ class TelnetOutput:
 
     def echo_off(self) -> None:
         """``IAC WILL ECHO``: the client stops echoing (before a password prompt, §1.6)."""
-        if not self.closing:
-            self._writer.iac(WILL, ECHO)
+        self._iac(WILL)
 
     def echo_on(self) -> None:
         """``IAC WONT ECHO``: the client echoes again."""
-        if not self.closing:
-            self._writer.iac(WONT, ECHO)
+        self._iac(WONT)
+
+    def _iac(self, command: bytes) -> None:
+        if self.closing:
+            return
+        try:
+            self._writer.iac(command, ECHO)
+        except Exception as exc:
+            self._failed(exc)
 
     def _write(self, text: str) -> None:
         if self.closing:
             return
-        self._writer.write(text)
+        try:
+            self._writer.write(text)
+        except Exception as exc:
+            self._failed(exc)
+            return
         self._check_buffer(self._writer.transport)
+
+    def _failed(self, exc: Exception) -> None:
+        """A write that raised: this connection alone is closed at once, and the
+        failure logged once (D210). No caller sees the error: a broadcast goes on to
+        the next recipient."""
+        if not self.failed:
+            self.failed = True
+            log.error("writing to %s failed; connection closed", self.host, exc_info=exc)
+        self.abort()
 
     def _check_buffer(self, transport: Any) -> None:
         """Abort the connection when its unsent output passed the limit."""
@@ -433,13 +668,16 @@ async def start_server(settings: Settings, shell: TelnetShell) -> Any:
         output = TelnetOutput(writer, buffer_limit=settings.write_buffer_limit)
         await shell(lines, output)
 
+    class BudgetedServer(QuietTelnetServer):
+        input_rate = settings.max_input_rate
+
     server = await telnetlib3.create_server(
         host=settings.host,
         port=settings.port,
-        protocol_factory=QuietTelnetServer,
+        protocol_factory=BudgetedServer,
         shell=run_shell,
         line_mode=True,
-        encoding="utf8",
+        encoding=ENCODING,
         force_binary=True,
         encoding_errors="replace",
         timeout=0,  # our own idle timeout, with a warning first (server/connection.py)

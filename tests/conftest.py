@@ -7,6 +7,7 @@ fresh schema that is dropped afterwards, so runs never see each other's rows.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -14,8 +15,10 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Final
 
+import asyncpg
 import pytest
 from sqlalchemy import text
+from sqlalchemy.engine import make_url
 
 from db.engine import create_engine
 from db.repository import Database
@@ -102,6 +105,52 @@ async def db_target(
         async with admin.begin() as connection:
             await connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
         await admin.dispose()
+
+
+async def _admin_connection(url: str) -> asyncpg.Connection:
+    """A plain asyncpg connection to the database of a PostgreSQL ``url``."""
+    parsed = make_url(url)
+    return await asyncpg.connect(
+        host=parsed.host,
+        port=parsed.port,
+        user=parsed.username,
+        password=parsed.password,
+        database=parsed.database,
+        timeout=10,
+    )
+
+
+@contextlib.asynccontextmanager
+async def postgres_database(url: str) -> AsyncIterator[str]:
+    """A new, empty database on the PostgreSQL server of ``url``, dropped afterwards
+    (with any connection still open to it); its URL (for a server, whose URL names a
+    database, not a schema)."""
+    name = f"fibs_test_{uuid.uuid4().hex[:16]}"
+    admin = await _admin_connection(url)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            yield make_url(url).set(database=name).render_as_string(hide_password=False)
+        finally:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+async def terminate_backends(url: str, where: str = "datname = current_database()") -> int:
+    """``pg_terminate_backend`` every other connection to the PostgreSQL server of
+    ``url`` that matches the SQL condition ``where`` on ``pg_stat_activity`` (by default:
+    those to the URL's database), once they have ended; how many there were."""
+    admin = await _admin_connection(url)
+    try:
+        terminated = await admin.fetch(
+            # With a timeout, each call returns once its backend has ended.
+            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
+            f"WHERE pid <> pg_backend_pid() AND ({where})"
+        )
+    finally:
+        await admin.close()
+    return len(terminated)
 
 
 @pytest.fixture

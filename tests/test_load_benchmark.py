@@ -134,3 +134,24 @@ def test_stall_cause_and_exit_status() -> None:
     assert status == load.STALLED_EXIT != 0 and "STALLED" in lines[-1]
     status, lines = load.verdict({"stalls": {**stalled, "games_stalled": 0}})
     assert (status, lines) == (0, [])
+
+
+def test_hostile_defaults_are_the_issue_18_attack() -> None:
+    args = load.parse_args(["--scenario", "hostile"])
+    assert (args.hostile_inputs, args.hostile_connections, args.long_line_mb) == (100_000, 30, 4.0)
+    assert args.chatters == 4 and args.chat_rate == 10.0  # well under the command rate
+    assert load.parse_args(["--scenario", "hostile", "--chat-rate", "2"]).chat_rate == 2.0
+    assert load.parse_args(["--scenario", "chat"]).chat_rate == 1.0
+
+
+def test_hostile_inputs_are_hostile_and_reproducible() -> None:
+    import random
+
+    first = [load.hostile_input(random.Random(5)) for _ in range(1)]
+    assert first == [load.hostile_input(random.Random(5))]
+    rng = random.Random(18)
+    inputs = [load.hostile_input(rng) for _ in range(10_000)]
+    assert any(b"\xff\xfa" in x and x.endswith(b"\xff\xf0") for x in inputs)  # subnegotiations
+    assert any(len(x) == 3 and x[0] == 0xFF for x in inputs)  # negotiations
+    assert any(len(x) > 1_000 and x.endswith(b"\r\n") for x in inputs)  # over-long lines
+    assert len({x[2] for x in inputs if len(x) == 3 and x[0] == 0xFF}) > 240  # option bytes

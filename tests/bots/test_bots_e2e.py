@@ -467,8 +467,18 @@ async def test_a_bot_invited_by_two_players_at_once_plays_both_matches(
             for b in bots:
                 await asyncio.wait_for(b.client.logged_in.wait(), 30.0)
             await wait_ready(app, "bob")
+            # bob reads nothing until both invitations are on the server: otherwise he
+            # may join alice's before carol's arrives, which then finds him playing.
+            conn = bob.client._conn
+            assert conn is not None
+            held = conn._writer.transport
+            assert isinstance(held, asyncio.Transport)
+            held.pause_reading()
             await alice.client.invite("bob", 1)
             await carol.client.invite("bob", 1)
+            while not {"alice", "carol"} <= app.invitations.keys():
+                await asyncio.sleep(0.02)
+            held.resume_reading()
             await finish(bots, tasks, 60.0)
         assert bob.client.matches_finished == 2
         assert alice.client.matches_finished == carol.client.matches_finished == 1

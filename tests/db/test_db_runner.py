@@ -1,12 +1,14 @@
 """The runners: whole jobs, group commit, a failing job rolled back alone.
 
 SQLite: one connection, the statements on the loop, the commits on one thread.
-PostgreSQL: the same batches on a pooled connection, run by a writer task.
+PostgreSQL: the same batches on a writer's own asyncpg connection (db/pgwriter.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -15,12 +17,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 from sqlalchemy import bindparam, insert, select, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from db.engine import create_engine, migrate_engine, migrate_sqlite
+from db.engine import create_engine, migrate_engine, migrate_sqlite, normalize_url
 from db.errors import ConstraintViolation, DatabaseError
 from db.models import MessageRow, UserRow
-from db.runner import AlchemyRunner, SqliteRunner, Transaction
-from tests.conftest import only_on
+from db.pgwriter import PgRunner
+from db.runner import SqliteRunner, Transaction
+from tests.conftest import only_on, postgres_database, terminate_backends
 
 if TYPE_CHECKING:
     from tests.conftest import DbTarget
@@ -113,7 +118,7 @@ async def test_a_failing_job_is_rolled_back_alone(runner: SqliteRunner) -> None:
     await _check_a_failing_job_is_rolled_back_alone(runner)
 
 
-async def _check_a_failing_job_is_rolled_back_alone(runner: SqliteRunner | AlchemyRunner) -> None:
+async def _check_a_failing_job_is_rolled_back_alone(runner: SqliteRunner | PgRunner) -> None:
     """Five jobs in one batch, two failing: those two are undone, the others committed."""
 
     def half_then_fail(tx: Transaction) -> None:
@@ -200,15 +205,29 @@ async def test_the_connection_is_durable_wal_with_foreign_keys(runner: SqliteRun
     assert await runner.read(pragmas) == ["wal", 2, 1, 0]
 
 
-# -- the PostgreSQL runner (AlchemyRunner): the same group commit on a pooled connection ----
+# -- the PostgreSQL runner (PgRunner): the same group commit on a writer's connection ------
+
+
+async def _pg_runner(
+    db_target: DbTarget, *, writers: int = 1, retry_seconds: float = 30.0
+) -> PgRunner:
+    engine = create_engine(db_target.url, schema=db_target.schema)
+    await migrate_engine(engine)
+    runner = PgRunner(
+        engine,
+        normalize_url(db_target.url),
+        schema=db_target.schema,
+        writers=writers,
+        retry_seconds=retry_seconds,
+    )
+    await runner.start()
+    return runner
 
 
 @pytest.fixture
-async def pg_runner(db_target: DbTarget) -> AsyncIterator[AlchemyRunner]:
+async def pg_runner(db_target: DbTarget) -> AsyncIterator[PgRunner]:
     only_on("postgresql", db_target, "the PostgreSQL runner")
-    engine = create_engine(db_target.url, schema=db_target.schema)
-    await migrate_engine(engine)
-    runner = AlchemyRunner(engine)
+    runner = await _pg_runner(db_target)
     try:
         yield runner
     finally:
@@ -216,7 +235,7 @@ async def pg_runner(db_target: DbTarget) -> AsyncIterator[AlchemyRunner]:
 
 
 async def test_postgresql_writes_waiting_together_share_one_commit(
-    pg_runner: AlchemyRunner,
+    pg_runner: PgRunner,
 ) -> None:
     names = [f"u{i:02}" for i in range(20)]
     assert await asyncio.gather(*(pg_runner.write(_add(name)) for name in names)) == names
@@ -232,12 +251,12 @@ async def test_postgresql_writes_waiting_together_share_one_commit(
     assert len(names) == 31
 
 
-async def test_postgresql_a_failing_job_is_rolled_back_alone(pg_runner: AlchemyRunner) -> None:
+async def test_postgresql_a_failing_job_is_rolled_back_alone(pg_runner: PgRunner) -> None:
     await _check_a_failing_job_is_rolled_back_alone(pg_runner)
 
 
 async def test_postgresql_a_cancelled_callers_write_still_commits(
-    pg_runner: AlchemyRunner,
+    pg_runner: PgRunner,
 ) -> None:
     kept = asyncio.ensure_future(pg_runner.write(_add("kept")))
     abandoned = asyncio.ensure_future(pg_runner.write(_add("skipped"), abandonable=True))
@@ -254,12 +273,176 @@ async def test_postgresql_a_cancelled_callers_write_still_commits(
 
 async def test_postgresql_close_finishes_queued_jobs_then_refuses(db_target: DbTarget) -> None:
     only_on("postgresql", db_target, "the PostgreSQL runner")
-    engine = create_engine(db_target.url, schema=db_target.schema)
-    await migrate_engine(engine)
-    runner = AlchemyRunner(engine)
+    runner = await _pg_runner(db_target)
     writes = [asyncio.ensure_future(runner.write(_add(f"u{i}"))) for i in range(5)]
     await asyncio.sleep(0)
     await runner.close()
     assert [await write for write in writes] == [f"u{i}" for i in range(5)]
     with pytest.raises(DatabaseError, match="closed"):
         await runner.write(_add("late"))
+
+
+# -- the PostgreSQL writer: single statements, several writers, failures that are not the job's
+
+
+_SET_RATING = text("UPDATE users SET rating = :rating WHERE name = :name")
+
+
+async def _names(runner: PgRunner) -> list[str]:
+    return await runner.read(lambda tx: [name for (name,) in tx.execute(_NAMES)])
+
+
+async def test_postgresql_single_statements_of_a_batch_go_together(pg_runner: PgRunner) -> None:
+    """Consecutive single statements of a batch are one ``executemany``; jobs between
+    them run in order; a failing one is undone alone and its caller alone is told."""
+    commits_before = pg_runner.commits
+    writes = [
+        *(pg_runner.write_statement(_ADD_USER, {"name": f"s{i}"}) for i in range(5)),
+        pg_runner.write(_add("job")),
+        pg_runner.write_statement(_ADD_MESSAGE, {"recipient": "s1"}),
+        pg_runner.write_statement(_ADD_MESSAGE, {"recipient": "nobody"}),  # foreign key
+        pg_runner.write_statement(_ADD_MESSAGE, {"recipient": "job"}),
+    ]
+    results = await asyncio.gather(*writes, return_exceptions=True)
+    assert results[:7] == [None] * 5 + ["job", None]
+    assert isinstance(results[7], ConstraintViolation)
+    assert results[8] is None
+    assert pg_runner.commits - commits_before == 1
+    assert await _names(pg_runner) == ["job", "s0", "s1", "s2", "s3", "s4"]
+    recipients = select(MessageRow.recipient).order_by(MessageRow.recipient)
+    stored = await pg_runner.read(lambda tx: [r for (r,) in tx.execute(recipients)])
+    assert stored == ["job", "s1"]
+
+
+async def test_postgresql_several_writers_keep_each_keys_order(db_target: DbTarget) -> None:
+    only_on("postgresql", db_target, "the PostgreSQL runner")
+    runner = await _pg_runner(db_target, writers=3)
+    try:
+        names = [f"k{i}" for i in range(6)]
+        await asyncio.gather(*(runner.write(_add(name), key=name) for name in names))
+        # Each user's ratings in order, all keys at once: the last one submitted stays.
+        writes = [
+            runner.write_statement(_SET_RATING, {"name": name, "rating": float(step)}, key=name)
+            for step in range(10)
+            for name in names
+        ]
+        await asyncio.gather(*writes)
+        ratings = select(UserRow.rating).order_by(UserRow.name)
+        stored = await runner.read(lambda tx: [r for (r,) in tx.execute(ratings)])
+        assert stored == [9.0] * 6
+        assert runner.commits >= 3  # the writers committed separately
+    finally:
+        await runner.close()
+
+
+async def test_postgresql_a_lost_connection_is_opened_again(pg_runner: PgRunner) -> None:
+    """The writer's connection is terminated (as by a restart of PostgreSQL): the writes
+    that follow run on a new one, none of them fails."""
+    await pg_runner.write(_add("before"))
+    writer = pg_runner._writers[0]
+    assert writer.connection is not None
+    pid = writer.connection.get_server_pid()
+    url = os.environ["FIBS_TEST_DATABASE_URL"]
+    assert await terminate_backends(url, f"pid = {pid}") == 1
+    await asyncio.sleep(0.1)
+    results = await asyncio.gather(*(pg_runner.write(_add(f"u{i}")) for i in range(10)))
+    assert results == [f"u{i}" for i in range(10)]
+    assert await _names(pg_runner) == ["before", *results]
+    assert pg_runner.figures.reconnects == 1
+    assert writer.connection is not None and writer.connection.get_server_pid() != pid
+
+
+@pytest.mark.logs_errors
+async def test_postgresql_writes_fail_only_while_the_database_cannot_be_reached() -> None:
+    """No connection can be made (the database refuses them): after ``retry_seconds``
+    the batch's callers get an error and nothing of it is stored; once connections are
+    allowed again, writes go on."""
+    url = os.environ.get("FIBS_TEST_DATABASE_URL")
+    if not url:
+        pytest.skip("the PostgreSQL runner")
+    async with postgres_database(url) as own:
+        name = make_url(own).database
+        engine = create_engine(own)
+        await migrate_engine(engine)
+        runner = PgRunner(engine, normalize_url(own), retry_seconds=0.5)
+        await runner.start()
+        try:
+            await runner.write(_add("before"))
+            admin = create_engine(url).execution_options(isolation_level="AUTOCOMMIT")
+            try:
+                async with admin.connect() as connection:
+                    await connection.execute(
+                        text(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+                    )
+                    await terminate_backends(url, f"datname = '{name}'")
+                    with pytest.raises(DatabaseError, match="not committed"):
+                        await runner.write(_add("lost"))
+                    await connection.execute(
+                        text(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+                    )
+            finally:
+                await admin.dispose()
+            assert await runner.write(_add("after")) == "after"
+            assert await _names(runner) == ["after", "before"]
+        finally:
+            await runner.close()
+
+
+async def test_postgresql_a_deadlocked_batch_is_run_again(pg_runner: PgRunner) -> None:
+    """The writer's batch and another transaction lock two users in opposite orders:
+    PostgreSQL aborts the writer's (its wait began first), and the writer runs the batch
+    again after the other commits: its caller sees no error."""
+    await pg_runner.write(_add("a"))
+    await pg_runner.write(_add("b"))
+    url = os.environ["FIBS_TEST_DATABASE_URL"]
+    other = create_engine(url, schema=_schema(pg_runner))
+    try:
+        async with other.connect() as connection:
+            await connection.execute(text("SET deadlock_timeout = '20s'"))  # not the victim
+            await connection.execute(_SET_RATING, {"name": "a", "rating": 1.0})
+
+            def b_then_a(tx: Transaction) -> None:
+                tx.execute(_SET_RATING, {"name": "b", "rating": 2.0})
+                tx.execute(_SET_RATING, {"name": "a", "rating": 2.0})
+
+            write = asyncio.ensure_future(pg_runner.write(b_then_a))
+            await _wait_for_a_lock(connection)
+            await connection.execute(_SET_RATING, {"name": "b", "rating": 1.0})
+            await connection.commit()
+        await asyncio.wait_for(write, 30)
+    finally:
+        await other.dispose()
+    assert pg_runner.figures.retries == 1
+    ratings = select(UserRow.rating).order_by(UserRow.name)
+    assert await pg_runner.read(lambda tx: [r for (r,) in tx.execute(ratings)]) == [2.0, 2.0]
+
+
+def _schema(runner: PgRunner) -> str | None:
+    return runner._schema
+
+
+async def _wait_for_a_lock(connection: AsyncConnection) -> None:
+    """Until some other connection waits for a lock."""
+    waiting = text(
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+        "AND datname = current_database()"
+    )
+    async with asyncio.timeout(10):
+        while not (await connection.execute(waiting)).scalar():
+            await asyncio.sleep(0.02)
+
+
+async def test_postgresql_figures_are_logged_after_writes_only(
+    pg_runner: PgRunner, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="db.pgwriter")
+    pg_runner.report()  # nothing written yet: nothing to say
+    assert not caplog.records
+    await asyncio.gather(*(pg_runner.write(_add(f"u{i}")) for i in range(4)))
+    pg_runner.report()
+    (record,) = caplog.records
+    assert record.levelno == logging.INFO
+    assert record.getMessage().startswith("postgresql: 4 writes in 1 batches (4.0 a batch")
+    assert "pool 16 connections" in record.getMessage()
+    pg_runner.report()  # nothing since
+    assert len(caplog.records) == 1

@@ -10,6 +10,7 @@ import pytest
 from db.errors import ConstraintViolation, UnknownUserError
 from db.records import SavedEvents, SavedMatch
 from db.repository import Database
+from db.statements import Statements
 
 if TYPE_CHECKING:
     from tests.conftest import FakeClock
@@ -181,3 +182,35 @@ async def test_event_texts_are_stored_verbatim(users: Database) -> None:
     await users.save_match("alice", "bob", "s", match_length=1, score_a=0, score_b=0, events=(odd,))
     loaded = await users.load_match("alice", "bob")
     assert loaded is not None and loaded.events == (odd,)
+
+
+async def test_a_replayed_save_has_the_same_effect_whether_it_was_stored_or_not(
+    users: Database,
+) -> None:
+    """PostgreSQL runs a save again in its replay form when the first attempt's outcome
+    is unknown (its connection broke): stored or not, the result is the same."""
+    if users.backend != "postgresql":
+        pytest.skip("PostgreSQL's replay of a save: PostgreSQL only (this is the SQLite run)")
+    sql = Statements("postgresql")
+    rows = (chunk(0, 0, '"a"'), chunk(0, 1, '"b"'))
+    params = {
+        "player1": "alice",
+        "player2": "bob",
+        "match_length": 3,
+        "score1": 0,
+        "score2": 1,
+        "snapshot": "s1",
+        "updated_at": 5,
+        "append": True,
+        "games": [row.game for row in rows],
+        "first_events": [row.first_event for row in rows],
+        "events": [row.events for row in rows],
+    }
+    runner = users._runner
+    await runner.write_statement(sql.save_match_replayed, params)  # not stored before
+    await runner.write_statement(sql.save_match_replayed, params)  # stored before
+    with pytest.raises(ConstraintViolation):  # the plain form refuses a stored row
+        await runner.write_statement(sql.save_match_with_events, params)
+    loaded = await users.load_match("alice", "bob")
+    assert loaded is not None and loaded.snapshot == "s1" and loaded.events == rows
+    assert loaded.scores_for("bob") == (1, 0)

@@ -83,8 +83,9 @@ async def keep_checking(client: ScriptedClient, stop: asyncio.Event) -> int:
 
 
 # The garbage makes a few hundred lines, each answered: at 20 a second that is 20 s of
-# fake lag, which is not what this test is about.
-@with_settings(commands_per_second=10_000.0, command_burst=10_000)
+# fake lag, which is not what this test is about; nor is the input budget (300 KB at
+# 16 KiB a second: tests/server/test_hostile.py).
+@with_settings(commands_per_second=10_000.0, command_burst=10_000, max_input_rate=0)
 async def test_binary_garbage_nul_and_iac(connect: Connect, app: App) -> None:
     alice, mallory = await login_all(connect, app, "alice", "mallory")
     rng = random.Random(4321)
@@ -120,6 +121,8 @@ async def test_invalid_utf8(connect: Connect, app: App) -> None:
     await answers(bob)
 
 
+# 100 KB at the input budget's 16 KiB a second would take 6 s (tests/server/test_hostile.py).
+@pytest.mark.parametrize("settings", [{"max_input_rate": 0}], indirect=True, ids=["settings"])
 @pytest.mark.parametrize("newline", [False, True])
 async def test_a_100_kb_line(connect: Connect, app: App, newline: bool) -> None:
     alice, mallory = await login_all(connect, app, "alice", "mallory")
@@ -139,6 +142,7 @@ async def test_a_100_kb_line(connect: Connect, app: App, newline: bool) -> None:
     await alice.nothing(0.1)  # nothing of the long line reached alice
 
 
+@with_settings(max_input_rate=0)
 async def test_a_100_kb_line_at_the_login_prompt(connect: Connect, app: App) -> None:
     (alice,) = await login_all(connect, app, "alice")
     stranger = await connect()
@@ -198,7 +202,10 @@ def _server_side(app: App, name: str) -> tuple[Any, Any]:
     return transport, transport.get_protocol().reader
 
 
-@with_settings(commands_per_second=0.5, command_burst=3, max_unread_input=65_536)
+# The reader's own pause, without the input budget's (tests/server/test_hostile.py).
+@with_settings(
+    commands_per_second=0.5, command_burst=3, max_unread_input=65_536, max_input_rate=0
+)
 async def test_a_flood_pauses_reading_then_is_disconnected(connect: Connect, app: App) -> None:
     """While mallory waits for a token, the server stops reading its socket once its
     input passes the bound (the memory stays bounded while mallory keeps writing), and
@@ -346,7 +353,7 @@ async def test_idle_connections_are_warned_then_closed(
     time-out and then disconnected; a connection that never logs in is closed at the
     time-out; a user who keeps typing stays. Time is a hand-driven clock: nothing sleeps,
     and each half second passes only once the server waits on it."""
-    quick = settings.replace(idle_timeout=2.0, idle_warning=1.0)
+    quick = settings.replace(idle_timeout=2.0, idle_warning=1.0, login_timeout=2.0)
     timer = FakeTimer()
     async with running(quick, db_target, timer=timer) as app:
         await make_user(app, "alice")
@@ -383,6 +390,7 @@ async def test_idle_connections_are_warned_then_closed(
             await half_a_second_with_alice_typing()  # mallory and the stranger: 2 s
             assert await mallory.line() == replies.CONNECTION_TIMED_OUT
             assert await mallory.closed(2)
+            assert await stranger.line() == replies.CONNECTION_TIMED_OUT
             assert await stranger.closed(2)
             notice = replies.logout_notice(
                 "mallory", replies.timed_out("mallory"), replies.Mode.CLIP

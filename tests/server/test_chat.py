@@ -299,3 +299,24 @@ async def test_say_and_alert_in_telnet_mode(connect: Connect, app: App) -> None:
     assert await alice.line() == replies.alert("bob", "look", TELNET)
     assert await command(alice, "alert bob back") == [replies.you_say("bob", "back", TELNET)]
     assert await bob.line() == "20 alice back"
+
+
+async def test_tell_completes_a_name_case_insensitively_as_fibs_does(
+    connect: Connect, app: App
+) -> None:
+    """D234: FIBS completes a name case-sensitively first, then case-insensitively (§4.1,
+    HELP names), so with only Casey online ``tell casey`` reaches Casey; once casey is
+    online too, the exact name wins. ``tellx`` never completes."""
+    alice, casey_upper = await login_all(connect, app, "alice", "Casey")
+    await alice.send("tell casey hi")
+    assert await alice.line() == "16 Casey hi"
+    assert await casey_upper.line() == "12 alice hi"
+    await alice.send("tellx casey hi")
+    assert await alice.line() == replies.no_one_called("casey")
+    casey = await clip_login(connect, app, "casey")
+    await who_update_seen(alice, "casey")
+    await who_update_seen(casey_upper, "casey")
+    await alice.send("tell casey hello")
+    assert await alice.line() == "16 casey hello"
+    assert await casey.line() == "12 alice hello"
+    await casey_upper.nothing(0.1)

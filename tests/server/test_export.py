@@ -712,3 +712,16 @@ def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         command, capture_output=True, text=True, timeout=60, cwd=ROOT, check=False
     )
+
+
+@pytest.mark.parametrize("match_id", [2**31 - 1, 2**31, 2**63 - 1, 2**63, 10**30])
+async def test_an_id_past_what_the_database_holds_is_not_found(
+    connect: Connect, app: App, match_id: int
+) -> None:
+    """Issue 18: ids of 2**63 and more (SQLite) or 2**31 and more (PostgreSQL) answered
+    "internal error"; no record has such an id."""
+    alice = await clip_login(connect, app, "alice")
+    await alice.send(f"export {match_id}")
+    assert await alice.line() == replies.export_not_found(match_id)
+    await alice.send("export")
+    assert await alice.line() == replies.EXPORT_NONE

@@ -22,12 +22,14 @@ def telnetlib3_logger() -> Iterator[logging.Logger]:
 
 
 @pytest.mark.parametrize("level", ["INFO", "WARNING"])
-def test_telnetlib3_logs_warnings_only(telnetlib3_logger: logging.Logger, level: str) -> None:
+def test_telnetlib3_logs_errors_only(telnetlib3_logger: logging.Logger, level: str) -> None:
+    """Not its INFO lines per connection, nor its warnings about what a client sent."""
     telnetlib3_logger.setLevel(logging.NOTSET)
     quiet_telnetlib3(level)
     connection_log = logging.getLogger("telnetlib3.server_base")  # "Connection from ..."
     assert not connection_log.isEnabledFor(logging.INFO)
-    assert connection_log.isEnabledFor(logging.WARNING)
+    assert not logging.getLogger("telnetlib3.stream_writer").isEnabledFor(logging.WARNING)
+    assert connection_log.isEnabledFor(logging.ERROR)
 
 
 def test_debug_keeps_telnetlib3s_lines(telnetlib3_logger: logging.Logger) -> None:

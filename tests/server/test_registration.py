@@ -105,3 +105,26 @@ async def test_name_with_two_words_is_unknown(connect: Connect) -> None:
     await client.send("name new user")
     assert await client.line() == replies.unknown_command("name")
     await client.prompt(replies.TELNET_PROMPT)
+
+
+async def test_passwords_a_login_line_cannot_carry_are_refused(connect: Connect, app: App) -> None:
+    """D233: a space breaks the CLIP login line; a tab and anything outside ASCII never
+    match at login (read as a space and as ``?``, §1.1). Each is refused with the
+    reason and the password asked again; a good one then registers."""
+    client = await as_guest(connect)
+    await client.send("name carol")
+    await client.prompt(replies.GIVE_PASSWORD_PROMPT)
+    for password in ("two words", "tab\there", "café1234"):
+        await client.send(password)
+        assert await client.line() == "", password  # the line end after it (D190)
+        assert await client.line() == replies.PASSWORD_NOT_TYPABLE, password
+        await client.prompt(replies.GIVE_PASSWORD_PROMPT)
+    await client.send("s3cret!")
+    await client.prompt(replies.RETYPE_PASSWORD_PROMPT)
+    await client.send("s3cret!")
+    await client.expect(replies.user_authenticated("carol"))
+    await client.close()
+    again = await connect()
+    await again.prompt(replies.LOGIN_PROMPT)
+    await again.send("login test_client 1008 carol s3cret!")
+    await again.expect("6")

@@ -1,6 +1,7 @@
 """SIGKILL durability (issue 5 item 4; architecture.md "Data flow": persist, then announce).
 
-The server runs as a real subprocess (``python -m server``) on an SQLite file. Two
+The server runs as a real subprocess (``python -m server``) on an SQLite file, and on a
+PostgreSQL database of its own when ``FIBS_TEST_DATABASE_URL`` is set. Two
 scripted CLIP clients play an unlimited match; at seeded random moments the server is
 killed with SIGKILL, which gives it no chance to save anything. Each time the test reads
 the saved match straight from the database file and checks that
@@ -14,6 +15,11 @@ then restarts the server on the same file, logs both players in again, resumes t
 match (``invite bob`` without a length, ``join alice``) and checks that the board both
 get on resuming shows exactly the stored state. Every read has a timeout; the whole
 test is bounded; the subprocess is always killed at the end.
+
+On PostgreSQL a second test cuts the server's database connections in the middle of the
+match (``pg_terminate_backend``, what a restart of PostgreSQL does to them) several
+times: the match goes on, no client is told of a failure, and nothing a client was told
+is missing from the database.
 """
 
 from __future__ import annotations
@@ -21,12 +27,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import random
 import re
 import sys
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pytest
 
 from backgammon.board import Colour, Player, Position
 from backgammon.dice import Roll, SeededDice
@@ -42,6 +51,7 @@ from protocol.mat_export import transcript_from_snapshot
 from server.matches import whole_snapshot
 from server.passwords import hash_password_sync
 from server.session import DEFAULT_TOGGLES
+from tests.conftest import PG_URL_VARIABLE, postgres_database, terminate_backends
 
 from .conftest import IAC_WONT_TTYPE, TEST_COST, ScriptedClient
 
@@ -81,6 +91,8 @@ class Client:
     client: ScriptedClient | None = None
     moves_seen: list[str] = field(default_factory=list)
     """The opponent's ``moves`` lines, in order."""
+    failures: list[str] = field(default_factory=list)
+    """Internal-error replies (an action the server could not store)."""
     last_key: Key | None = None
 
     def key(self, line: str) -> Key:
@@ -95,6 +107,8 @@ class Client:
         assert self.client is not None
         if line.startswith(f"{NAMES[1 - self.player]} moves "):
             self.moves_seen.append(line)
+        elif line == replies.INTERNAL_ERROR:
+            self.failures.append(line)
         elif line == replies.ROLL_OR_DOUBLE:
             await self.client.send("roll")
         elif line == replies.JOIN_NEXT_GAME:
@@ -278,21 +292,49 @@ async def resume(
     return boards, earlier
 
 
-async def test_sigkill_loses_nothing_a_client_was_told(tmp_path: Path) -> None:
+@contextlib.asynccontextmanager
+async def database(backend: str, tmp_path: Path) -> AsyncIterator[str]:
+    """The URL of a new database with the two players: an SQLite file, or a PostgreSQL
+    database dropped afterwards."""
+    if backend == "sqlite":
+        yield await _with_players(f"sqlite+aiosqlite:///{tmp_path / 'fibs.db'}")
+        return
+    server = os.environ.get(PG_URL_VARIABLE)
+    if not server:
+        pytest.skip(
+            f"the SIGKILL test on PostgreSQL: set {PG_URL_VARIABLE}="
+            "postgresql+asyncpg://USER@HOST:PORT/DB to run it (README, 'Tests')"
+        )
+    async with postgres_database(server) as url:
+        yield await _with_players(url)
+
+
+async def _with_players(url: str) -> str:
+    db = await Database.open(url)
+    try:
+        for name in NAMES:
+            await db.create_user(
+                name,
+                hash_password_sync("secret", TEST_COST),
+                toggles={**DEFAULT_TOGGLES, "ready": True},
+                settings=UserSettings(boardstyle=3),
+            )
+    finally:
+        await db.close()
+    return url
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_sigkill_loses_nothing_a_client_was_told(tmp_path: Path, backend: str) -> None:
+    async with database(backend, tmp_path) as url:
+        await _kill_and_resume(url, tmp_path)
+
+
+async def _kill_and_resume(url: str, tmp_path: Path) -> None:
     rng = random.Random(SEED)
-    url = f"sqlite+aiosqlite:///{tmp_path / 'fibs.db'}"
     config = tmp_path / "fibs.conf"
     config.write_text(CONFIG)
     log = tmp_path / "server.log"
-    db = await Database.open(url)
-    for name in NAMES:
-        await db.create_user(
-            name,
-            hash_password_sync("secret", TEST_COST),
-            toggles={**DEFAULT_TOGGLES, "ready": True},
-            settings=UserSettings(boardstyle=3),
-        )
-    await db.close()
     players = [Client(name, i, random.Random(rng.random())) for i, name in enumerate(NAMES)]
     stored: Stored | None = None
     async with asyncio.timeout(TEST_LIMIT):
@@ -329,3 +371,47 @@ async def test_sigkill_loses_nothing_a_client_was_told(tmp_path: Path) -> None:
     assert stored is not None and stored.after_move[-1] >= 2 * KILLS, (
         "the clients hardly played: the kills tested nothing"
     )
+
+
+TERMINATIONS = 4
+"""How many times the server's database connections are cut in the middle of the match."""
+
+
+async def test_terminated_database_connections_lose_nothing(tmp_path: Path) -> None:
+    """PostgreSQL ends the server's connections (``pg_terminate_backend``) while the
+    match is played: the server opens new ones, the match goes on, no action is reported
+    as failed, and nothing a client was told is missing from the database."""
+    rng = random.Random(SEED + 1)
+    config = tmp_path / "fibs.conf"
+    config.write_text(CONFIG)
+    log = tmp_path / "server.log"
+    players = [Client(name, i, random.Random(rng.random())) for i, name in enumerate(NAMES)]
+    async with database("postgresql", tmp_path) as url, asyncio.timeout(TEST_LIMIT):
+        async with running_server(url, config, log) as server:
+            boards, earlier = await resume(server.port, players, first=True)
+            for me, lines, board in zip(players, earlier, boards, strict=True):
+                for line in lines:
+                    await me.react(line)
+                await me.react(board)
+            tasks = [asyncio.create_task(me.play()) for me in players]
+            for _ in range(TERMINATIONS):
+                await asyncio.sleep(rng.uniform(0.3, 1.0))
+                assert await terminate_backends(url) >= 1  # at least the writer's
+                # The match goes on: moves made after the cut reach the opponent.
+                seen = sum(len(me.moves_seen) for me in players)
+                for _ in range(400):  # 20 s
+                    if sum(len(me.moves_seen) for me in players) >= seen + 2:
+                        break
+                    await asyncio.sleep(0.05)
+                else:
+                    failures = [me.failures for me in players]
+                    raise AssertionError(f"the match stopped: {failures}; {log.read_text()}")
+            await server.kill()
+            await asyncio.gather(*tasks)
+        for me in players:
+            assert me.client is not None
+            await me.client.close()
+        stored = await read_saved(url)
+    check_durable(stored, players)
+    assert [me.failures for me in players] == [[], []]
+    assert "lost its connection" in log.read_text()

@@ -165,3 +165,19 @@ async def test_visitors_are_bounded_apart_from_users(
     # Visitors take no user's place: the one login max_logins allows still works.
     await clip_login(connect, app, "alice")
     assert app.presence.count() == 1
+
+
+async def test_a_visitor_is_no_connection_waiting_to_log_in(
+    connect: Connect, app: App, settings: Settings
+) -> None:
+    """D230/D231 are for connections that have not logged in: a visitor has entered, so
+    it leaves their count and their time limit (max_visitors bounds it, D257)."""
+    app.settings = settings.replace(login_timeout=0.5)
+    client = await connect()
+    await client.prompt(replies.LOGIN_PROMPT)
+    assert app.pre_login.count == 1
+    await client.send(VISITOR)
+    await client.prompt(replies.TELNET_PROMPT)
+    assert app.pre_login.count == 0
+    await client.nothing(1.0)  # past the time to log in: no "Connection timed out."
+    assert await command(client, "version") != []

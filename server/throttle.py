@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from server.clock import Timer
 
@@ -33,15 +33,20 @@ WINDOW = 600.0
 """Seconds after its last attempt at which a key's count is forgotten."""
 MAX_KEYS = 100_000
 """Keys kept at most; past this the oldest idle half is forgotten."""
+PURGE_EVERY = 1024
+"""Counted attempts between two sweeps of the expired counts."""
 _MAX_EXPONENT = 30
 """2**30 times any delay is far past MAX_DELAY: the doubling stops there."""
 
 
-@dataclass
+@dataclass(slots=True)
 class _Count:
+    """One key's attempts. Compact: a hostile client can make many keys (each name it
+    tries), kept for :data:`WINDOW`; the set of waiters exists only while one waits."""
+
     attempts: int = 0
     last: float = 0.0
-    waiters: set[asyncio.Future[None]] = field(default_factory=set)
+    waiters: set[asyncio.Future[None]] | None = None
 
 
 class LoginThrottle:
@@ -51,6 +56,7 @@ class LoginThrottle:
         self._timer = timer
         self._delay = delay
         self._counts: dict[str, _Count] = {}
+        self._counted = 0
         self._closed = False
 
     def wait_for(self, key: str) -> float:
@@ -89,15 +95,23 @@ class LoginThrottle:
             wake: asyncio.Future[None] = loop.create_future()
             entries = [self._counts[key] for key in keys if key in self._counts]
             for entry in entries:
+                if entry.waiters is None:
+                    entry.waiters = set()
                 entry.waiters.add(wake)
             try:
                 await self._timer.wait(wake, due - now)
             finally:
                 for entry in entries:
-                    entry.waiters.discard(wake)
+                    if entry.waiters is not None:
+                        entry.waiters.discard(wake)
+                        if not entry.waiters:
+                            entry.waiters = None
                 wake.cancel()
 
     def _count(self, keys: list[str], now: float) -> None:
+        self._counted += 1
+        if self._counted % PURGE_EVERY == 0:
+            self._forget_expired(now)
         if len(self._counts) >= MAX_KEYS:
             self._forget_oldest()
         for key in keys:
@@ -115,7 +129,7 @@ class LoginThrottle:
             if count is None:
                 continue
             count.attempts = max(0, count.attempts - 1)
-            for wake in list(count.waiters):
+            for wake in list(count.waiters or ()):
                 if not wake.done():
                     wake.set_result(None)
 
@@ -123,9 +137,17 @@ class LoginThrottle:
         """The server stops: every wait ends at once, refused (nothing to wait for)."""
         self._closed = True
         for count in self._counts.values():
-            for wake in list(count.waiters):
+            for wake in list(count.waiters or ()):
                 if not wake.done():
                     wake.set_result(None)
+
+    def _forget_expired(self, now: float) -> None:
+        """Drop the counts nobody waits on whose last attempt is past :data:`WINDOW`."""
+        expired = [
+            key for key, c in self._counts.items() if not c.waiters and now - c.last > WINDOW
+        ]
+        for key in expired:
+            del self._counts[key]
 
     def _forget_oldest(self) -> None:
         idle = sorted(

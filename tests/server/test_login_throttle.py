@@ -12,10 +12,12 @@ import pytest
 
 from protocol import replies
 from server import login, passwords
+from server import throttle as throttle_module
 from server.app import App
 from server.config import Settings
 from server.passwords import ScryptCost
 from server.service import STOP_GRACE
+from server.throttle import LoginThrottle
 from tests.conftest import DbTarget
 
 from .conftest import IAC_WONT_TTYPE, ScriptedClient, make_user, running, serving
@@ -236,3 +238,18 @@ async def test_a_trusted_address_counts_only_names(
         finally:
             for each in opened:
                 await each.close()
+
+
+async def test_counts_past_the_window_are_forgotten() -> None:
+    """A client that tries many names leaves no count behind for longer than the window:
+    memory comes back after an attack (issue 18's hostile check)."""
+    timer = FakeTimer(start=1000.0)
+    throttle = LoginThrottle(timer, 1.0)
+    for i in range(throttle_module.PURGE_EVERY):
+        assert await throttle.admit([f"name:guess{i}"])
+    assert len(throttle) == throttle_module.PURGE_EVERY
+    timer.advance(throttle_module.WINDOW + 1)
+    for i in range(throttle_module.PURGE_EVERY):
+        assert await throttle.admit([f"name:later{i}"])
+    assert len(throttle) <= throttle_module.PURGE_EVERY  # the first names are gone
+    assert throttle.wait_for("name:guess0") == 0.0

@@ -14,6 +14,7 @@ the bytes of each encoding in use so that thousands of recipients share them.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Awaitable, Callable, Hashable, Iterable
 from typing import Final, Protocol, TypeVar
 
@@ -148,6 +149,30 @@ class LineSource(Protocol):
     def unread(self) -> int:
         """How much input (bytes or characters) was received and not yet taken."""
         ...
+
+
+class LineQueue:
+    """The lines a transport has split off and no one has taken yet, with their size
+    (characters, one more per line for its end) for a :attr:`LineSource.unread`."""
+
+    def __init__(self) -> None:
+        self._lines: deque[str] = deque()
+        self.chars = 0
+
+    def __bool__(self) -> bool:
+        return bool(self._lines)
+
+    def append(self, line: str) -> None:
+        self._lines.append(line)
+        self.chars += len(line) + 1
+
+    def pop(self) -> str | None:
+        """The oldest line, or None when there is none."""
+        if not self._lines:
+            return None
+        line = self._lines.popleft()
+        self.chars -= len(line) + 1
+        return line
 
 
 Shell = Callable[[LineSource, Output], Awaitable[None]]

@@ -177,13 +177,7 @@ class Session:
 
     def send(self, *lines: str) -> None:
         """Write lines now (asynchronous messages from anyone may call this)."""
-        if not self.closed:
-            try:
-                if self.before_write is not None:
-                    self.before_write(self)
-                self.output.send(lines)
-            except Exception as exc:
-                self.writing_failed(exc)
+        self.send_lines(lines)
 
     def send_lines(self, lines: Iterable[str]) -> None:
         if not self.closed:

@@ -57,7 +57,7 @@ from telnetlib3.telopt import ECHO, MCCP2_COMPRESS, MCCP3_COMPRESS, WILL, WONT, 
 
 from protocol import replies
 from server.config import Settings
-from server.output import TOO_LONG, Payload, crlf_lines
+from server.output import TOO_LONG, LineQueue, Payload, crlf_lines
 
 log = logging.getLogger(__name__)
 
@@ -440,9 +440,7 @@ class LineReader:
         self._reader = reader
         self._max_len = max_len
         self._buf = ""
-        self._lines: collections.deque[str] = collections.deque()
-        self._queued = 0
-        """Characters of the lines in ``_lines``, one more per line for its end."""
+        self._lines = LineQueue()
         self._second_half: tuple[str, ...] = ()
         self._discarding = False
 
@@ -456,17 +454,13 @@ class LineReader:
 
     def queued_line(self) -> str | None:
         """The next line if one is already split off (no wait, no task), else None."""
-        if not self._lines:
-            return None
-        line = self._lines.popleft()
-        self._queued -= len(line) + 1
-        return line
+        return self._lines.pop()
 
     @property
     def unread(self) -> int:
         """Input received and not yet taken as a line: the bytes in telnetlib3's reader,
         the characters of the lines split off and of the unfinished line."""
-        return getattr(self._reader, "buffered", 0) + self._queued + len(self._buf)
+        return getattr(self._reader, "buffered", 0) + self._lines.chars + len(self._buf)
 
     def _feed(self, chunk: str) -> None:
         if self._second_half and chunk[:1] in self._second_half:
@@ -484,7 +478,6 @@ class LineReader:
             else:
                 line = _CONTROL.sub("", line)
             self._lines.append(line)
-            self._queued += len(line) + 1
             pos = match.end()
             if pos == len(self._buf):
                 self._second_half = _SECOND_HALF.get(match.group(), ())

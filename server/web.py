@@ -34,7 +34,6 @@ import logging
 import re
 import socket
 import struct
-from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Final
@@ -44,7 +43,7 @@ from aiohttp import WSMsgType, web
 
 from protocol import replies
 from server.config import Settings
-from server.output import TOO_LONG, Payload, Shell
+from server.output import TOO_LONG, LineQueue, Payload, Shell
 
 log = logging.getLogger(__name__)
 
@@ -132,8 +131,7 @@ class WebLines:
     def __init__(self, ws: web.WebSocketResponse, *, max_len: int) -> None:
         self._ws = ws
         self._max_len = max_len
-        self._lines: deque[str] = deque()
-        self._queued = 0
+        self._lines = LineQueue()
         self._ended = False
 
     async def readline(self) -> str | None:
@@ -152,19 +150,14 @@ class WebLines:
     def _add(self, text: str) -> None:
         for line in split_message(text, self._max_len):
             self._lines.append(line)
-            self._queued += len(line) + 1
 
     def queued_line(self) -> str | None:
-        if not self._lines:
-            return None
-        line = self._lines.popleft()
-        self._queued -= len(line) + 1
-        return line
+        return self._lines.pop()
 
     @property
     def unread(self) -> int:
         """Characters of the lines received and not yet taken (one more per line)."""
-        return self._queued
+        return self._lines.chars
 
 
 class WebOutput:

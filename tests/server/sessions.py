@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from backgammon.dice import ScriptedDice
 from protocol import replies
 from server.app import App
 from server.output import Payload
@@ -95,3 +96,23 @@ def online(app: App, name: str) -> Session:
     session = app.registry.get(name)
     assert session is not None
     return session
+
+
+async def start_match(
+    connect: Connect, app: App, length: int
+) -> tuple[ScriptedClient, ScriptedClient]:
+    """alice (O, to move with 3-1) against bob in a ``length``-point match, both CLIP
+    with ``board:`` lines."""
+    app.dice = lambda: ScriptedDice((3, 1))
+    app.coin = lambda: 0
+    alice = await clip_login(connect, app, "alice")
+    bob = await clip_login(connect, app, "bob")
+    for client in (alice, bob):
+        await client.send("set boardstyle 3")
+    await bob.send("toggle ready")
+    await bob.expect(replies.toggle_message("ready", True))
+    await alice.send(f"invite bob {length}")
+    await bob.expect(replies.type_join("alice"))
+    await bob.send("join alice")
+    await alice.expect(replies.YOUR_TURN_TO_MOVE)
+    return alice, bob

@@ -12,7 +12,7 @@ from server.app import App
 from server.config import Settings
 
 from .conftest import Connect, ScriptedClient, clip_login
-from .sessions import command, online, telnet_login
+from .sessions import command, online, start_match, telnet_login
 
 pytestmark = pytest.mark.known_lines
 
@@ -138,18 +138,7 @@ async def test_the_direction_fits_the_players_colour(connect: Connect, app: App)
 
 
 async def test_a_clip_player_gets_fibs_move_error_alone(connect: Connect, app: App) -> None:
-    app.dice = lambda: ScriptedDice((3, 1))
-    app.coin = lambda: 0
-    alice = await clip_login(connect, app, "alice")
-    bob = await clip_login(connect, app, "bob")
-    for client in (alice, bob):
-        await client.send("set boardstyle 3")
-    await bob.send("toggle ready")
-    await bob.expect(replies.toggle_message("ready", True))
-    await alice.send("invite bob 1")
-    await bob.expect(replies.type_join("alice"))
-    await bob.send("join alice")
-    await alice.expect(replies.YOUR_TURN_TO_MOVE)
+    alice, _ = await start_match(connect, app, 1)
     await alice.send("13/10 6/5")
     await alice.expect(replies.move_error(MoveErrorReason.BAD_WORD, 0))
     await alice.send("8-5")

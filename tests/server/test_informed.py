@@ -9,7 +9,6 @@ import re
 
 import pytest
 
-from backgammon.dice import ScriptedDice
 from bots.client import ClientConfig, FibsClient
 from bots.random import RandomStrategy
 from protocol import clip, replies
@@ -19,7 +18,7 @@ from server.app import App
 from server.config import Settings
 
 from .conftest import Connect, ScriptedClient, clip_login, make_user
-from .sessions import command, telnet_login, who_update_seen
+from .sessions import command, start_match, telnet_login, who_update_seen
 
 pytestmark = pytest.mark.known_lines
 
@@ -27,23 +26,6 @@ pytestmark = pytest.mark.known_lines
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
     return settings.replace(commands_per_second=10_000.0, command_burst=10_000)
-
-
-async def _match(connect: Connect, app: App) -> tuple[ScriptedClient, ScriptedClient]:
-    """alice (O, to move with 3-1) against bob, both CLIP with board: lines."""
-    app.dice = lambda: ScriptedDice((3, 1))
-    app.coin = lambda: 0
-    alice = await clip_login(connect, app, "alice")
-    bob = await clip_login(connect, app, "bob")
-    for client in (alice, bob):
-        await client.send("set boardstyle 3")
-    await bob.send("toggle ready")
-    await bob.expect(replies.toggle_message("ready", True))
-    await alice.send("invite bob 3")
-    await bob.expect(replies.type_join("alice"))
-    await bob.send("join alice")
-    await alice.expect(replies.YOUR_TURN_TO_MOVE)
-    return alice, bob
 
 
 async def _watchers(connect: Connect, app: App) -> tuple[ScriptedClient, ScriptedClient]:
@@ -60,7 +42,7 @@ async def _watchers(connect: Connect, app: App) -> tuple[ScriptedClient, Scripte
 async def test_watchers_of_both_players_hear_that_a_player_left(
     connect: Connect, app: App
 ) -> None:
-    alice, bob = await _match(connect, app)
+    alice, bob = await start_match(connect, app, 3)
     carol, dave = await _watchers(connect, app)
     await alice.send("leave")
     await alice.expect(replies.YOU_TERMINATED)
@@ -72,7 +54,7 @@ async def test_watchers_of_both_players_hear_that_a_player_left(
 async def test_the_opponents_watchers_hear_that_a_player_dropped(
     connect: Connect, app: App
 ) -> None:
-    alice, bob = await _match(connect, app)
+    alice, bob = await start_match(connect, app, 3)
     carol, dave = await _watchers(connect, app)
     await alice.close()
     dropped = replies.drops_connection("alice")
@@ -82,7 +64,7 @@ async def test_the_opponents_watchers_hear_that_a_player_dropped(
 
 
 async def test_watchers_hear_the_match_end(connect: Connect, app: App) -> None:
-    alice, bob = await _match(connect, app)
+    alice, bob = await start_match(connect, app, 3)
     carol, dave = await _watchers(connect, app)
     await alice.send("resign b")
     await bob.expect(replies.wants_to_resign("alice", 3))
@@ -95,7 +77,7 @@ async def test_watchers_hear_the_match_end(connect: Connect, app: App) -> None:
 async def test_after_a_resume_the_player_with_dice_is_told_to_move(
     connect: Connect, app: App
 ) -> None:
-    alice, bob = await _match(connect, app)
+    alice, bob = await start_match(connect, app, 3)
     await bob.send("leave")
     await bob.expect(replies.YOU_TERMINATED)
     await alice.expect(replies.has_left("bob"))

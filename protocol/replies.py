@@ -779,8 +779,7 @@ def move_problem(reason: MoveErrorReason, what: str, point: int | str, d1: int, 
         )
     if reason is MoveErrorReason.BLOCKED:
         return (
-            f"Your move {what}: {point} is blocked"
-            " (your opponent has two checkers or more there)."
+            f"Your move {what}: {point} is blocked (your opponent has two checkers or more there)."
         )
     if reason is MoveErrorReason.MUST_ENTER:
         return (
@@ -1460,6 +1459,8 @@ def where(name: str, ip: str, hostname: str | None = None) -> str:
 
 RATINGS_HEADER: Final = " rank name            rating    Experience"
 """§4.14."""
+
+
 def ratings_who(experience: int) -> str:
     """D178: telnet mode, after the ``ratings`` list: who is on it."""
     return (
@@ -1845,8 +1846,17 @@ def idle_warning(seconds: int) -> str:
     return f"** You have been idle for a long time. You will be logged out in {seconds} seconds."
 
 
-def who_row(number: int, status: str, name: str, rating: float, experience: int,
-            login: str, idle: str, host: str, bot: bool = False) -> str:
+def who_row(
+    number: int,
+    status: str,
+    name: str,
+    rating: float,
+    experience: int,
+    login: str,
+    idle: str,
+    host: str,
+    bot: bool = False,
+) -> str:
     """D53: one row of the telnet-mode ``who`` table under :data:`WHO_HEADER` (§4.14
     leaves the row layout open; columns follow the header's). A bot has ``B`` after its
     status letter (D179)."""
@@ -2026,8 +2036,15 @@ def opponent_too_slow(slow: str, seconds: int) -> str:
 # =====================================================================================
 
 MATCH_RULE_WORDS: Final[tuple[str, ...]] = (
-    "holland", "noholland", "jacoby", "nojacoby", "deadcube", "nodeadcube",
-    "autodoubles=N", "cubelimit=N", "nocubelimit",
+    "holland",
+    "noholland",
+    "jacoby",
+    "nojacoby",
+    "deadcube",
+    "nodeadcube",
+    "autodoubles=N",
+    "cubelimit=N",
+    "nocubelimit",
 )
 """D56: the words ``invite <name> <length>`` accepts after the length."""
 

@@ -553,9 +553,7 @@ class LocalPresence:
         finally_for: dict[Session, list[tuple[int, str]]] = {}
         for n in self._notices:
             for waiter in n.waiters:
-                finally_for.setdefault(waiter, []).append(
-                    (n.seq, replies.finally_logs_in(n.name))
-                )
+                finally_for.setdefault(waiter, []).append((n.seq, replies.finally_logs_in(n.name)))
         return _Batch(list(self._notices), who, finally_for)
 
     def flush_status(self) -> None:
@@ -689,4 +687,3 @@ class LocalPresence:
         """The CLIP 5 line of every logged-in user (cached lines, :meth:`Session.who_line`)."""
         now = self._timer.now() if now is None else now
         return [s.who_line(now) for s in self._sessions.values() if s.logged_in]
-

@@ -77,14 +77,10 @@ async def dicetest(ctx: Context, cmd: ParsedCommand) -> None:
     faces = stats.face_chi_square()
     pairs = stats.pair_chi_square()
     lines.append(
-        replies.dicetest_faces_chi_square(
-            faces, FACE_FREEDOM, chi_square_tail(faces, FACE_FREEDOM)
-        )
+        replies.dicetest_faces_chi_square(faces, FACE_FREEDOM, chi_square_tail(faces, FACE_FREEDOM))
     )
     lines.append(
-        replies.dicetest_pairs_chi_square(
-            pairs, PAIR_FREEDOM, chi_square_tail(pairs, PAIR_FREEDOM)
-        )
+        replies.dicetest_pairs_chi_square(pairs, PAIR_FREEDOM, chi_square_tail(pairs, PAIR_FREEDOM))
     )
     lines.append(replies.DICETEST_END)
     ctx.session.send_lines(lines)

@@ -61,8 +61,16 @@ def test_who_orders_are_the_stored_sortwho_values() -> None:
 
 @pytest.mark.parametrize(
     ("word", "expected"),
-    [("ready", "ready"), ("READ", "ready"), ("autoroll", "double"), ("al", "allowpip"),
-     ("a", None), ("nosuch", None), ("mo", None), ("moves", "moves")],
+    [
+        ("ready", "ready"),
+        ("READ", "ready"),
+        ("autoroll", "double"),
+        ("al", "allowpip"),
+        ("a", None),
+        ("nosuch", None),
+        ("mo", None),
+        ("moves", "moves"),
+    ],
 )
 def test_toggle_names(word: str, expected: str | None) -> None:
     assert parse_toggle_name(word) == expected

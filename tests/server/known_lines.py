@@ -114,7 +114,6 @@ _NUMBER = re.compile(r"-?\d+")
 _SPACES = re.compile(r" +")
 
 
-
 def normalize(line: str) -> str:
     """The form of a line: no trailing BELs, numbers as ``#``, days/months as ``@``,
     single spaces."""

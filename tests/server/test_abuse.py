@@ -203,9 +203,7 @@ def _server_side(app: App, name: str) -> tuple[Any, Any]:
 
 
 # The reader's own pause, without the input budget's (tests/server/test_hostile.py).
-@with_settings(
-    commands_per_second=0.5, command_burst=3, max_unread_input=65_536, max_input_rate=0
-)
+@with_settings(commands_per_second=0.5, command_burst=3, max_unread_input=65_536, max_input_rate=0)
 async def test_a_flood_pauses_reading_then_is_disconnected(connect: Connect, app: App) -> None:
     """While mallory waits for a token, the server stops reading its socket once its
     input passes the bound (the memory stays bounded while mallory keeps writing), and

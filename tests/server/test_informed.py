@@ -39,9 +39,7 @@ async def _watchers(connect: Connect, app: App) -> tuple[ScriptedClient, Scripte
     return carol, dave
 
 
-async def test_watchers_of_both_players_hear_that_a_player_left(
-    connect: Connect, app: App
-) -> None:
+async def test_watchers_of_both_players_hear_that_a_player_left(connect: Connect, app: App) -> None:
     alice, bob = await start_match(connect, app, 3)
     carol, dave = await _watchers(connect, app)
     await alice.send("leave")

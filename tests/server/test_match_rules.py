@@ -147,9 +147,7 @@ async def test_unlimited_match_beaver_dropped_redouble_and_jacoby(
     assert user is not None and user.rating == 1500.0 and user.experience == 0
 
 
-async def test_rejected_resignation_continues_without_a_board(
-    connect: Connect, app: App
-) -> None:
+async def test_rejected_resignation_continues_without_a_board(connect: Connect, app: App) -> None:
     """No board after a rejected resignation (D104): a client asks for one."""
     alice, bob = await start(connect, app, "3", (3, 1))
     await alice.expect(replies.YOUR_TURN_TO_MOVE)

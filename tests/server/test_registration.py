@@ -42,13 +42,9 @@ async def test_password_prompts_bytes(connect: Connect, app: App) -> None:
     )
     # Every hidden password gets the line end its (unechoed) Enter did not show (D190).
     await client.send("who")  # no command at the password prompt: a (too short) password
-    await raw(
-        client, crlf("", replies.PASSWORD_TOO_SHORT) + replies.GIVE_PASSWORD_PROMPT.encode()
-    )
+    await raw(client, crlf("", replies.PASSWORD_TOO_SHORT) + replies.GIVE_PASSWORD_PROMPT.encode())
     await client.send("sec:ret")
-    await raw(
-        client, crlf("", replies.PASSWORD_HAS_COLON) + replies.GIVE_PASSWORD_PROMPT.encode()
-    )
+    await raw(client, crlf("", replies.PASSWORD_HAS_COLON) + replies.GIVE_PASSWORD_PROMPT.encode())
     await client.send("")  # no password: back to the guest prompt
     await raw(client, IAC_WONT_ECHO + crlf("", replies.NO_PASSWORD_GIVEN) + b"> ")
     await client.send("name newuser")

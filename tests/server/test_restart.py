@@ -62,9 +62,7 @@ async def ask(client: ScriptedClient, line: str) -> list[str]:
     return await client.prompt(replies.TELNET_PROMPT)
 
 
-async def test_everything_is_there_after_a_restart(
-    settings: Settings, db_target: DbTarget
-) -> None:
+async def test_everything_is_there_after_a_restart(settings: Settings, db_target: DbTarget) -> None:
     clients: list[ScriptedClient] = []
     async with running(settings, db_target) as app:
         await make_user(app, "bob")

@@ -28,6 +28,7 @@ from protocol.mat_export import snapshot_to_mat
 from server.admission import raise_open_file_limit
 from server.app import App
 from server.config import ConfigError, Settings, load
+from server.memory import fix_mmap_threshold
 from server.service import Service
 
 log = logging.getLogger("server")
@@ -83,6 +84,7 @@ class WebListenError(Exception):
 async def run(settings: Settings) -> None:
     """Serve until SIGINT or SIGTERM."""
     raise_open_file_limit()
+    fix_mmap_threshold()
     db = await Database.open(settings.database)
     log.info("database %s (%s)", display_url(settings.database), db.backend)
     service = Service(App(settings, db))

@@ -14,7 +14,9 @@ Every player action goes through :func:`run`. Under the match's lock it
    the action happened), then **saves** the match, or the finished match with its
    ratings, and only once that succeeded gives the players their new ratings;
 5. and then **sends** the lines, through the presence (players and watchers may be on
-   other nodes): nothing is announced that is not durable.
+   other nodes): nothing is announced that is not durable. A board or pip count asked
+   for meanwhile waits for the lock and comes after these lines
+   (:func:`server.match_lifecycle.announced`, D197).
 
 Starting, resuming and leaving a match, and what happens after an action (the clock,
 the match leaving the table) are :mod:`server.match_lifecycle`'s.

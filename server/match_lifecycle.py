@@ -454,6 +454,24 @@ def players_of(app: App, live: LiveMatch) -> list[Peer]:
     return [p for p in (app.presence.get(n) for n in live.names) if p is not None]
 
 
+async def announced(app: App, name: str) -> LiveMatch | None:
+    """``name``'s running match as its players have been told it (None: no match).
+
+    An action changes the match in memory, awaits its save under the match's lock and
+    only then sends its lines (:func:`server.match_flow.run`): a board or pip count read
+    during that save would show what nobody has been told yet, a roll before its
+    ``You roll`` (GammonBot acts on such a board before the lines that lead to it). FIBS
+    handles one command at a time and sends an action's lines at once, so a board always
+    shows an announced state (D197). This waits for the action under way, then looks
+    again (the match may have ended meanwhile); the caller renders before its next
+    ``await``, while no action can have begun.
+    """
+    while (live := app.matches.get(name)) is not None and live.lock.locked():
+        async with live.lock:
+            pass
+    return live
+
+
 def send_board(session: Session, live: LiveMatch, name: str, *, you: bool) -> None:
     """``session``'s board of ``live`` now, seen from ``name``'s side; ``you``: the viewer
     is that player (the one renderer: :meth:`server.match_boards.BoardFrame.lines`)."""

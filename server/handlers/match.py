@@ -42,7 +42,7 @@ from server.config import RulesDefaults
 from server.context import Context
 from server.errors import Reply
 from server.handlers import valid
-from server.match_lifecycle import players_of, send_board
+from server.match_lifecycle import announced, players_of, send_board
 from server.matches import LiveMatch, watchers_at
 from server.presence import Peer
 from server.session import Session
@@ -326,13 +326,14 @@ async def leave(ctx: Context, cmd: ParsedCommand) -> None:
 
 
 async def board(ctx: Context, cmd: ParsedCommand) -> None:
+    """The caller's board, or that of the player they watch, as announced (D197)."""
     session = ctx.session
-    live = ctx.app.matches.get(session.name)
+    live = await announced(ctx.app, session.name)
     if live is not None:
         send_board(session, live, session.name, you=True)
         return
     if session.watching is not None:
-        watched = ctx.app.matches.get(session.watching)
+        watched = await announced(ctx.app, session.watching)
         if watched is None:
             raise Reply(replies.not_playing_name(session.watching))
         send_board(session, watched, session.watching, you=False)
@@ -342,7 +343,7 @@ async def board(ctx: Context, cmd: ParsedCommand) -> None:
 
 async def pip(ctx: Context, cmd: ParsedCommand) -> None:
     session = ctx.session
-    live = ctx.app.matches.get(session.name)
+    live = await announced(ctx.app, session.name)
     if live is not None:
         opponent = live.opponent_of(session.name)
         other = ctx.app.presence.get(opponent)
@@ -355,7 +356,7 @@ async def pip(ctx: Context, cmd: ParsedCommand) -> None:
         mine, theirs = position.pips(p), position.pips(1 - p)
         session.send(replies.pipcounts(replies.CALLER_NAME, mine, opponent, theirs))
         return
-    watched = ctx.app.matches.get(session.watching or "")
+    watched = await announced(ctx.app, session.watching or "")
     if watched is None:
         raise Reply(replies.NOT_PLAYING_OR_WATCHING)
     position = watched.match.position
@@ -369,7 +370,7 @@ async def look(ctx: Context, cmd: ParsedCommand) -> None:
     target = ctx.app.presence.complete(cmd.args[0])
     if target.name == ctx.session.name:
         raise Reply(replies.YOU_LOOK_GREAT)
-    live = ctx.app.matches.get(target.name)
+    live = await announced(ctx.app, target.name)
     if live is None:
         raise Reply(replies.not_playing_name(target.name))
     if any(ctx.session.name in s.blinded for s in players_of(ctx.app, live)):

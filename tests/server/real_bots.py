@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from backgammon.dice import Roll
-from backgammon.moves import legal_plays
+from backgammon.moves import Play, legal_plays
 from bots.decide import move_command
 from bots.gnubg import GnubgStrategy
 from bots.gnubg.engine import GnubgEngine
@@ -49,7 +49,6 @@ answer time of the server or gnubg at 0 plies, so only a hang reaches it."""
 _MATCH_END = re.compile(r"^(You win|\S+ wins) the \d+ point match ")
 
 
-
 _RATE_REFUSALS = ("** You are sending commands too fast", replies.TOO_MUCH_INPUT)
 """How a server refuses input for its rate: the old drop text (the server no longer sends
 it, D120) and the disconnect past ``max_unread_input``."""
@@ -58,6 +57,7 @@ it, D120) and the disconnect past ``max_unread_input``."""
 def refused_for_rate(line: str) -> bool:
     """True for a line that refused or ended input for coming too fast."""
     return line.startswith(_RATE_REFUSALS)
+
 
 class Stalled(AssertionError):
     """A scripted client got no line for :data:`READ_TIMEOUT` seconds (a hang)."""
@@ -353,6 +353,9 @@ BD_TURN, BD_DICE1, BD_DICE2, BD_CUBE = 32, 33, 35, 37
 BD_MD1, BD_MD2, BD_DOUBLED, BD_COLOR, BD_DIR = 38, 39, 40, 41, 42
 
 _GB_IGNORED = ("7 ", "8 ", "13 ", "16 ", "6")
+_GbAnswer = CubeAnswer | Play | bool | None
+"""What gnubg's ``hint`` tells GammonBot: a cube answer (it was doubled), a play (it has
+dice; None when there is no move to give), or whether to double."""
 _GB_INVITE = re.compile(r"^(\w+) wants to play a (\d+) point match with you.")
 _GB_RESUME_INVITE = re.compile(r"^(\w+) wants to resume a saved match with you.")
 _GB_STARTED = re.compile(r"^\*\* You are now playing a (\d+) point match with (\w+)")
@@ -388,7 +391,9 @@ class GammonBot(ScriptedBot):
       ``accept``, pass -> ``reject``; else ``double`` or ``roll`` (optional doubles are
       rolled); a move -> ``move ...``, but if the board it holds by then has no dice it
       exits ("Dice are Zero - Bot Spin averted!"). So it rolls when a board says it is
-      its turn with no dice and may double - once per such board.
+      its turn with no dice and may double - once per such board - and asks gnubg again
+      for every board with its dice, sending the move once per answer (D198). gnubg
+      answers a board it has evaluated before from its cache, at once (:meth:`_board`).
     * ``NAME wants to resign. You will win N point``: on its own turn ``accept`` if the
       points win the match, else ``reject``; otherwise gnubg decides (``resign N``).
       ``** NAME wanted to resign.`` -> ``reject``.
@@ -413,6 +418,10 @@ class GammonBot(ScriptedBot):
         self.board_expected = False
         self.last_inviter = ""
         self.boards_acted_on = 0
+        self.answers: dict[str, _GbAnswer] = {}
+        """gnubg's answer to each board it was given, by the board line: its evaluation
+        cache (see :meth:`_board`)."""
+        self.repeated_answers = 0
 
     def waiting_for(self) -> str:
         expecting = "a board it asked for" if self.board_expected else "the next line"
@@ -455,7 +464,7 @@ class GammonBot(ScriptedBot):
             await self.send("show watchers")
             await self.request_board()
         elif line.startswith("board:"):
-            self._board(line)
+            await self._board(line)
         elif m := _GB_RESIGN.match(line):
             await self._resignation(int(m[1]))
         elif re.search(r"\w+ rejects\. The game continues\.", line):
@@ -471,7 +480,20 @@ class GammonBot(ScriptedBot):
         elif _MATCH_END.match(line):
             await self.send("show saved")
 
-    def _board(self, line: str) -> None:
+    async def _board(self, line: str) -> None:
+        """A ``board:`` line: kept as the board it holds; given to gnubg when it shows its
+        turn with may-double or dice, or a double to answer (``procFibsLine``).
+
+        gnubg answers a board it has already evaluated from its cache, at once, while FIBS
+        is a network round trip away: the real bot has that second answer before FIBS's
+        reply to the move it sent for the first, and sends the move again (refused with
+        ``** It's not your turn to move.``, D198). The test server answers in a
+        millisecond on the same machine, and a second request to the engine would race
+        it. So a board the bot has had answered is answered again from :attr:`answers`:
+        at once, before the next line from the server, when no request is pending; else
+        in its turn after the pending ones, without waiting for the engine. The exit
+        ("Dice are Zero") stays for a board whose dice are gone when the answer comes.
+        """
         self.board_expected = False
         self.board = fields(line)
         self.board_line = line
@@ -481,32 +503,51 @@ class GammonBot(ScriptedBot):
         ):
             self.boards_acted_on += 1
             view = parse_board(line)
+            if line in self.answers and not self._unfinished:
+                self.repeated_answers += 1
+                await self._react(view, self.answers[line])
+                return
 
             async def job() -> None:
-                await self._hint(view)
+                await self._hint(line, view)
 
             self.queue(job)
 
-    async def _hint(self, view: BoardView) -> None:
-        """``setBoard`` + ``hint 1`` and ``procGnubgLine``'s reaction to the answer."""
+    async def _hint(self, line: str, view: BoardView) -> None:
+        """``setBoard`` + ``hint 1`` (or gnubg's cached answer), then the reaction."""
+        if line in self.answers:
+            self.repeated_answers += 1
+            answer = self.answers[line]
+        else:
+            answer = self.answers[line] = await self._ask(view)
+        await self._react(view, answer)
+
+    async def _ask(self, view: BoardView) -> _GbAnswer:
+        """gnubg's ``hint``: the cube answer, the play (None: no move to give) or
+        whether to double."""
         if view.was_doubled:
-            answer = await self.strategy.answer_double(view)
-            await self.send("reject" if answer is CubeAnswer.DROP else "accept")
-            self.board_expected = True
-        elif view.player_dice != (0, 0):
+            return await self.strategy.answer_double(view)
+        if view.player_dice != (0, 0):
             position = view.position(ME)
             roll = Roll(*view.player_dice)
             plays = legal_plays(position, ME, roll)
             if not plays:
-                return  # gnubg's hint has no move to give
-            play = await self.strategy.choose_play(position, roll, plays, view)
+                return None
+            return await self.strategy.choose_play(position, roll, plays, view)
+        return await self.strategy.should_double(view)
+
+    async def _react(self, view: BoardView, answer: _GbAnswer) -> None:
+        """``procGnubgLine``'s reaction to gnubg's answer, on the board it holds *now*."""
+        if isinstance(answer, CubeAnswer):
+            await self.send("reject" if answer is CubeAnswer.DROP else "accept")
+            self.board_expected = True
+        elif isinstance(answer, bool):
+            await self.send("double" if answer else "roll")
+            self.board_expected = True
+        elif answer is not None:
             if self.board[BD_DICE1] == "0" or self.board[BD_DICE1 + 1] == "0":
                 raise BotExited(self.report("exits: 'Dice are Zero - Bot Spin averted!'"))
-            await self.send(move_command(play, view.colour))
-            self.board_expected = True
-        else:
-            double = await self.strategy.should_double(view)
-            await self.send("double" if double else "roll")
+            await self.send(move_command(answer, view.colour))
             self.board_expected = True
 
     async def _resignation(self, points: int) -> None:

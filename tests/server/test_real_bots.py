@@ -170,6 +170,11 @@ async def test_gammonbot_finishes_a_match(connect: Connect, app: App, engine: Gn
     # roll twice. Only in the Crawford game, where the server rolls for it while the board
     # says it may double (1:1, as on FIBS), is its roll refused.
     assert "alice can't move." in bot.client.seen
+    # Boards it had gnubg answer came again and were answered from gnubg's cache (D198):
+    # the board it asks for after "alice doubles." is the one pushed with the double
+    # (D100), and in the Crawford game the one after "** You did already roll the dice."
+    # may repeat its roll board.
+    assert isinstance(bot, GammonBot) and bot.repeated_answers > 0
     board = None
     for i, line in enumerate(bot.client.seen):
         if line.startswith("board:"):
@@ -187,4 +192,3 @@ async def test_matchdog_finishes_a_match(connect: Connect, app: App, engine: Gnu
     bot, opponent = await _play(connect, app, engine, MatchDogBot, "matchdog")
     _check(bot, opponent)
     assert not any(line.startswith("** alice didn't double or resign") for line in bot.client.seen)
-

@@ -98,6 +98,18 @@ def online(app: App, name: str) -> Session:
     return session
 
 
+async def ready_pair(connect: Connect, app: App) -> tuple[ScriptedClient, ScriptedClient]:
+    """alice and bob logged in as CLIP clients with ``board:`` lines, bob ready to play."""
+    alice = await clip_login(connect, app, "alice")
+    bob = await clip_login(connect, app, "bob")
+    for client in (alice, bob):
+        await client.send("set boardstyle 3")
+        await client.expect("Value of 'boardstyle' set to 3.")
+    await bob.send("toggle ready")
+    await bob.expect(replies.toggle_message("ready", True))
+    return alice, bob
+
+
 async def start_match(
     connect: Connect, app: App, length: int
 ) -> tuple[ScriptedClient, ScriptedClient]:
@@ -105,12 +117,7 @@ async def start_match(
     with ``board:`` lines."""
     app.dice = lambda: ScriptedDice((3, 1))
     app.coin = lambda: 0
-    alice = await clip_login(connect, app, "alice")
-    bob = await clip_login(connect, app, "bob")
-    for client in (alice, bob):
-        await client.send("set boardstyle 3")
-    await bob.send("toggle ready")
-    await bob.expect(replies.toggle_message("ready", True))
+    alice, bob = await ready_pair(connect, app)
     await alice.send(f"invite bob {length}")
     await bob.expect(replies.type_join("alice"))
     await bob.send("join alice")

@@ -21,6 +21,7 @@ from server.handlers.records import FACE_FREEDOM, PAIR_FREEDOM, chi_square_tail
 from .conftest import Connect, ScriptedClient, clip_login
 from .fibs_parsers import fcm_cookie
 from .match_driver import Player, play_out
+from .sessions import ready_pair
 
 
 @pytest.fixture
@@ -71,13 +72,7 @@ async def test_dicetest_after_a_seeded_match(connect: Connect, app: App) -> None
     """Every roll alice saw announced in a whole match, and nothing else, is counted."""
     app.dice = lambda: SeededDice(11)
     app.coin = lambda: 0
-    alice = await clip_login(connect, app, "alice")
-    bob = await clip_login(connect, app, "bob")
-    for client in (alice, bob):
-        await client.send("set boardstyle 3")
-        await client.expect("Value of 'boardstyle' set to 3.")
-    await bob.send("toggle ready")
-    await bob.expect(replies.toggle_message("ready", True))
+    alice, bob = await ready_pair(connect, app)
     await alice.send("invite bob 3")
     await bob.expect("Type 'join alice' to accept.")
     await bob.send("join alice")

@@ -64,6 +64,7 @@ from tests.conftest import GNUBG_MISSING
 
 from .conftest import TIMEOUT, Connect, ScriptedClient, clip_login
 from .match_driver import Player, play_out
+from .sessions import ready_pair
 
 ROOT = Path(__file__).resolve().parents[2]
 GNUBG = Path("/usr/games/gnubg")
@@ -609,13 +610,7 @@ async def _play_three_point_match(
 ) -> tuple[ScriptedClient, ScriptedClient]:
     app.dice = lambda: SeededDice(5)
     app.coin = lambda: 1
-    alice = await clip_login(connect, app, "alice")
-    bob = await clip_login(connect, app, "bob")
-    for client in (alice, bob):
-        await client.send("set boardstyle 3")
-        await client.expect("Value of 'boardstyle' set to 3.")
-    await bob.send("toggle ready")
-    await bob.expect(replies.toggle_message("ready", True))
+    alice, bob = await ready_pair(connect, app)
     await alice.send("invite bob 3")
     await bob.expect("Type 'join alice' to accept.")
     await bob.send("join alice")

@@ -12,6 +12,7 @@ from server.config import Settings
 
 from .conftest import Connect, ScriptedClient, clip_login
 from .match_driver import Player, play_out
+from .sessions import ready_pair
 
 pytestmark = pytest.mark.known_lines
 
@@ -20,17 +21,6 @@ pytestmark = pytest.mark.known_lines
 def settings(settings: Settings) -> Settings:
     """Scripted clients answer at once: lift the per-connection command rate limit."""
     return settings.replace(commands_per_second=10_000.0, command_burst=10_000)
-
-
-async def _ready_pair(connect: Connect, app: App) -> tuple[ScriptedClient, ScriptedClient]:
-    alice = await clip_login(connect, app, "alice")
-    bob = await clip_login(connect, app, "bob")
-    for client in (alice, bob):
-        await client.send("set boardstyle 3")
-        await client.expect("Value of 'boardstyle' set to 3.")
-    await bob.send("toggle ready")
-    await bob.expect(replies.toggle_message("ready", True))
-    return alice, bob
 
 
 async def _start(alice: ScriptedClient, bob: ScriptedClient, length: str) -> None:
@@ -43,7 +33,7 @@ async def _start(alice: ScriptedClient, bob: ScriptedClient, length: str) -> Non
 async def test_one_point_match(connect: Connect, app: App) -> None:
     app.dice = lambda: SeededDice(11)
     app.coin = lambda: 0
-    alice, bob = await _ready_pair(connect, app)
+    alice, bob = await ready_pair(connect, app)
     carol = await clip_login(connect, app, "carol")  # report is on by default
     await alice.send("toggle ratings")
     await alice.expect(replies.toggle_message("ratings", True))
@@ -81,7 +71,7 @@ async def test_one_point_match(connect: Connect, app: App) -> None:
 async def test_three_point_match_through_crawford(connect: Connect, app: App) -> None:
     app.dice = lambda: SeededDice(5)
     app.coin = lambda: 1
-    alice, bob = await _ready_pair(connect, app)
+    alice, bob = await ready_pair(connect, app)
     await _start(alice, bob, "3")
     a, b = Player(alice, "alice"), Player(bob, "bob")
     await play_out(a, b, limit=20)
@@ -106,7 +96,7 @@ async def test_board_lines_agree_with_the_server(connect: Connect, app: App) -> 
     """Every board a player receives parses back into the position the server holds."""
     app.dice = lambda: SeededDice(3)
     app.coin = lambda: 0
-    alice, bob = await _ready_pair(connect, app)
+    alice, bob = await ready_pair(connect, app)
     await _start(alice, bob, "1")
     await alice.expect(replies.player_joined("bob", 1))
     line = await alice.expect_prefix("board:")

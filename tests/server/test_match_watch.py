@@ -11,6 +11,7 @@ from server.app import App
 from server.config import Settings
 
 from .conftest import Connect, clip_login
+from .sessions import ready_pair
 from .test_match_rules import move_first_play, until
 
 pytestmark = pytest.mark.known_lines
@@ -101,13 +102,7 @@ async def test_a_slow_player_is_reminded_and_the_other_may_leave(
     app.settings = settings.replace(match_reminder=0.3, match_timeout=0.6)
     app.dice = lambda: ScriptedDice((3, 1))
     app.coin = lambda: 0
-    alice = await clip_login(connect, app, "alice")
-    bob = await clip_login(connect, app, "bob")
-    for client in (alice, bob):
-        await client.send("set boardstyle 3")
-        await client.expect("Value of 'boardstyle' set to 3.")
-    await bob.send("toggle ready")
-    await bob.expect(replies.toggle_message("ready", True))
+    alice, bob = await ready_pair(connect, app)
     await alice.send("invite bob 1")
     await bob.expect(replies.type_join("alice"))
     await bob.send("join alice")

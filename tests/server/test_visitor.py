@@ -18,9 +18,9 @@ from server.config import Settings
 from server.service import Service
 from tests.conftest import DbTarget
 
-from .conftest import Connect, ScriptedClient, clip_login, make_user
+from .conftest import Connect, clip_login, make_user
 from .match_driver import Player, play_out
-from .sessions import command, telnet_login
+from .sessions import command, ready_pair, telnet_login
 from .web_clients import WebClient, web_serving
 
 pytestmark = pytest.mark.known_lines
@@ -54,23 +54,12 @@ async def web_visitor(service: Service) -> WebClient:
     return client
 
 
-async def _ready_pair(connect: Connect, app: App) -> tuple[ScriptedClient, ScriptedClient]:
-    alice = await clip_login(connect, app, "alice")
-    bob = await clip_login(connect, app, "bob")
-    for client in (alice, bob):
-        await client.send("set boardstyle 3")
-        await client.expect("Value of 'boardstyle' set to 3.")
-    await bob.send("toggle ready")
-    await bob.expect(replies.toggle_message("ready", True))
-    return alice, bob
-
-
 async def test_a_visitor_sees_the_lobby_and_watches_every_move(
     service: Service, app: App, connect: Connect, clients: list[WebClient]
 ) -> None:
     app.dice = lambda: SeededDice(11)
     app.coin = lambda: 0
-    alice, bob = await _ready_pair(connect, app)
+    alice, bob = await ready_pair(connect, app)
     visitor = await web_visitor(service)
     clients.append(visitor)
     lobby = await visitor.expect("6")

@@ -20,7 +20,9 @@ so a batch makes few of them:
   statements, so consecutive ones of a batch go to the server as one pipelined
   ``executemany``. A batch of nothing else (the usual one under load) is that
   ``executemany`` alone, without ``BEGIN`` or ``COMMIT``: PostgreSQL runs it in one
-  implicit transaction committed at its ``Sync``, one round trip in all.
+  implicit transaction committed at its ``Sync``, one round trip in all. A batch of
+  such statements that all have a replay form (saves and match ends) runs as one such
+  round trip per statement (:func:`_trips`).
 * Other jobs are plain synchronous functions of a :class:`~db.runner.Transaction`; they
   run in a greenlet (SQLAlchemy's ``greenlet_spawn``) whose every statement is one
   awaited asyncpg call.
@@ -44,7 +46,7 @@ Failures that are not the job's are retried, never reported as the job's:
 
 Several writers (``writers`` > 1) each have their own connection and queue; a write goes
 to the writer of its *key* (the pair of a saved match, the user of a user update), so
-the writes of one key stay in the order they were submitted. docs/performance.md §12
+the writes of one key stay in the order they were submitted. docs/performance.md §11
 measured one writer against 2, 4 and 8: one is the default.
 
 Every minute with writes, the writers' and the pool's figures are logged at INFO.
@@ -59,6 +61,7 @@ import time
 from collections import deque
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any, Final, TypeVar, cast
 
 import asyncpg
@@ -80,7 +83,7 @@ _log = logging.getLogger(__name__)
 
 DEFAULT_WRITERS: Final = 1
 """Writer connections. One, with pipelined batches, kept up with every load measured;
-2, 4 and 8 did not do better (docs/performance.md §12)."""
+2, 4 and 8 did not do better (docs/performance.md §11)."""
 
 RETRY_SECONDS: Final = 30.0
 """How long a batch whose connection broke is tried again before its callers are failed."""
@@ -197,6 +200,10 @@ class _Write(_Request):
     replay: Executable | None = None
     """A statement with the same effect as ``statement`` whether or not that one was
     committed: run instead when a first attempt's outcome is unknown."""
+    returns_row: bool = False
+    """The statement returns exactly one row: the caller's result."""
+    key: Hashable = None
+    """What the write writes (see :meth:`PgRunner.write`)."""
     submitted: float = 0.0
 
     def sent(self, replaying: bool) -> Executable | None:
@@ -204,6 +211,30 @@ class _Write(_Request):
         if replaying and self.replay is not None:
             return self.replay
         return self.statement
+
+
+def _trips(writes: list[_Write]) -> list[list[_Write]]:
+    """The batch's writes in the groups that run as one transaction each, in turn.
+
+    A batch of single statements that all have a replay form (the saves of running
+    matches and the ends of matches) runs as one group per statement: each group is
+    one ``executemany`` in one round trip, without ``BEGIN`` or ``COMMIT`` (see
+    :meth:`_Writer._attempt`), so saves and an end waiting together take two round
+    trips, not a transaction of several. The groups keep the writes of each key in
+    order: if a key's writes would fall into two groups, the groups are the runs of
+    consecutive writes with the same statement instead. Any other batch (jobs among the
+    writes) is one transaction.
+    """
+    if len(writes) < 2 or not all(w.statement is not None and w.replay is not None for w in writes):
+        return [writes]
+    groups: dict[int, list[_Write]] = {}
+    group_of_key: dict[Hashable, int] = {}
+    for write in writes:
+        statement = id(write.statement)
+        if group_of_key.setdefault(write.key, statement) != statement:
+            return [list(run) for _, run in groupby(writes, key=lambda w: id(w.statement))]
+        groups.setdefault(statement, []).append(write)
+    return list(groups.values())
 
 
 # -- figures ----------------------------------------------------------------------------------
@@ -289,8 +320,14 @@ class _Writer:
         while self.queue:
             writes = [r for r in self.queue if not (r.abandonable and r.future.cancelled())]
             self.queue.clear()
-            if writes:
-                await self._batch(writes)
+            trips = _trips(writes)
+            for index, trip in enumerate(trips):
+                try:
+                    await self._batch(trip)
+                except asyncio.CancelledError:  # the batch's callers were told; the rest's
+                    for rest in trips[index + 1 :]:
+                        self._fail(rest, DatabaseError("the write was not committed: cancelled"))
+                    raise
 
     async def _batch(self, writes: list[_Write]) -> None:
         """One transaction for ``writes``; each caller is answered after its commit."""
@@ -434,15 +471,13 @@ class _Writer:
         ``Sync``. If the connection breaks meanwhile, the outcome is unknown (the
         caller replays the batch)."""
         try:
-            await connection.executemany(compiled.text, [compiled.args(r.params) for r in writes])
+            await _execute_together(connection, compiled, writes)
         except _LOST as exc:
             raise _Lost(exc, committing=True) from exc
         except asyncpg.PostgresError as exc:
             if _infrastructure(exc):
                 raise
             raise _JobFailed from exc
-        for request in writes:
-            request.outcome = (None, None)
 
     async def _run_optimistic(
         self,
@@ -466,19 +501,12 @@ class _Writer:
             end = index + 1
             while end < len(writes) and writes[end].sent(replaying) is statement:
                 end += 1
-            compiled = statements(statement)
             try:
-                if end - index == 1:
-                    await connection.execute(compiled.text, *compiled.args(request.params))
-                else:
-                    args = [compiled.args(r.params) for r in writes[index:end]]
-                    await connection.executemany(compiled.text, args)
+                await _execute_together(connection, statements(statement), writes[index:end])
             except asyncpg.PostgresError as exc:
                 if _infrastructure(exc):
                     raise
                 raise _JobFailed from exc
-            for done in writes[index:end]:
-                done.outcome = (None, None)
             index = end
 
     async def _run_careful(
@@ -494,8 +522,7 @@ class _Writer:
             else:
                 compiled = self._runner.statements(statement)
                 try:
-                    await connection.execute(compiled.text, *compiled.args(request.params))
-                    request.outcome = (None, None)
+                    await _execute_together(connection, compiled, [request])
                 except asyncpg.PostgresError as exc:
                     if _infrastructure(exc):
                         raise
@@ -503,6 +530,34 @@ class _Writer:
             if request.outcome[1] is not None:
                 await connection.execute("ROLLBACK TO SAVEPOINT job")
             await connection.execute("RELEASE SAVEPOINT job")
+
+
+async def _execute_together(
+    connection: asyncpg.Connection, compiled: _Compiled, writes: Sequence[_Write]
+) -> None:
+    """Run the same statement for each of ``writes``, pipelined (one ``Sync``: in one
+    implicit transaction unless one is open), and set each one's outcome: its row, if
+    the statement returns one.
+
+    :raises asyncpg.PostgresError: a write failed (none of them is done).
+    """
+    args = [compiled.args(request.params) for request in writes]
+    if writes[0].returns_row:
+        rows = await connection.fetchmany(compiled.text, args)
+        if len(rows) != len(writes):  # a statement that does not return one row each time
+            error = DatabaseError(f"{len(rows)} rows for {len(writes)} writes of one row each")
+            for request in writes:
+                request.outcome = (None, error)
+            return
+        for request, row in zip(writes, rows, strict=True):
+            request.outcome = (tuple(row), None)
+        return
+    if len(args) == 1:
+        await connection.execute(compiled.text, *args[0])
+    else:
+        await connection.executemany(compiled.text, args)
+    for request in writes:
+        request.outcome = (None, None)
 
 
 def _job_error(error: BaseException) -> BaseException:
@@ -580,7 +635,14 @@ class PgRunner:
         :raises Exception: what ``asyncpg.connect`` raised.
         """
         url = self._url
-        settings: dict[str, str] = {"application_name": "fibs-writer"}
+        # Generic plans: the writer's statements are few and prepared once; a custom plan
+        # per execution would plan the whole match write (db.statements.Statements.
+        # pair_write) every time, since its parts not asked for are cheaper to leave out
+        # at planning than to skip by their one-time filters (docs/database.md).
+        settings: dict[str, str] = {
+            "application_name": "fibs-writer",
+            "plan_cache_mode": "force_generic_plan",
+        }
         if self._schema is not None:
             settings["search_path"] = '"' + self._schema.replace('"', '""') + '"'
         return await asyncpg.connect(
@@ -626,21 +688,30 @@ class PgRunner:
         *,
         key: Hashable = None,
         replay: Executable | None = None,
-    ) -> None:
-        """Run one statement, whose rows are not needed, as a write.
+        returns_row: bool = False,
+    ) -> Row | None:
+        """Run one statement as a write; with ``returns_row``, the statement returns
+        exactly one row, which is returned.
 
-        Consecutive ones of a batch are sent together (one ``executemany``); a batch of
-        them alone, with the same statement, is one round trip (no ``BEGIN``, no
-        ``COMMIT``), whose outcome is unknown if the connection breaks meanwhile: it is
-        then run again with each write's ``replay`` statement (the same effect whether
-        or not the first attempt was committed), or failed if one has none.
+        Consecutive ones of a batch with the same statement are sent together (one
+        ``executemany``, or ``fetchmany`` for their rows); a batch of them alone is one
+        round trip (no ``BEGIN``, no ``COMMIT``), whose outcome is unknown if the
+        connection breaks meanwhile: it is then run again with each write's ``replay``
+        statement (the same effect whether or not the first attempt was committed), or
+        failed if one has none.
 
         :raises ConstraintViolation: the statement broke a constraint.
         """
         request = _Write(
-            _no_job, self._future(), True, statement=statement, params=params, replay=replay
+            _no_job,
+            self._future(),
+            True,
+            statement=statement,
+            params=params,
+            replay=replay,
+            returns_row=returns_row,
         )
-        await self._submit(request, key)
+        return cast(Row | None, await self._submit(request, key))
 
     def _future(self) -> asyncio.Future[Any]:
         if self._closing:
@@ -649,6 +720,7 @@ class PgRunner:
 
     async def _submit(self, request: _Write, key: Hashable) -> Any:
         request.submitted = time.monotonic()
+        request.key = key
         writers = self._writers
         writer = writers[hash(key) % len(writers)] if key is not None else writers[0]
         writer.submit(request)

@@ -35,7 +35,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Final, Self, cast
 
 from sqlalchemy.engine import URL
 
@@ -619,8 +619,30 @@ class Database:
             "moves": moves,
         }
         sql = self._sql
-        rate = sql.update_user(("rating", "experience"))
         pair = dict(zip(("player1", "player2"), _pair(player1, player2), strict=True))
+        key = tuple(pair.values())
+        if self._backend == "postgresql":
+            # One statement, like a save: the ends waiting together are one round trip.
+            whole = {
+                **pair,
+                **{f"record_{k}": values[k] for k in ("player1", "player2", "score1", "score2")},
+                "record_length": match_length,
+                **{k: values[k] for k in ("winner", "started_at", "ended_at", "rules", "moves")},
+                "rated": [change.name for change in rating_updates],
+                "ratings": [float(change.rating) for change in rating_updates],
+                "experiences": [change.experience for change in rating_updates],
+                "delete_saved": delete_saved,
+            }
+            row = await self._runner.write_statement(
+                sql.end_match, whole, key=key, replay=sql.end_match_replayed, returns_row=True
+            )
+            stored_id, written = cast(Row, row)
+            if not written:  # a rated player is not a user: nothing was written
+                names = [change.name for change in rating_updates]
+                unknown = await self._first_unknown(*names)
+                raise UnknownUserError(unknown if unknown is not None else names[0])
+            return MatchRecord(id=int(stored_id), **values)
+        rate = sql.update_user(("rating", "experience"))
 
         def job(tx: Transaction) -> int:
             (record_id,) = tx.execute(sql.insert_record, values)[0]
@@ -636,7 +658,7 @@ class Database:
                 tx.execute(sql.delete_match, pair)
             return int(record_id)
 
-        record_id = await self._runner.write(job, key=tuple(pair.values()))
+        record_id = await self._runner.write(job, key=key)
         return MatchRecord(id=record_id, **values)
 
     async def get_match_record(self, record_id: int) -> MatchRecord | None:

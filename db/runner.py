@@ -107,8 +107,10 @@ class Runner(Protocol):
         *,
         key: Hashable = None,
         replay: Executable | None = None,
-    ) -> None:
-        """Run one statement, whose rows are not needed, as a write (see :meth:`write`).
+        returns_row: bool = False,
+    ) -> Row | None:
+        """Run one statement as a write (see :meth:`write`); with ``returns_row`` the
+        statement returns exactly one row, which is returned (otherwise ``None``).
 
         :param replay: a statement with the same effect whether or not ``statement`` was
             already committed, run instead if the outcome of a first attempt is unknown
@@ -274,8 +276,12 @@ class SqliteRunner:
         *,
         key: Hashable = None,
         replay: Executable | None = None,
-    ) -> None:
-        await self._submit(lambda tx: tx.execute(statement, params), write=True, abandonable=False)
+        returns_row: bool = False,
+    ) -> Row | None:
+        rows = await self._submit(
+            lambda tx: tx.execute(statement, params), write=True, abandonable=False
+        )
+        return rows[0] if returns_row else None
 
     async def _submit(self, job: Job[_T], *, write: bool, abandonable: bool) -> _T:
         if self._closing or self._drained is None:

@@ -163,6 +163,8 @@ class Statements:
         )
         self.save_match_with_events: Final = _save_match_with_events(replay=False)
         self.save_match_replayed: Final = _save_match_with_events(replay=True)
+        self.end_match: Final = _end_match(replay=False)
+        self.end_match_replayed: Final = _end_match(replay=True)
         plays_in = or_(
             SavedMatchRow.player1 == _param(UserRow.name),
             SavedMatchRow.player2 == _param(UserRow.name),
@@ -294,6 +296,70 @@ FROM unnest(CAST(:games AS INTEGER[]), CAST(:first_events AS INTEGER[]),
 WHERE (SELECT count(*) FROM gone) >= 0 AND (SELECT count(*) FROM state) = 1
 """
         + conflict
+    )
+
+
+def _end_match(*, replay: bool) -> Any:
+    """PostgreSQL: the end of a match as one statement that returns one row.
+
+    The match's record (``record_*``: the record's players and scores in the match's
+    order, not the pair's; ``winner``, ``started_at``, ``ended_at``, ``rules``,
+    ``moves``), the players' new ratings and experience (three arrays: ``rated``,
+    ``ratings``, ``experiences``) and, with ``delete_saved``, the removal of the pair's
+    saved match (``player1``, ``player2``; its event rows go with it). Nothing is written
+    unless every name in ``rated`` is a user. One statement, so that the writer sends the
+    ends waiting together as one round trip, as it does the saves (db/pgwriter.py).
+
+    The row: the new record's id, and whether anything was written (false: a name in
+    ``rated`` is not a user).
+
+    ``replay``: the form run again when the outcome of the first is unknown (a lost
+    connection), with the same effect whether or not the first was committed: a record
+    of the same players with the same start and end is not inserted again, and its id
+    is returned (the ratings are set, not added to; the pair's later writes wait behind
+    the replay).
+    """
+    same_record = """
+    SELECT id FROM match_records
+    WHERE player1 = CAST(:record_player1 AS VARCHAR)
+        AND player2 = CAST(:record_player2 AS VARCHAR)
+        AND started_at = CAST(:started_at AS BIGINT) AND ended_at = CAST(:ended_at AS BIGINT)
+"""
+    record_filter = f"AND NOT EXISTS ({same_record})" if replay else ""
+    record_id = (
+        f"COALESCE((SELECT id FROM record), (SELECT max(id) FROM ({same_record}) AS stored))"
+        if replay
+        else "(SELECT id FROM record)"
+    )
+    return text(
+        f"""
+WITH allowed AS (
+    SELECT (SELECT count(*) FROM users WHERE name = ANY(CAST(:rated AS VARCHAR[])))
+        = cardinality(CAST(:rated AS VARCHAR[])) AS ok
+), record AS (
+    INSERT INTO match_records (player1, player2, match_length, score1, score2, winner,
+        started_at, ended_at, rules, moves)
+    SELECT CAST(:record_player1 AS VARCHAR), CAST(:record_player2 AS VARCHAR),
+        CAST(:record_length AS INTEGER), CAST(:record_score1 AS INTEGER),
+        CAST(:record_score2 AS INTEGER), CAST(:winner AS VARCHAR),
+        CAST(:started_at AS BIGINT), CAST(:ended_at AS BIGINT),
+        CAST(:rules AS TEXT), CAST(:moves AS TEXT)
+    WHERE (SELECT ok FROM allowed) {record_filter}
+    RETURNING id
+), rated AS (
+    UPDATE users SET rating = r.rating, experience = r.experience
+    FROM unnest(CAST(:rated AS VARCHAR[]), CAST(:ratings AS FLOAT[]),
+        CAST(:experiences AS INTEGER[])) AS r(name, rating, experience)
+    WHERE (SELECT ok FROM allowed) AND users.name = r.name
+    RETURNING 1
+), removed AS (
+    DELETE FROM saved_matches
+    WHERE CAST(:delete_saved AS BOOLEAN) AND (SELECT ok FROM allowed)
+        AND player1 = CAST(:player1 AS VARCHAR) AND player2 = CAST(:player2 AS VARCHAR)
+    RETURNING 1
+)
+SELECT {record_id}, (SELECT ok FROM allowed)
+"""
     )
 
 

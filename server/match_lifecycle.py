@@ -71,14 +71,23 @@ def new_invitation(
     length: int | None,
     rules: RulesDefaults | None,
     words: tuple[str, ...],
+    saved: SavedMatch | None,
 ) -> Invitation:
     """An invitation to a new match of ``length`` (None: unlimited) with the ``rules``
-    chosen with it (None: fibs.conf's), refused when they do not fit the length."""
+    chosen with it (None: fibs.conf's), refused when they do not fit the length;
+    ``saved``: the pair's saved match, which the new match replaces."""
     try:
         match_options(length, rules or app.settings.rules, session, target, chosen=bool(words))
     except MatchOptionsError as exc:
         raise Reply(replies.bad_match_rules(str(exc))) from None
-    return Invitation(session.name, target.name, length, rules=rules, rule_words=words)
+    return Invitation(
+        session.name,
+        target.name,
+        length,
+        rules=rules,
+        rule_words=words,
+        replaces_saved=saved is not None,
+    )
 
 
 def invite(
@@ -141,7 +150,11 @@ async def join(app: App, session: Session, name: str) -> None:
 async def _start(app: App, inviter: Peer, invitee: Session, invitation: Invitation) -> None:
     """A new match of ``inviter`` and ``invitee`` (the caller), as ``invitation`` says."""
     length = invitation.length
-    await app.db.delete_match(inviter.name, invitee.name)  # a new match replaces a saved one
+    if invitation.replaces_saved:
+        # A new match replaces the saved one. Without one at the invitation there is
+        # nothing to delete, and no write: should one have been saved since (the pair
+        # played another match meanwhile), the new match's first save replaces it.
+        await app.db.delete_match(inviter.name, invitee.name)
     rules = invitation.rules or app.settings.rules
     try:
         options = match_options(

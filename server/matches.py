@@ -51,6 +51,8 @@ class Invitation:
     """Rules chosen with the invitation (D56); None keeps fibs.conf's."""
     rule_words: tuple[str, ...] = ()
     """The rule words as given, for the ``** Match rules:`` line."""
+    replaces_saved: bool = False
+    """A new match while the pair had a saved match when invited: joining deletes it."""
 
 
 _Mark = tuple[list[Event], int, Event | None]

@@ -78,7 +78,9 @@ async def invite(ctx: Context, cmd: ParsedCommand) -> None:
     else:
         length = _length(cmd.args[1], session)
         rules, words = _chosen_rules(app.settings.rules, cmd.args[2:], length)
-        invitation = match_lifecycle.new_invitation(app, session, target, length, rules, words)
+        invitation = match_lifecycle.new_invitation(
+            app, session, target, length, rules, words, saved
+        )
     match_lifecycle.invite(app, session, target, invitation, saved)
 
 

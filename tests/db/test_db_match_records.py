@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import asyncpg
 import pytest
 
 from db.errors import UnknownUserError
@@ -184,3 +186,55 @@ async def test_inconsistent_records_are_refused(users: Database, player2: str, w
 def test_rating_updates_refuse_negative_experience() -> None:
     with pytest.raises(ValueError, match="experience"):
         RatingUpdate("alice", 1500.0, -1)
+
+
+async def test_postgresql_saves_and_an_end_together_take_two_round_trips(
+    users: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL a save and a match's end are one statement each, so the writes of
+    many matches waiting together, an end among them, go as one pipelined
+    ``executemany`` for the saves and one ``fetchmany`` for the end, with no ``BEGIN``
+    or ``COMMIT`` (docs/database.md)."""
+    if users.backend != "postgresql":
+        pytest.skip("the PostgreSQL writer's round trips: PostgreSQL only (this is the SQLite run)")
+    for name in ("dave", "erin", "fred"):
+        await users.create_user(name, "h")
+    await users.save_match("carol", "dave", "{}", match_length=1, score_a=0, score_b=0)
+    trips: list[tuple[str, int]] = []
+    connection = asyncpg.Connection
+
+    def counted(method: str) -> Any:
+        original = getattr(connection, method)
+
+        async def call(self: asyncpg.Connection, query: str, *args: Any, **kw: Any) -> Any:
+            trips.append((method, len(args[0]) if method.endswith("many") else 1))
+            return await original(self, query, *args, **kw)
+
+        return call
+
+    for method in ("execute", "executemany", "fetchmany", "fetch", "fetchval"):
+        monkeypatch.setattr(connection, method, counted(method))
+    saves = [
+        users.save_match(a, b, "{}", match_length=3, score_a=0, score_b=1)
+        for a, b in (("alice", "bob"), ("erin", "fred"))
+    ]
+    end = users.record_finished_match(
+        player1="dave",
+        player2="carol",
+        match_length=1,
+        score1=1,
+        score2=0,
+        winner="dave",
+        started_at=0,
+        rules=RULES,
+        moves=MOVES,
+        rating_updates=[RatingUpdate("dave", 1508.0, 1), RatingUpdate("carol", 1492.0, 1)],
+    )
+    _, record, _ = await asyncio.gather(saves[0], end, saves[1])
+    assert sorted(trips) == [("executemany", 2), ("fetchmany", 1)]
+    assert isinstance(record, MatchRecord)
+    assert await users.get_match_record(record.id) == record
+    assert await users.load_match("carol", "dave") is None
+    assert await users.load_match("alice", "bob") is not None
+    dave = await users.get_user("dave")
+    assert dave is not None and (dave.rating, dave.experience) == (1508.0, 1)

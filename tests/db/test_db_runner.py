@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import bindparam, insert, select, text
@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from db.engine import create_engine, migrate_engine, migrate_sqlite, normalize_url
 from db.errors import ConstraintViolation, DatabaseError
 from db.models import MessageRow, UserRow
-from db.pgwriter import PgRunner
+from db.pgwriter import PgRunner, _trips, _Write
 from db.runner import SqliteRunner, Transaction
 from tests.conftest import only_on, postgres_database, terminate_backends
 
@@ -446,3 +446,29 @@ async def test_postgresql_figures_are_logged_after_writes_only(
     assert "pool 16 connections" in record.getMessage()
     pg_runner.report()  # nothing since
     assert len(caplog.records) == 1
+
+
+async def test_postgresql_trips_keep_each_keys_order() -> None:
+    """A batch of replayable single statements runs as one trip per statement, unless a
+    key's writes would fall into two trips: then each run of one statement is a trip;
+    a batch with anything else is one transaction (``db.pgwriter._trips``)."""
+    loop = asyncio.get_running_loop()
+    save, end, other = text("SELECT 1"), text("SELECT 2"), text("SELECT 3")
+
+    def write(statement: Any, key: str, *, replay: bool = True) -> _Write:
+        return _Write(
+            _add("x"),
+            loop.create_future(),
+            True,
+            statement=statement,
+            replay=statement if replay else None,
+            key=key,
+        )
+
+    a, b, c, d = write(save, "ab"), write(end, "cd"), write(save, "ef"), write(end, "gh")
+    assert _trips([a, b, c, d]) == [[a, c], [b, d]]
+    again = write(end, "ab")  # the pair "ab" again, with the other statement
+    assert _trips([a, b, c, again]) == [[a], [b], [c], [again]]
+    plain = write(other, "ij", replay=False)
+    assert _trips([a, plain, c]) == [[a, plain, c]]
+    assert _trips([a]) == [[a]]

@@ -214,3 +214,43 @@ async def test_a_replayed_save_has_the_same_effect_whether_it_was_stored_or_not(
     loaded = await users.load_match("alice", "bob")
     assert loaded is not None and loaded.snapshot == "s1" and loaded.events == rows
     assert loaded.scores_for("bob") == (1, 0)
+
+
+async def test_a_replayed_end_stores_one_record_whether_it_was_stored_or_not(
+    users: Database,
+) -> None:
+    """The replay form of a match's end (PostgreSQL): the record is inserted once, the
+    ratings set, the saved match removed, and the same record's id comes back."""
+    if users.backend != "postgresql":
+        pytest.skip("PostgreSQL's replay of an end: PostgreSQL only (this is the SQLite run)")
+    await users.save_match("alice", "bob", "s", match_length=1, score_a=0, score_b=0)
+    sql = Statements("postgresql")
+    params = {
+        "player1": "alice",
+        "player2": "bob",
+        "record_player1": "bob",
+        "record_player2": "alice",
+        "record_length": 1,
+        "record_score1": 1,
+        "record_score2": 0,
+        "winner": "bob",
+        "started_at": 100,
+        "ended_at": 160,
+        "rules": "{}",
+        "moves": "[]",
+        "rated": ["bob", "alice"],
+        "ratings": [1510.5, 1489.5],
+        "experiences": [1, 1],
+        "delete_saved": True,
+    }
+    runner = users._runner
+    first = await runner.write_statement(sql.end_match_replayed, params, returns_row=True)
+    again = await runner.write_statement(sql.end_match_replayed, params, returns_row=True)
+    assert first is not None and first[1] is True and again == first
+    records = await users.list_match_records("alice")
+    assert [(r.id, r.player1, r.winner, r.ended_at) for r in records] == [
+        (first[0], "bob", "bob", 160)
+    ]
+    bob = await users.get_user("bob")
+    assert bob is not None and (bob.rating, bob.experience) == (1510.5, 1)
+    assert await users.load_match("alice", "bob") is None

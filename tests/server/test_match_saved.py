@@ -410,3 +410,56 @@ async def test_a_second_login_closes_the_first_and_saves_the_match(
     await again.expect("6")
     await again.send("rawwho alice")
     assert (await again.expect_prefix("5 alice")).split()[2] == "-"  # not playing now
+
+
+async def _new_match_after(app: App, alice: ScriptedClient, bob: ScriptedClient) -> LiveMatch:
+    """bob joins alice's invitation to a new 3-point match; the match once its start is
+    saved (its first board reached a player)."""
+    await bob.send("join alice")
+    await bob.expect(replies.now_playing("alice", 3))
+    live = app.matches["alice"]
+    mover = alice if live.match.turn == 0 else bob
+    await until(mover, "board:")
+    return live
+
+
+async def _stored(app: App) -> LiveMatch:
+    saved = await app.db.load_match("alice", "bob")
+    assert saved is not None
+    return LiveMatch.from_saved(saved, SeededDice(1))
+
+
+async def test_a_new_match_replaces_the_saved_one(connect: Connect, app: App) -> None:
+    """§4.3: inviting to a new match warns of the saved one; joining deletes it."""
+    alice, bob = await players(connect, app)
+    await store(app, Match(MatchOptions(length=5), SeededDice(3)))
+    await alice.send("invite bob 3")
+    await bob.expect(replies.saved_match_warning(5))
+    live = await _new_match_after(app, alice, bob)
+    stored = await _stored(app)
+    assert stored.length == 3 and stored.started_at == live.started_at
+    assert match_to_json(stored.match) == match_to_json(live.match)
+
+
+async def test_a_match_saved_after_the_invitation_is_replaced_by_the_first_save(
+    connect: Connect, app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a saved match at the invitation, joining writes nothing before the match's
+    first save; a saved match that appeared meanwhile is replaced by that save, events
+    and all."""
+    alice, bob = await players(connect, app)
+    await alice.send("invite bob 3")
+    await bob.expect(replies.type_join("alice"))
+    await store(app, Match(MatchOptions(length=5), SeededDice(3)))
+    deletes: list[tuple[str, str]] = []
+    delete = app.db.delete_match
+
+    async def counted(a: str, b: str) -> bool:
+        deletes.append((a, b))
+        return await delete(a, b)
+
+    monkeypatch.setattr(app.db, "delete_match", counted)
+    live = await _new_match_after(app, alice, bob)
+    assert deletes == []
+    stored = await _stored(app)
+    assert stored.length == 3 and match_to_json(stored.match) == match_to_json(live.match)

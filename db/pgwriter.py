@@ -1,10 +1,17 @@
-"""The PostgreSQL runner: writes on asyncpg connections of its own, reads on the pool.
+"""The PostgreSQL runner: writes on asyncpg connections of its own, reads on a pool.
 
 :class:`PgRunner` runs the repository's jobs (:mod:`db.runner`) on PostgreSQL:
 
-* **Reads** run on the pooled SQLAlchemy connections of the async engine (asyncpg
-  underneath, ``pool_pre_ping``), each on a connection of its own, concurrently, through
-  ``AsyncConnection.run_sync``: the cold path (logins, ``show saved``, ``ratings``).
+* **Reads** (logins, an invitation's look for a saved match, ``show saved``,
+  ``ratings``) run on a pool of asyncpg connections, each on a connection of its own,
+  concurrently, in a greenlet like the writer's jobs: each statement one awaited asyncpg
+  call, outside any transaction (each statement sees the database as committed when it
+  starts, as it did in the READ COMMITTED transaction of SQLAlchemy's pool). Taking a
+  connection and giving it back costs no round trip: the connection is not pinged
+  (a read on a connection found broken, after a restart of PostgreSQL, is run once
+  more on a new one) and not reset (reads change nothing in a session). Against
+  SQLAlchemy's pool (``pool_pre_ping``, a transaction per read) a read costs a quarter
+  of the CPU (docs/performance.md §11).
 * **Writes** go to a writer: a task with one asyncpg connection of its own, outside the
   pool. Everything queued when a batch starts runs in one transaction, and one
   ``COMMIT`` makes it durable; each caller is answered after that commit, so "persist,
@@ -67,13 +74,13 @@ from typing import Any, Final, TypeVar, cast
 import asyncpg
 from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
 from sqlalchemy.engine import URL
-from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ClauseElement, Executable
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.util import await_only, greenlet_spawn
 
+from db.engine import POSTGRESQL_POOL_SIZE
 from db.errors import ConstraintViolation, DatabaseError
-from db.runner import Job, Row, _AlchemyTransaction, _Request, _settle
+from db.runner import Job, Row, _Request, _settle
 
 __all__ = ["DEFAULT_WRITERS", "PgRunner"]
 
@@ -92,7 +99,7 @@ REPORT_INTERVAL: Final = 60.0
 """Seconds between two INFO lines of figures (only when there were writes)."""
 
 STATEMENT_CACHE_SIZE: Final = 256
-"""Prepared statements asyncpg keeps per writer connection (the repository has ~40)."""
+"""Prepared statements asyncpg keeps per connection (the repository has ~40)."""
 
 _DIALECT: Final = asyncpg_dialect.dialect()  # type: ignore[no-untyped-call]
 """Compiles statements to PostgreSQL text with ``$n`` parameters, as asyncpg takes them."""
@@ -176,7 +183,8 @@ def _infrastructure(error: BaseException) -> bool:
 
 
 class _PgTransaction:
-    """:class:`~db.runner.Transaction` on a writer's connection, inside a greenlet."""
+    """:class:`~db.runner.Transaction` on an asyncpg connection (a writer's, or a read's
+    from the pool), inside a greenlet."""
 
     def __init__(self, connection: asyncpg.Connection, statements: _Statements) -> None:
         self._connection = connection
@@ -588,14 +596,19 @@ def _no_job(_transaction: object) -> None:
     """The job of a single-statement write (never run: the statement is)."""
 
 
+async def _keep_session(_connection: asyncpg.Connection) -> None:
+    """The reads' pool gives a connection back as it is: reads open no transaction and
+    set nothing (asyncpg's default reset is a round trip per read)."""
+
+
 # -- the runner -------------------------------------------------------------------------------
 
 
 class PgRunner:
-    """Reads on the engine's pool; writes group-committed by writers of their own.
+    """Reads on a pool of asyncpg connections; writes group-committed by writers of their
+    own.
 
-    :param engine: the async engine (its pool serves the reads; it is disposed on close).
-    :param url: the database's URL (the writers connect to it with asyncpg).
+    :param url: the database's URL (the writers and the reads connect to it with asyncpg).
     :param schema: the schema to work in (the connections' ``search_path``), if any.
     :param writers: writer connections (see the module's docstring).
     :param retry_seconds: how long a batch is tried again while the database cannot be
@@ -604,7 +617,6 @@ class PgRunner:
 
     def __init__(
         self,
-        engine: AsyncEngine,
         url: URL,
         *,
         schema: str | None = None,
@@ -613,13 +625,13 @@ class PgRunner:
     ) -> None:
         if writers < 1:
             raise ValueError(f"a runner needs at least one writer, got {writers}")
-        self._engine = engine
         self._url = url
         self._schema = schema
         self.retry_seconds = retry_seconds
         self.statements = _Statements()
         self.figures = _Figures()
         self._writers = [_Writer(self, index) for index in range(writers)]
+        self._read_pool: asyncpg.Pool | None = None
         self._closing = False
         self._reporter: asyncio.Task[None] | None = None
         self._reads = 0
@@ -634,36 +646,46 @@ class PgRunner:
 
         :raises Exception: what ``asyncpg.connect`` raised.
         """
-        url = self._url
         # Generic plans: the writer's statements are few and prepared once; a custom plan
         # per execution would plan the whole match write (db.statements.Statements.
         # pair_write) every time, since its parts not asked for are cheaper to leave out
         # at planning than to skip by their one-time filters (docs/database.md).
-        settings: dict[str, str] = {
-            "application_name": "fibs-writer",
-            "plan_cache_mode": "force_generic_plan",
-        }
-        if self._schema is not None:
-            settings["search_path"] = '"' + self._schema.replace('"', '""') + '"'
         return await asyncpg.connect(
-            host=url.host,
-            port=url.port,
-            user=url.username,
-            password=url.password,
-            database=url.database,
-            server_settings=settings,
-            statement_cache_size=STATEMENT_CACHE_SIZE,
-            timeout=10,
+            **self._connect_options("fibs-writer", plan_cache_mode="force_generic_plan")
         )
 
+    def _connect_options(self, application: str, **settings: str) -> dict[str, Any]:
+        """``asyncpg.connect``'s arguments for a connection named ``application`` with
+        these server ``settings``, in the runner's schema."""
+        url = self._url
+        server_settings = {"application_name": application, **settings}
+        if self._schema is not None:
+            server_settings["search_path"] = '"' + self._schema.replace('"', '""') + '"'
+        return {
+            "host": url.host,
+            "port": url.port,
+            "user": url.username,
+            "password": url.password,
+            "database": url.database,
+            "server_settings": server_settings,
+            "statement_cache_size": STATEMENT_CACHE_SIZE,
+            "timeout": 10,
+        }
+
     async def start(self) -> None:
-        """Open the writers' connections and start the reports.
+        """Open the writers' connections and the reads' pool, and start the reports.
 
         :raises Exception: what connecting raised.
         """
         try:
             for writer in self._writers:
                 await writer.connect()
+            self._read_pool = await asyncpg.create_pool(
+                min_size=1,
+                max_size=POSTGRESQL_POOL_SIZE,
+                reset=_keep_session,
+                **self._connect_options("fibs-reader"),
+            )
         except BaseException:
             for writer in self._writers:
                 if writer.connection is not None:
@@ -672,11 +694,27 @@ class PgRunner:
         self._reporter = asyncio.ensure_future(self._report_every_minute())
 
     async def read(self, job: Job[_T]) -> _T:
-        if self._closing:
+        """Run ``job`` on a connection of the pool; once more on another if the one it
+        got turns out broken (PostgreSQL restarted since it was last used).
+
+        :raises DatabaseError: the database is closed or cannot be reached, or a
+            statement failed (:class:`ConstraintViolation` for a constraint).
+        """
+        pool = self._read_pool
+        if self._closing or pool is None:
             raise DatabaseError("the database is closed")
         self._reads += 1
-        async with self._engine.connect() as connection:
-            return await connection.run_sync(lambda sync: job(_AlchemyTransaction(sync)))
+        for attempt in range(2):
+            try:
+                async with pool.acquire() as connection:
+                    transaction = _PgTransaction(connection, self.statements)
+                    return cast(_T, await greenlet_spawn(job, transaction))
+            except _LOST as exc:
+                if attempt or self._closing:
+                    raise DatabaseError(f"the database cannot be reached: {exc}") from exc
+            except asyncpg.PostgresError as exc:
+                raise _job_error(exc) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def write(self, job: Job[_T], *, abandonable: bool = False, key: Hashable = None) -> _T:
         return cast(_T, await self._submit(_Write(job, self._future(), True, abandonable), key))
@@ -737,7 +775,8 @@ class PgRunner:
             self._reporter.cancel()
             await asyncio.gather(self._reporter, return_exceptions=True)
         self.report()
-        await self._engine.dispose()
+        if self._read_pool is not None:
+            await self._read_pool.close()
 
     async def _report_every_minute(self) -> None:
         while True:
@@ -750,9 +789,9 @@ class PgRunner:
         reads, self._reads = self._reads, 0
         if not (figures.writes or figures.failed or figures.reconnects):
             return
-        pool = self._engine.pool
-        checked_out = getattr(pool, "checkedout", lambda: -1)()
-        size = getattr(pool, "size", lambda: -1)()
+        pool = self._read_pool
+        size = POSTGRESQL_POOL_SIZE if pool is None else pool.get_max_size()
+        checked_out = 0 if pool is None else pool.get_size() - pool.get_idle_size()
         batches = max(figures.batches, 1)
         _log.info(
             "postgresql: %d writes in %d batches (%.1f a batch, at most %d), "

@@ -9,8 +9,8 @@ Each method is a *job*, a synchronous function of a :class:`db.runner.Transactio
 runs the prepared statements of :mod:`db.statements`, and a runner executes it: on SQLite
 one ``sqlite3`` connection whose statements run on the event loop and whose commits, one
 per batch of the writes waiting together, run on a thread (:class:`db.runner.SqliteRunner`);
-on PostgreSQL the reads on the async engine's pool and the writes on asyncpg connections
-of their own (:class:`db.pgwriter.PgRunner`). See
+on PostgreSQL asyncpg connections, a pool for the reads and one connection per writer
+(:class:`db.pgwriter.PgRunner`); SQLAlchemy's engine only migrates the schema. See
 docs/database.md.
 
 Cancellation: a write that has been submitted is finished even if the awaiting task is
@@ -163,11 +163,10 @@ class Database:
                 await migrate_engine(engine)
             else:
                 await current_revision(engine)  # connects: a failure shows here, not later
-            pg_runner = PgRunner(engine, parsed, schema=schema)
-            await pg_runner.start()
-        except BaseException:
-            await engine.dispose()
-            raise
+        finally:
+            await engine.dispose()  # the runner has asyncpg connections of its own
+        pg_runner = PgRunner(parsed, schema=schema)
+        await pg_runner.start()
         return cls(pg_runner, "postgresql", clock=clock)
 
     async def close(self) -> None:

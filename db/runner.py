@@ -14,9 +14,9 @@ results back to the event loop:
   all durable; jobs that arrive during that commit form the next batch. Every caller is
   answered only after its commit, so "persist, then announce" still holds. Reads run
   first in each batch, each in its own (deferred) transaction.
-* :class:`db.pgwriter.PgRunner` runs the reads on the pooled SQLAlchemy connections of
-  an async engine (PostgreSQL through asyncpg), each on a connection of its own, and
-  the writes group-committed as here, on asyncpg connections of its own.
+* :class:`db.pgwriter.PgRunner` runs the reads on a pool of asyncpg connections, each
+  on a connection of its own, and the writes group-committed as here, on asyncpg
+  connections of its own.
 
 Cancellation: a write job, once submitted, runs to its commit even if the task awaiting
 it is cancelled (for example the connection task of a player who just dropped, whose
@@ -42,9 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, TypeVar, cast
 
-from sqlalchemy import Connection
 from sqlalchemy.dialects import sqlite as sqlite_dialect
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql import ClauseElement, Executable
 
 from db.engine import sqlite_pragmas
@@ -448,20 +446,3 @@ def _run_read(
         return None, exc
     finally:
         connection.execute("ROLLBACK")
-
-
-# -- PostgreSQL's reads (db.pgwriter), on SQLAlchemy's pool --------------------------------
-
-
-class _AlchemyTransaction:
-    """:class:`Transaction` on a SQLAlchemy connection (inside ``run_sync``)."""
-
-    def __init__(self, connection: Connection) -> None:
-        self._connection = connection
-
-    def execute(self, statement: Executable, params: Mapping[str, Any] | None = None) -> list[Row]:
-        try:
-            result = self._connection.execute(statement, dict(params or {}))
-        except IntegrityError as exc:
-            raise ConstraintViolation(str(exc.orig)) from exc
-        return [tuple(row) for row in result] if result.returns_rows else []

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import asyncpg
 import pytest
 from sqlalchemy import bindparam, insert, select, text
 from sqlalchemy.engine import make_url
@@ -23,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from db.engine import create_engine, migrate_engine, migrate_sqlite, normalize_url
 from db.errors import ConstraintViolation, DatabaseError
 from db.models import MessageRow, UserRow
-from db.pgwriter import PgRunner, _trips, _Write
+from db.pgwriter import PgRunner, _PgTransaction, _trips, _Write
 from db.runner import SqliteRunner, Transaction
 from tests.conftest import only_on, postgres_database, terminate_backends
 
@@ -213,8 +214,8 @@ async def _pg_runner(
 ) -> PgRunner:
     engine = create_engine(db_target.url, schema=db_target.schema)
     await migrate_engine(engine)
+    await engine.dispose()
     runner = PgRunner(
-        engine,
         normalize_url(db_target.url),
         schema=db_target.schema,
         writers=writers,
@@ -335,6 +336,43 @@ async def test_postgresql_several_writers_keep_each_keys_order(db_target: DbTarg
         await runner.close()
 
 
+async def test_postgresql_reads_go_on_after_their_connections_are_terminated(
+    pg_runner: PgRunner,
+) -> None:
+    """The reads' connections are terminated (as by a restart of PostgreSQL): the reads
+    that follow, at once and together, all succeed on new connections."""
+    await pg_runner.write(_add("before"))
+    await asyncio.gather(*(_names(pg_runner) for _ in range(4)))
+    url = os.environ["FIBS_TEST_DATABASE_URL"]
+    assert await terminate_backends(url, "application_name = 'fibs-reader'") >= 1
+    results = await asyncio.gather(*(_names(pg_runner) for _ in range(20)))
+    assert results == [["before"]] * 20
+
+
+async def test_postgresql_a_read_on_a_broken_connection_runs_once_more(
+    pg_runner: PgRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read whose connection turns out broken is run again on another one; if that
+    one is broken too, the read fails with a :class:`DatabaseError`."""
+    await pg_runner.write(_add("before"))
+    original = _PgTransaction.execute
+    breaks = 1
+
+    def execute(self: _PgTransaction, *args: Any) -> list[tuple[Any, ...]]:
+        nonlocal breaks
+        if breaks:
+            breaks -= 1
+            raise asyncpg.ConnectionDoesNotExistError("connection was closed")
+        return original(self, *args)
+
+    monkeypatch.setattr(_PgTransaction, "execute", execute)
+    assert await _names(pg_runner) == ["before"]
+    breaks = 2
+    with pytest.raises(DatabaseError, match="cannot be reached"):
+        await _names(pg_runner)
+    assert await _names(pg_runner) == ["before"]
+
+
 async def test_postgresql_a_lost_connection_is_opened_again(pg_runner: PgRunner) -> None:
     """The writer's connection is terminated (as by a restart of PostgreSQL): the writes
     that follow run on a new one, none of them fails."""
@@ -364,7 +402,8 @@ async def test_postgresql_writes_fail_only_while_the_database_cannot_be_reached(
         name = make_url(own).database
         engine = create_engine(own)
         await migrate_engine(engine)
-        runner = PgRunner(engine, normalize_url(own), retry_seconds=0.5)
+        await engine.dispose()
+        runner = PgRunner(normalize_url(own), retry_seconds=0.5)
         await runner.start()
         try:
             await runner.write(_add("before"))

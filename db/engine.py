@@ -67,7 +67,8 @@ DEFAULT_BUSY_TIMEOUT: Final = 10.0
 """Seconds an SQLite connection waits for another process's write lock before failing."""
 
 POSTGRESQL_POOL_SIZE: Final = 16
-"""Connections a PostgreSQL engine keeps open, and the most it opens (no overflow).
+"""Connections a PostgreSQL engine keeps open, and the most it opens (no overflow); also
+the most the server's pool of read connections opens (:mod:`db.pgwriter`).
 
 SQLAlchemy's default (5 kept, 10 more opened under load) closed each extra connection
 when it was returned and opened another a moment later: at the load benchmark's maximum

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from db.records import User
 from protocol import clip, replies
@@ -192,17 +192,27 @@ async def _password_login(
     return True
 
 
-async def complete_login(app: App, session: Session, user: User) -> None:
+async def complete_login(
+    app: App, session: Session, user: User, *, first_lines: Sequence[str] = ()
+) -> None:
     """Everything after a good password: the CLIP 1..6 sequence or the telnet greeting.
 
     The caller ends the reply (the telnet prompt): the login dialog, or dispatch after
     a guest's registration.
+
+    ``first_lines`` (a registration's ``You are registered.``) go out right before the
+    login's own lines, once its database work is done: nothing is awaited between them
+    and the session's entry among those online. A new bot logs in with CLIP as soon as
+    it reads them (D180): its login must find this session online and replace it
+    (D196). Sent before that work, they let the CLIP login be checked first; then this
+    session entered afterwards in its place, and when the bot closed it, the bot's
+    CLIP session was online for nobody.
     """
     presence = app.presence
     output = session.output
     online = presence.get(user.name) is not None
     if not online and presence.count() >= app.settings.max_logins:
-        output.send([replies.TOO_MANY_LOGINS])
+        output.send([*first_lines, replies.TOO_MANY_LOGINS])
         output.close()
         return
     leave_pre_login(app, session)
@@ -219,6 +229,8 @@ async def complete_login(app: App, session: Session, user: User) -> None:
     session.login_time = int(app.clock())
     session.enter_lobby()
     messages = await app.db.take_messages(user.name)
+    if first_lines:
+        session.send_lines(first_lines)
     if session.clip:
         session.send(
             clip.Welcome(user.name, previous_time, previous_host).format(),

@@ -95,11 +95,12 @@ async def retype_password(ctx: Context, line: str) -> None:
     except UserExistsError:
         _back_to_guest(ctx)
         raise Reply(replies.name_taken(account.name)) from None
-    session.send(replies.REGISTERED, replies.REGISTERED_HINT)
     session.new_account = None
     session.prompts = True
     session.state = None
-    await complete_login(ctx.app, session, user)
+    await complete_login(
+        ctx.app, session, user, first_lines=(replies.REGISTERED, replies.REGISTERED_HINT)
+    )
 
 
 def leave(ctx: Context) -> None:

@@ -161,7 +161,25 @@ async def test_an_unknown_time_zone_gets_one_line_in_telnet_mode(
         assert "," in line, line  # zone list lines until Berlin's
 
 
-async def test_a_new_bots_first_start_shows_no_drop(connect: Connect, app: App) -> None:
+@pytest.mark.parametrize("registration_write_delay", [0.0, 1.0])
+async def test_a_new_bots_first_start_shows_no_drop(
+    connect: Connect, app: App, monkeypatch: pytest.MonkeyPatch, registration_write_delay: float
+) -> None:
+    """The bot registers, then logs in with CLIP as soon as it reads ``You are
+    registered.`` (D180): the CLIP login replaces the registration's session (D196),
+    however long that session's login takes to write. (Before, the CLIP login could be
+    checked first; the registration's session then entered in its place, and once the
+    bot closed that connection the bot was online for nobody.)"""
+    update_login = app.db.update_login
+    delayed: set[str] = set()
+
+    async def slow_first_login_write(name: str, host: str) -> None:
+        if name == "NewBot" and name not in delayed:  # the registration's login
+            delayed.add(name)
+            await asyncio.sleep(registration_write_delay)
+        await update_login(name, host)
+
+    monkeypatch.setattr(app.db, "update_login", slow_first_login_write)
     alice = await clip_login(connect, app, "alice")  # notify is on for a new account
     bot = FibsClient(
         ClientConfig("127.0.0.1", app.port, "NewBot", "secret", command_interval=0.0),
@@ -171,6 +189,7 @@ async def test_a_new_bots_first_start_shows_no_drop(connect: Connect, app: App) 
     try:
         await asyncio.wait_for(bot.logged_in.wait(), 10.0)
         await who_update_seen(alice, "NewBot")
+        await asyncio.sleep(registration_write_delay)  # every login under way has ended
         await alice.send("rawwho NewBot")  # a reply after every notice the logins caused
         await alice.expect_prefix("5 NewBot ")
         await alice.expect("6")

@@ -14,6 +14,7 @@ from server.app import App
 from server.config import RulesDefaults, Settings
 
 from .conftest import Connect, ScriptedClient, clip_login
+from .sessions import ready_pair
 
 pytestmark = pytest.mark.known_lines
 
@@ -50,13 +51,11 @@ async def start(
 ) -> tuple[ScriptedClient, ScriptedClient]:
     app.dice = lambda: ScriptedDice(dice)
     app.coin = lambda: 0  # alice (player 0) plays O
-    alice = await clip_login(connect, app, "alice")
-    bob = await clip_login(connect, app, "bob")
+    alice, bob = await ready_pair(connect, app)
     for client in (alice, bob):
-        await client.send("set boardstyle 3")
         await client.send("set redoubles 1")
-        await client.send("toggle ready")
-        await client.expect(replies.toggle_message("ready", True))
+    await alice.send("toggle ready")
+    await alice.expect(replies.toggle_message("ready", True))
     await alice.send(f"invite bob {length}")
     await bob.expect("Type 'join alice' to accept.")
     await bob.send("join alice")

@@ -21,6 +21,7 @@ from tests.conftest import DbTarget
 
 from .conftest import Connect, ScriptedClient, clip_login
 from .match_driver import Player, play_out
+from .sessions import ready_pair
 from .test_match_rules import match_line, move_first_play, until
 
 pytestmark = pytest.mark.known_lines
@@ -89,12 +90,10 @@ async def no_board(client: ScriptedClient, wait: float = 0.5) -> list[str]:
 
 
 async def players(connect: Connect, app: App) -> tuple[ScriptedClient, ScriptedClient]:
-    alice = await clip_login(connect, app, "alice")
-    bob = await clip_login(connect, app, "bob")
-    for client in (alice, bob):
-        await client.send("set boardstyle 3")
-        await client.send("toggle ready")
-        await client.expect(replies.toggle_message("ready", True))
+    """:func:`ready_pair`, alice ready too."""
+    alice, bob = await ready_pair(connect, app)
+    await alice.send("toggle ready")
+    await alice.expect(replies.toggle_message("ready", True))
     return alice, bob
 
 

@@ -642,8 +642,10 @@ class ServerProcess:
             )
         assert self.proc.stdout is not None
         loop = asyncio.get_running_loop()
+        # Under valgrind (``--server-callgrind``) the imports alone take a minute or two.
+        slow = 20 if self.launcher[0] == "valgrind" else 1
         line = await asyncio.wait_for(
-            loop.run_in_executor(None, self.proc.stdout.readline), SERVER_START_TIMEOUT
+            loop.run_in_executor(None, self.proc.stdout.readline), SERVER_START_TIMEOUT * slow
         )
         text = line.decode(errors="replace").strip()
         if "listening on" not in text:
@@ -2418,17 +2420,24 @@ cProfile (experiments), or with benchmarks/pauses.py recording what stops its lo
 
 
 def launcher(args: argparse.Namespace) -> list[str]:
-    """``python -m server``, or the experiment wrapper when a server knob is set."""
+    """``python -m server``, or the experiment wrapper when a server knob is set; under
+    valgrind's callgrind with ``--server-callgrind``."""
+    callgrind = (
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={args.server_callgrind}"]
+        if args.server_callgrind
+        else []
+    )
     if not (
         args.server_switch_interval
         or args.server_uvloop
         or args.server_cprofile
         or args.server_pauses
     ):
-        return [sys.executable, "-m", "server"]
+        return [*callgrind, sys.executable, "-m", "server"]
     flag = "1" if args.server_uvloop else "0"
     interval = str(args.server_switch_interval or 0)
     return [
+        *callgrind,
         sys.executable,
         "-c",
         _EXPERIMENT,
@@ -2655,6 +2664,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--server-cprofile",
         metavar="FILE",
         help="run the server under cProfile and write its stats to FILE at exit (slower)",
+    )
+    p.add_argument(
+        "--server-callgrind",
+        metavar="FILE",
+        help="run the server under valgrind's callgrind (instructions counted, about 50 "
+        "times slower) and write its profile to FILE (benchmarks/instructions.py)",
     )
     p.add_argument(
         "--server-pauses",

@@ -153,13 +153,6 @@ def _sqlite_compiled(statement: Executable, cache: dict[int, _Compiled]) -> _Com
     return compiled
 
 
-def _sqlite_value(value: Any) -> Any:
-    """A parameter as ``sqlite3`` stores it: JSON columns (dicts, lists) become text."""
-    if isinstance(value, dict | list):
-        return json.dumps(value)
-    return value
-
-
 class _SqliteTransaction:
     """:class:`Transaction` on the :class:`SqliteRunner`'s ``sqlite3`` connection."""
 
@@ -170,7 +163,11 @@ class _SqliteTransaction:
     def execute(self, statement: Executable, params: Mapping[str, Any] | None = None) -> list[Row]:
         _, text, defaults = _sqlite_compiled(statement, self._cache)
         merged = {**defaults, **params} if params else defaults
-        values = {key: _sqlite_value(value) for key, value in merged.items()}
+        # A parameter as sqlite3 stores it: JSON columns (dicts, lists) become text.
+        values = {
+            key: json.dumps(value) if isinstance(value, dict | list) else value
+            for key, value in merged.items()
+        }
         try:
             return self._connection.execute(text, values).fetchall()
         except sqlite3.IntegrityError as exc:

@@ -137,9 +137,16 @@ Told = Batch | Notice
 """One item of an action's announcement, in order."""
 
 
-def announce(app: App, live: LiveMatch, told: Iterable[Told], settlement: Settlement) -> Outbox:
+def announce(
+    app: App,
+    live: LiveMatch,
+    told: Iterable[Told],
+    settlement: Settlement,
+    seats: tuple[Peer | None, Peer | None],
+) -> Outbox:
     """The lines each player and watcher gets for one action, in order.
 
+    ``seats``: each player while they sit at the table (:func:`seated`), else None.
     Boards show the state after their batch and go where the spec puts them (a roller's
     board before ``Please move``), at most one per recipient and batch.
     """
@@ -147,9 +154,9 @@ def announce(app: App, live: LiveMatch, told: Iterable[Told], settlement: Settle
     watchers = [(w, live.player_of(w.watching or "")) for w in watchers_at(app.presence, live)]
     for item in told:
         if isinstance(item, Notice):
-            outbox.add(_Table(app, live, outbox, None, watchers).player(item.player), item.line)
+            outbox.add(seats[item.player], item.line)
             continue
-        table = _Table(app, live, outbox, item.moment, watchers)
+        table = _Table(app, live, outbox, item.moment, seats, watchers)
         for event in item.events:
             _announce_event(table, event, settlement)
     return outbox
@@ -170,13 +177,15 @@ class _Table:
     live: LiveMatch
     out: Outbox
     moment: Moment | None
+    _seats: tuple[Peer | None, Peer | None]
+    """Each player while they sit at the table (looked up once per action)."""
     _watchers: list[tuple[Peer, Player]]
     """Each watcher with the player whose side they see (looked up once per action)."""
     boarded: set[str] = field(default_factory=set)
     """Who got this batch's board (by name)."""
 
     def player(self, index: Player) -> Peer | None:
-        return seated(self.app, self.live, index)
+        return self._seats[index]
 
     def name(self, index: Player) -> str:
         return self.live.names[index]

@@ -12,10 +12,18 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
 _T = TypeVar("_T")
+
+
+class Cancellable(Protocol):
+    """A call to come (:meth:`Timer.call_at`)."""
+
+    def cancel(self) -> None:
+        """Do not make the call (nothing if it was made)."""
+        ...
 
 
 class Timer(Protocol):
@@ -39,6 +47,10 @@ class Timer(Protocol):
         ``timeout`` seconds (None: no limit)."""
         ...
 
+    def call_at(self, when: float, callback: Callable[[], None]) -> Cancellable:
+        """Call ``callback`` on the event loop once :meth:`now` reaches ``when``."""
+        ...
+
 
 class LoopTimer:
     """The production :class:`Timer`: ``time.monotonic`` and the event loop's timers
@@ -57,3 +69,61 @@ class LoopTimer:
 
     async def wait_for(self, awaitable: Awaitable[_T], timeout: float | None) -> _T:
         return await asyncio.wait_for(awaitable, timeout)
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> Cancellable:
+        # The delay rather than the loop's call_at: a loop's time need not be this clock.
+        return asyncio.get_running_loop().call_later(when - time.monotonic(), callback)
+
+
+class Alarm:
+    """A callback at a time that moves later again and again (an idle time-out, a
+    match's clock), at the cost of an attribute write per move.
+
+    A timer per move (cancel, then a new one) made every command or match action cost a
+    timer handle pushed into the loop's heap, where the cancelled ones stay until the
+    loop sweeps them (docs/performance.md §13). Here one timer runs at a time: moved
+    later, the alarm keeps it and, when it goes off early, sets one for the time then
+    due; only a move earlier replaces it.
+    """
+
+    def __init__(self, timer: Timer, ring: Callable[[], None]) -> None:
+        self._timer = timer
+        self._ring = ring
+        self._due: float | None = None
+        self._call: Cancellable | None = None
+        self._call_at = 0.0
+
+    @property
+    def due(self) -> float | None:
+        """When the alarm rings; None when it is off."""
+        return self._due
+
+    def set(self, when: float) -> None:
+        """Ring at ``when`` (and not at the time set before)."""
+        self._due = when
+        if self._call is None or self._call_at > when:
+            self._start(when)
+
+    def cancel(self) -> None:
+        """Do not ring (until :meth:`set` again)."""
+        self._due = None
+        if self._call is not None:
+            self._call.cancel()
+            self._call = None
+
+    def _start(self, when: float) -> None:
+        if self._call is not None:
+            self._call.cancel()
+        self._call_at = when
+        self._call = self._timer.call_at(when, self._went_off)
+
+    def _went_off(self) -> None:
+        self._call = None
+        due = self._due
+        if due is None:
+            return
+        if self._timer.now() < due:
+            self._start(due)
+            return
+        self._due = None
+        self._ring()

@@ -19,7 +19,7 @@ import logging
 
 from protocol import replies
 from server.app import App
-from server.clock import Timer
+from server.clock import Alarm, Timer
 from server.context import Context
 from server.dispatch import dispatch
 from server.login import admit_connection, leave_pre_login, login_dialog, reader_before_login
@@ -86,49 +86,55 @@ async def _command_loop(app: App, session: Session, lines: LineSource, output: O
     timer = app.timer
     limit = RateLimit(app.settings.commands_per_second, app.settings.command_burst, timer)
     max_unread = app.settings.max_unread_input
-    while not session.closed and not output.closing:
-        delay = limit.delay()
-        if delay:
-            # Fake lag: the next line stays unread until its token is due. Only a timer
-            # handle, no task; the input waits in the reader (which pauses the socket).
-            await timer.sleep(delay)
-            if session.closed or output.closing:
-                return
-        unread = lines.unread
-        if unread > max_unread:
-            log.warning(
-                "disconnecting %s (%s): %d bytes of unread input",
-                output.host,
-                session.name or "-",
-                unread,
-            )
-            session.send(replies.TOO_MUCH_INPUT)
-            await output.drain(DRAIN_TIMEOUT)
-            output.close()
-            return
-        line = await _read_or_time_out(app, session, lines)
-        if line is None:
-            return
-        session.last_input = timer.now()
-        if line == TOO_LONG and not session.logged_in:
-            line = ""  # a guest's over-long line reads as a blank one, as ever (§1.7)
-        if not line.strip() and not session.in_dialog:
-            # A blank line (parse() sees none) costs no token and gets no reply in
-            # CLIP mode; in telnet mode the prompt again (and the away reminder).
-            if not session.clip:
-                session.end_reply()
+    idle = IdleWatch(app, session)
+    try:
+        while not session.closed and not output.closing:
+            delay = limit.delay()
+            if delay:
+                # Fake lag: the next line stays unread until its token is due. Only a timer
+                # handle, no task; the input waits in the reader (which pauses the socket).
+                await timer.sleep(delay)
+                if session.closed or output.closing:
+                    return
+            unread = lines.unread
+            if unread > max_unread:
+                log.warning(
+                    "disconnecting %s (%s): %d bytes of unread input",
+                    output.host,
+                    session.name or "-",
+                    unread,
+                )
+                session.send(replies.TOO_MUCH_INPUT)
                 await output.drain(DRAIN_TIMEOUT)
-            continue
-        limit.take()
-        if line == TOO_LONG:
-            session.send(replies.LINE_TOO_LONG)
-            session.end_reply()
-        else:
-            await dispatch(ctx, line)
-        await output.drain(DRAIN_TIMEOUT)
+                output.close()
+                return
+            line = await _read_or_time_out(app, session, lines, idle)
+            if line is None:
+                return
+            session.last_input = timer.now()
+            if line == TOO_LONG and not session.logged_in:
+                line = ""  # a guest's over-long line reads as a blank one, as ever (§1.7)
+            if not line.strip() and not session.in_dialog:
+                # A blank line (parse() sees none) costs no token and gets no reply in
+                # CLIP mode; in telnet mode the prompt again (and the away reminder).
+                if not session.clip:
+                    session.end_reply()
+                    await output.drain(DRAIN_TIMEOUT)
+                continue
+            limit.take()
+            if line == TOO_LONG:
+                session.send(replies.LINE_TOO_LONG)
+                session.end_reply()
+            else:
+                await dispatch(ctx, line)
+            await output.drain(DRAIN_TIMEOUT)
+    finally:
+        idle.stop()
 
 
-async def _read_or_time_out(app: App, session: Session, lines: LineSource) -> str | None:
+async def _read_or_time_out(
+    app: App, session: Session, lines: LineSource, idle: IdleWatch
+) -> str | None:
     """The next line; None at EOF or after the idle timeout (warned once before)."""
     queued = lines.queued_line()
     if queued is not None:
@@ -144,22 +150,90 @@ async def _read_or_time_out(app: App, session: Session, lines: LineSource) -> st
             return await _read_before(app, session, lines, left)
     if not timeout:
         return await lines.readline()
-    warning = min(app.settings.idle_warning, timeout)
-    read = asyncio.ensure_future(lines.readline())
-    try:
-        done = await app.timer.wait(read, timeout - warning)
-        if not done and warning:
-            session.send(replies.idle_warning(int(warning)))
-            done = await app.timer.wait(read, warning)
-        if not done:
-            session.send(replies.CONNECTION_TIMED_OUT)
-            session.logout_text = replies.timed_out
-            session.output.close()
-            return None
-        return read.result()
-    finally:
-        if not read.done():
-            read.cancel()
+    return await idle.read(lines)
+
+
+class IdleWatch:
+    """The idle warning and time-out of a logged-in connection, on one
+    :class:`~server.clock.Alarm` that each line moves later (docs/performance.md §13).
+
+    The time runs from the last line received (:attr:`Session.last_input`), or from the
+    first read if that came later (the login took some of it). The alarm only acts while
+    the connection waits for a line (:meth:`read`): at ``idle_timeout - idle_warning``
+    seconds it warns, once per quiet spell; at ``idle_timeout`` it says
+    ``Connection timed out.``, closes the connection and ends the wait (the read returns
+    None). While a command runs, a time that has run out waits for the next read.
+    """
+
+    def __init__(self, app: App, session: Session) -> None:
+        self._app = app
+        self._session = session
+        self._alarm = Alarm(app.timer, self._ring)
+        self._since = 0.0
+        self._warned = -1.0
+        self._reader: asyncio.Task[object] | None = None
+        self._expired = False
+
+    async def read(self, lines: LineSource) -> str | None:
+        """The next line; None at EOF or once the connection timed out while waiting."""
+        if self._alarm.due is None:  # the first read
+            self._since = self._app.timer.now()
+            self._schedule()
+        self._reader = asyncio.current_task()
+        try:
+            return await lines.readline()
+        except asyncio.CancelledError:
+            # The time-out's own cancel (and no other, such as the server's stop): an
+            # ended read, as asyncio.timeout does it.
+            if self._expired and self._reader is not None and self._reader.uncancel() == 0:
+                return None
+            raise
+        finally:
+            self._reader = None
+
+    def stop(self) -> None:
+        """No more warning or time-out (the connection ends)."""
+        self._alarm.cancel()
+
+    def _quiet_since(self) -> float:
+        return max(self._session.last_input, self._since)
+
+    def _schedule(self) -> None:
+        """Set the alarm for the next thing due: the warning, else the time-out."""
+        settings = self._app.settings
+        timeout = settings.idle_timeout
+        warning = min(settings.idle_warning, timeout)
+        quiet = self._quiet_since()
+        if warning and self._warned != quiet:
+            self._alarm.set(quiet + timeout - warning)
+        else:
+            self._alarm.set(quiet + timeout)
+
+    def _ring(self) -> None:
+        settings = self._app.settings
+        timeout = settings.idle_timeout
+        warning = min(settings.idle_warning, timeout)
+        session: Session = self._session  # the connection's own
+        now = self._app.timer.now()
+        if self._reader is None:  # a command runs: it counts as not idle
+            self._since = now
+            self._schedule()
+            return
+        quiet = self._quiet_since()
+        if now < quiet + timeout - warning:  # a line came since the alarm was set
+            self._schedule()
+            return
+        if now < quiet + timeout:
+            if self._warned != quiet:
+                self._warned = quiet
+                session.send(replies.idle_warning(int(warning)))
+            self._alarm.set(quiet + timeout)
+            return
+        session.send(replies.CONNECTION_TIMED_OUT)
+        session.logout_text = replies.timed_out
+        session.output.close()
+        self._expired = True
+        self._reader.cancel()
 
 
 async def _read_before(app: App, session: Session, lines: LineSource, timeout: float) -> str | None:

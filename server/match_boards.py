@@ -28,9 +28,9 @@ class BoardFrame:
     state: BoardState
     o_player: Player
     """Who plays O in this state's game: whose side is whose colour."""
-    _lines: dict[tuple[Colour, int, bool], tuple[str, ...]] = field(
-        default_factory=dict, repr=False
-    )
+    _lines: dict[tuple[bool, int, bool], tuple[str, ...]] = field(default_factory=dict, repr=False)
+    """The boards rendered so far, by (the O side's?, style, you): no Enum in the key,
+    whose hash is Python code."""
 
     def colour(self, player: Player) -> Colour:
         """The colour whose view ``player`` gets (their own)."""
@@ -42,10 +42,11 @@ class BoardFrame:
 
         The lines are shared by every viewer of the same kind.
         """
-        key = (self.colour(player), style, you)
+        key = (player == self.o_player, style, you)
         lines = self._lines.get(key)
         if lines is None:
-            lines = self._lines[key] = tuple(board_lines(self.state, key[0], style, you=you))
+            colour = Colour.O if key[0] else Colour.X
+            lines = self._lines[key] = tuple(board_lines(self.state, colour, style, you=you))
         return lines
 
     def rolled_lines(self, roller: Player, roll: Roll, style: int) -> list[str]:

@@ -50,6 +50,7 @@ class Step:
     app: App
     live: LiveMatch
     told: list[Told] = field(default_factory=list)
+    _seats: tuple[Peer | None, Peer | None] | None = None
 
     def act(self, events: list[Event]) -> None:
         """Keep one call's events with the match as they left it (what is announced)."""
@@ -67,8 +68,17 @@ class Step:
                 yield from item.events
 
     def player(self, index: Player) -> Peer | None:
-        """Player ``index`` while they play (their toggles steer the follow-up steps)."""
-        return seated(self.app, self.live, index)
+        """Player ``index`` while they play (their toggles steer the follow-up steps).
+
+        Looked up once per action: from the action to its save nothing awaits, so who
+        sits at the table does not change meanwhile (after the save, look again)."""
+        seats = self._seats
+        if seats is None:
+            seats = self._seats = (
+                seated(self.app, self.live, 0),
+                seated(self.app, self.live, 1),
+            )
+        return seats[index]
 
 
 async def run(
@@ -86,9 +96,10 @@ async def run(
         step.act(action())
         follow_up(step, resumed=resumed)
         settlement = settle(app, live, step.events())
-        outbox = announce(app, live, step.told, settlement)
+        outbox = announce(app, live, step.told, settlement, (step.player(0), step.player(1)))
         await save(app, live, settlement)
-        apply_ratings(app.presence, settlement, [step.player(0), step.player(1)])
+        if settlement.rated is not None:  # who is still at the table after the save
+            apply_ratings(app.presence, settlement, [seated(app, live, 0), seated(app, live, 1)])
     send(app.presence, outbox)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from backgammon.board import Player
 from backgammon.dice import DiceRoller
@@ -73,6 +73,18 @@ class MatchSave:
     """Every game's events as saved once this save is committed."""
 
 
+class MatchClock(Protocol):
+    """A running match's reminder and time-out (D55; :mod:`server.match_timers`)."""
+
+    def restart(self) -> None:
+        """Start the time anew for whoever must act now."""
+        ...
+
+    def stop(self) -> None:
+        """No notice until the next :meth:`restart`."""
+        ...
+
+
 @dataclass(eq=False)
 class LiveMatch:
     """A match being played by two logged-in users."""
@@ -92,8 +104,8 @@ class LiveMatch:
     joined: set[Player] = field(default_factory=set)
     """Players who typed ``join`` for the next game (§4.8)."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    watchdog: asyncio.TimerHandle | None = None
-    """The pending reminder or timeout notice for the player who must act (D55)."""
+    clock: MatchClock | None = field(default=None, repr=False)
+    """The reminder and time-out for the player who must act (D55), once started."""
     boards: MatchBoards = field(default_factory=MatchBoards, repr=False)
     """The boards of the match's current state (:meth:`board_frame`)."""
     _head_text: tuple[tuple[tuple[str, str], int], str] | None = field(default=None, repr=False)

@@ -13,10 +13,29 @@ import heapq
 import itertools
 import math
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 _T = TypeVar("_T")
+
+
+class _Call:
+    """A :meth:`FakeTimer.call_at` to come: done once made or cancelled."""
+
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self._callback: Callable[[], None] | None = callback
+
+    def done(self) -> bool:
+        return self._callback is None
+
+    def cancel(self) -> None:
+        self._callback = None
+
+    def set_result(self, _: None) -> None:
+        """Make the call (the name a wait's alarm has: both sit in one heap)."""
+        callback, self._callback = self._callback, None
+        if callback is not None:
+            callback()
 
 
 class FakeTimer:
@@ -25,7 +44,7 @@ class FakeTimer:
     def __init__(self, start: float | None = None) -> None:
         # Whole seconds, so that sums of halves and quarters are exact.
         self._now = float(math.floor(time.monotonic())) if start is None else start
-        self._alarms: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._alarms: list[tuple[float, int, asyncio.Future[None] | _Call]] = []
         self._order = itertools.count()
 
     def now(self) -> float:
@@ -33,7 +52,7 @@ class FakeTimer:
 
     @property
     def pending(self) -> int:
-        """Waits running now (sleeps, time-outs not yet reached)."""
+        """Waits running now (sleeps, time-outs not yet reached), calls to come included."""
         return sum(1 for _, _, alarm in self._alarms if not alarm.done())
 
     def advance(self, seconds: float) -> None:
@@ -91,3 +110,11 @@ class FakeTimer:
                 await task
             raise TimeoutError
         return task.result()
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> _Call:
+        call = _Call(callback)
+        if when <= self._now:  # due already: on the next turn of the loop, as asyncio's
+            asyncio.get_running_loop().call_soon(call.set_result, None)
+        else:
+            heapq.heappush(self._alarms, (when, next(self._order), call))
+        return call

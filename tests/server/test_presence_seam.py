@@ -65,7 +65,8 @@ def _is_ctx_attr(node: ast.expr, attr: str) -> bool:
 
 def _bound_names(function: ast.AST) -> tuple[set[str], set[str]]:
     """Names a function binds to its own session and to the presence: ``ctx.session``,
-    parameters typed ``Session`` (of it or of the functions in it), the presence."""
+    parameters and variables typed ``Session`` (of it or of the functions in it), the
+    presence."""
     own: set[str] = set()
     presence: set[str] = set()
     for node in ast.walk(function):
@@ -75,6 +76,10 @@ def _bound_names(function: ast.AST) -> tuple[set[str], set[str]]:
                 own.add(node.arg)
             elif isinstance(annotation, ast.Name) and annotation.id == "Presence":
                 presence.add(node.arg)
+            continue
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            if isinstance(node.annotation, ast.Name) and node.annotation.id == "Session":
+                own.add(node.target.id)
             continue
         if not isinstance(node, ast.Assign):
             continue

@@ -1,0 +1,106 @@
+"""The server's CPU instructions per match action, counted by valgrind's callgrind.
+
+Seconds of CPU per action move with the machine: on the shared machines of this project
+the same code measured 0.55 to 0.75 ms per action from one run to the next. An
+instruction count does not (the same workload twice: within 0.5 %), so it compares two
+versions of the code on any machine, one after the other (docs/performance.md §13).
+
+Runs ``benchmarks/load.py --scenario matches`` twice with the server under callgrind
+(about 50 times slower, hence a few pairs at one action a second each), once with a
+short and once with a long measured window, and divides the difference in instructions
+by the difference in actions answered: what start-up, accounts and logins cost cancels
+out. Prints one JSON object; needs ``valgrind``.
+
+Run: ``python benchmarks/instructions.py [--pairs 20] [--short 5] [--long 40]
+[--postgres URL]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+_TOTALS = re.compile(r"^totals: (\d+)", re.MULTILINE)
+
+
+def one_run(args: argparse.Namespace, duration: float, workdir: Path) -> dict[str, Any]:
+    """One load.py run under callgrind: its instructions, actions and errors."""
+    profile = workdir / f"callgrind-{duration:g}.out"
+    summary = workdir / f"summary-{duration:g}.json"
+    command = [
+        sys.executable,
+        str(ROOT / "benchmarks" / "load.py"),
+        "--scenario",
+        "matches",
+        "--pairs",
+        str(args.pairs),
+        "--rate",
+        str(args.rate),
+        "--duration",
+        str(duration),
+        "--warmup",
+        "2",
+        "--cheap-hashes",
+        "--seed",
+        str(args.seed),
+        "--time-limit",
+        "1800",
+        "--server-callgrind",
+        str(profile),
+        "--json-out",
+        str(summary),
+    ]
+    if args.postgres:
+        command += ["--postgres", args.postgres]
+    subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    found = _TOTALS.search(profile.read_text(errors="replace"))
+    if found is None:
+        raise SystemExit(f"no instruction total in {profile}")
+    data = json.loads(summary.read_text())
+    return {
+        "instructions": int(found.group(1)),
+        "actions": data["totals"]["actions_answered"],
+        "errors": data["errors"]["count"],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--pairs", type=int, default=20, help="matches played at once")
+    p.add_argument("--rate", type=float, default=1.0, help="actions a second per player")
+    p.add_argument("--short", type=float, default=5.0, help="the short window, seconds")
+    p.add_argument("--long", type=float, default=40.0, help="the long window, seconds")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--postgres", metavar="URL", help="as load.py's --postgres")
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="fibs-instructions-") as tmp:
+        short = one_run(args, args.short, Path(tmp))
+        long = one_run(args, args.long, Path(tmp))
+    actions = long["actions"] - short["actions"]
+    if actions <= 0:
+        raise SystemExit("the long run answered no more actions than the short one")
+    per_action = (long["instructions"] - short["instructions"]) / actions
+    print(
+        json.dumps(
+            {
+                "database": "postgresql" if args.postgres else "sqlite",
+                "pairs": args.pairs,
+                "rate": args.rate,
+                "runs": {"short": short, "long": long},
+                "instructions_per_action": round(per_action),
+            },
+            indent=2,
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

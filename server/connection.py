@@ -179,13 +179,13 @@ class IdleWatch:
         if self._alarm.due is None:  # the first read
             self._since = self._app.timer.now()
             self._schedule()
-        self._reader = asyncio.current_task()
+        task = self._reader = asyncio.current_task()
         try:
             return await lines.readline()
         except asyncio.CancelledError:
             # The time-out's own cancel (and no other, such as the server's stop): an
             # ended read, as asyncio.timeout does it.
-            if self._expired and self._reader is not None and self._reader.uncancel() == 0:
+            if self._expired and task is not None and task.uncancel() == 0:
                 return None
             raise
         finally:
@@ -198,11 +198,15 @@ class IdleWatch:
     def _quiet_since(self) -> float:
         return max(self._session.last_input, self._since)
 
-    def _schedule(self) -> None:
-        """Set the alarm for the next thing due: the warning, else the time-out."""
+    def _times(self) -> tuple[float, float]:
+        """``idle_timeout``, and how long before it the warning comes."""
         settings = self._app.settings
         timeout = settings.idle_timeout
-        warning = min(settings.idle_warning, timeout)
+        return timeout, min(settings.idle_warning, timeout)
+
+    def _schedule(self) -> None:
+        """Set the alarm for the next thing due: the warning, else the time-out."""
+        timeout, warning = self._times()
         quiet = self._quiet_since()
         if warning and self._warned != quiet:
             self._alarm.set(quiet + timeout - warning)
@@ -210,9 +214,7 @@ class IdleWatch:
             self._alarm.set(quiet + timeout)
 
     def _ring(self) -> None:
-        settings = self._app.settings
-        timeout = settings.idle_timeout
-        warning = min(settings.idle_warning, timeout)
+        timeout, warning = self._times()
         session: Session = self._session  # the connection's own
         now = self._app.timer.now()
         if self._reader is None:  # a command runs: it counts as not idle

@@ -45,7 +45,7 @@ class BoardFrame:
         key = (player == self.o_player, style, you)
         lines = self._lines.get(key)
         if lines is None:
-            colour = Colour.O if key[0] else Colour.X
+            colour = self.colour(player)
             lines = self._lines[key] = tuple(board_lines(self.state, colour, style, you=you))
         return lines
 

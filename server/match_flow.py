@@ -67,18 +67,18 @@ class Step:
             if isinstance(item, Batch):
                 yield from item.events
 
-    def player(self, index: Player) -> Peer | None:
-        """Player ``index`` while they play (their toggles steer the follow-up steps).
+    def seats(self) -> tuple[Peer | None, Peer | None]:
+        """Each player while they sit at the table, else None.
 
         Looked up once per action: from the action to its save nothing awaits, so who
         sits at the table does not change meanwhile (after the save, look again)."""
-        seats = self._seats
-        if seats is None:
-            seats = self._seats = (
-                seated(self.app, self.live, 0),
-                seated(self.app, self.live, 1),
-            )
-        return seats[index]
+        if self._seats is None:
+            self._seats = (seated(self.app, self.live, 0), seated(self.app, self.live, 1))
+        return self._seats
+
+    def player(self, index: Player) -> Peer | None:
+        """Player ``index`` while they play (their toggles steer the follow-up steps)."""
+        return self.seats()[index]
 
 
 async def run(
@@ -96,7 +96,7 @@ async def run(
         step.act(action())
         follow_up(step, resumed=resumed)
         settlement = settle(app, live, step.events())
-        outbox = announce(app, live, step.told, settlement, (step.player(0), step.player(1)))
+        outbox = announce(app, live, step.told, settlement, step.seats())
         await save(app, live, settlement)
         if settlement.rated is not None:  # who is still at the table after the save
             apply_ratings(app.presence, settlement, [seated(app, live, 0), seated(app, live, 1)])

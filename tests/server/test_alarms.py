@@ -23,10 +23,15 @@ from .test_match_rules import move_first_play, until
 # -- the alarm ------------------------------------------------------------------------------
 
 
-async def test_an_alarm_moved_later_keeps_one_timer_and_rings_once_at_the_last_time() -> None:
+def _alarm() -> tuple[FakeTimer, Alarm, list[float]]:
+    """An alarm on a hand-driven clock at 0, and the times it rang at."""
     timer = FakeTimer(start=0.0)
     rings: list[float] = []
-    alarm = Alarm(timer, lambda: rings.append(timer.now()))
+    return timer, Alarm(timer, lambda: rings.append(timer.now())), rings
+
+
+async def test_an_alarm_moved_later_keeps_one_timer_and_rings_once_at_the_last_time() -> None:
+    timer, alarm, rings = _alarm()
     for when in (1.0, 2.0, 3.0, 4.0):
         alarm.set(when)
     assert timer.pending == 1 and alarm.due == 4.0
@@ -41,9 +46,7 @@ async def test_an_alarm_moved_later_keeps_one_timer_and_rings_once_at_the_last_t
 
 
 async def test_an_alarm_moved_earlier_rings_at_the_earlier_time() -> None:
-    timer = FakeTimer(start=0.0)
-    rings: list[float] = []
-    alarm = Alarm(timer, lambda: rings.append(timer.now()))
+    timer, alarm, rings = _alarm()
     alarm.set(5.0)
     alarm.set(2.0)
     assert timer.pending == 1  # the later timer was cancelled
@@ -54,9 +57,7 @@ async def test_an_alarm_moved_earlier_rings_at_the_earlier_time() -> None:
 
 
 async def test_a_cancelled_alarm_does_not_ring_until_it_is_set_again() -> None:
-    timer = FakeTimer(start=0.0)
-    rings: list[float] = []
-    alarm = Alarm(timer, lambda: rings.append(timer.now()))
+    timer, alarm, rings = _alarm()
     alarm.set(1.0)
     alarm.cancel()
     assert timer.pending == 0 and alarm.due is None

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 import types
 import typing
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -185,6 +187,11 @@ _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 per call, and every event of every match is serialized once)."""
 _PLAIN: frozenset[type] = frozenset({int, bool, str, float, type(None)})
 """Value types that are their own JSON form."""
+_TEXT_FIELDS: dict[type, tuple[tuple[str, Callable[[Any], Any] | None], ...]] = {}
+"""Each event class's field names in order, each with how its value is made encodable
+(:func:`events_json_text`)."""
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+"""Compact JSON, as ``json.dumps(separators=(",", ":"))``: the form the server stores."""
 
 
 def event_to_json(event: Event) -> dict[str, Any]:
@@ -198,6 +205,58 @@ def event_to_json(event: Event) -> dict[str, Any]:
         value = getattr(event, name)
         data[name] = value if type(value) in _PLAIN else _to_json(value)
     return data
+
+
+def events_json_text(events: Iterable[Event]) -> str:
+    """The events as compact JSON text: exactly
+    ``json.dumps([event_to_json(e) for e in events], separators=(",", ":"))``.
+
+    Made with one encoder call, from dicts that keep the tuples of numbers (rolls,
+    moves, hits, scores, which JSON writes as the lists :func:`event_to_json` makes) and
+    turn only enum members into their values. The server writes every event of every
+    match this way (docs/database.md).
+    """
+    data = []
+    for event in events:
+        cls = type(event)
+        fields = _TEXT_FIELDS.get(cls)
+        if fields is None:
+            hints = typing.get_type_hints(cls)
+            fields = _TEXT_FIELDS[cls] = tuple(
+                (f.name, _text_value(hints[f.name])) for f in dataclasses.fields(cls)
+            )
+        item: dict[str, Any] = {"type": cls.__name__}
+        for name, convert in fields:
+            value = getattr(event, name)
+            item[name] = value if convert is None else convert(value)
+        data.append(item)
+    return _COMPACT.encode(data)
+
+
+def _text_value(hint: Any) -> Callable[[Any], Any] | None:
+    """How :func:`events_json_text` turns a field of this type into encodable data:
+    None when the encoder writes the value as it is, like :func:`event_to_json`'s form."""
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return _enum_value
+    if _plain_for_json(hint):
+        return None
+    return _to_json
+
+
+def _plain_for_json(hint: Any) -> bool:
+    """Whether values of this type are numbers, booleans, text, None, or tuples or named
+    tuples of them: what the encoder writes as :func:`_to_json` would."""
+    if hint in (int, bool, str, float, type(None)):
+        return True
+    if isinstance(hint, type) and issubclass(hint, tuple) and hasattr(hint, "_fields"):
+        return all(_plain_for_json(h) for h in typing.get_type_hints(hint).values())
+    if typing.get_origin(hint) in (tuple, typing.Union, types.UnionType):
+        return all(h is Ellipsis or _plain_for_json(h) for h in typing.get_args(hint))
+    return False
+
+
+def _enum_value(value: enum.Enum) -> Any:
+    return value.value
 
 
 def event_from_json(data: dict[str, Any]) -> Event:

@@ -5,8 +5,9 @@ state, and the events of the current game and of the finished ones;
 :func:`match_from_json` restores exactly that match and refuses data that describes no
 match the rules could reach. :func:`match_to_json_text` is the same data as compact JSON
 text, the form the server stores (docs/database.md); with ``events=False`` it is the
-state alone, made after every action of a running match, so it is kept cheap: the options
-are turned into JSON data once per options object, and the text is one encoder call.
+state alone, made after every action of a running match, so it is kept cheap: the
+options' text is made once per options object, each side's counts once per packed side,
+and the events are written by :func:`~backgammon.events.events_json_text`.
 
 Kept apart from :mod:`backgammon.match` so the state machine holds the rules only; the
 snapshot reads and sets the match's public attributes.
@@ -18,10 +19,10 @@ import json
 from dataclasses import asdict, fields
 from typing import Any
 
-from backgammon.board import Player, Position
+from backgammon.board import Player, Position, unpack
 from backgammon.dice import DiceRoller, Roll
 from backgammon.errors import SnapshotError
-from backgammon.events import WinKind, event_from_json, event_to_json
+from backgammon.events import WinKind, event_from_json, event_to_json, events_json_text
 from backgammon.match import CubeOffer, Match, MatchOptions, Phase, Resignation
 
 SNAPSHOT_VERSION = 1
@@ -33,11 +34,16 @@ the server stores snapshots in."""
 
 _OPTION_NAMES = frozenset(f.name for f in fields(MatchOptions))
 
-_OPTIONS_CACHE: dict[int, tuple[MatchOptions, dict[str, Any]]] = {}
-"""Options objects by ``id`` with their JSON data, oldest first. An entry holds its
+_OPTIONS_CACHE: dict[int, tuple[MatchOptions, str]] = {}
+"""Options objects by ``id`` with their JSON text, oldest first. An entry holds its
 object, so no other object can take its ``id`` while it is here."""
 _OPTIONS_CACHE_SIZE = 4096
 """At most this many entries, the oldest dropped first (a miss only costs an ``asdict``)."""
+
+_SIDE_TEXTS: dict[int, str] = {}
+"""One side's counts as JSON text, by the side's packed value (:func:`_side_text`)."""
+_SIDE_TEXTS_SIZE = 8192
+"""At most this many entries; when full, the texts are dropped and made anew."""
 
 
 def match_to_json(match: Match) -> dict[str, Any]:
@@ -57,29 +63,58 @@ def match_to_json_text(match: Match, *, events: bool = True) -> str:
         hundred bytes, for a store that keeps the events apart (the server saves a
         running match after every action, its events as rows: docs/database.md).
     """
-    if events:
-        return _COMPACT.encode(match_to_json(match))
-    return _COMPACT.encode(
+    if not events:
+        return f'{_state_text(match)}[],"history":[]}}'
+    history = ",".join(events_json_text(game) for game in match.history)
+    return f'{_state_text(match)}{events_json_text(match.record)},"history":[{history}]}}'
+
+
+def _state_text(match: Match) -> str:
+    """The compact text of :func:`match_to_json` up to its record's value.
+
+    Made after every action of a running match, so pieced together from parts that are
+    cheap to make: the options' text made once per options object, each side's counts
+    made once per packed side (one side changes at a time), and the other values in two
+    encoder calls around the position, in :func:`_state_json`'s order.
+    """
+    position = match.position
+    before = _COMPACT.encode(
         {
-            "version": SNAPSHOT_VERSION,
-            "options": _options_json(match.options),
-            **_state_json(match),
-            "record": [],
-            "history": [],
+            "score": list(match.score),
+            "game": match.game,
+            "crawford_game": match.crawford_game,
+            "crawford_played": match.crawford_played,
+            "o_player": match.o_player,
         }
+    )
+    after = _COMPACT.encode(_state_after_position(match))
+    return (
+        f'{{"version":{SNAPSHOT_VERSION},"options":{_options_text(match.options)},'
+        f'{before[1:-1]},"position":[{_side_text(position[0])},{_side_text(position[1])}],'
+        f'{after[1:-1]},"record":'
     )
 
 
-def _options_json(options: MatchOptions) -> dict[str, Any]:
-    """``asdict(options)``, made once per options object: ``asdict`` copies deeply, and
-    the state alone is encoded after every action. Keyed on the object, not on equality:
-    equal options may differ in JSON (``1 == True``). Only ever encoded, never changed."""
+def _side_text(packed: int) -> str:
+    """The JSON text of one side's 26 counts (:meth:`Position.counts`), by packed side."""
+    text = _SIDE_TEXTS.get(packed)
+    if text is None:
+        if len(_SIDE_TEXTS) >= _SIDE_TEXTS_SIZE:
+            _SIDE_TEXTS.clear()
+        text = _SIDE_TEXTS[packed] = f"[{','.join(map(str, unpack(packed)))}]"
+    return text
+
+
+def _options_text(options: MatchOptions) -> str:
+    """The compact text of ``asdict(options)``, made once per options object (``asdict``
+    copies deeply, and the state is written after every action). Kept by object, not by
+    equality: equal options may differ in JSON (``1 == True``)."""
     key = id(options)
     cached = _OPTIONS_CACHE.get(key)
     if cached is None:
         if len(_OPTIONS_CACHE) >= _OPTIONS_CACHE_SIZE:
             del _OPTIONS_CACHE[next(iter(_OPTIONS_CACHE))]
-        cached = _OPTIONS_CACHE[key] = (options, asdict(options))
+        cached = _OPTIONS_CACHE[key] = (options, _COMPACT.encode(asdict(options)))
     return cached[1]
 
 
@@ -92,6 +127,13 @@ def _state_json(match: Match) -> dict[str, Any]:
         "crawford_played": match.crawford_played,
         "o_player": match.o_player,
         "position": [list(match.position.counts(0)), list(match.position.counts(1))],
+        **_state_after_position(match),
+    }
+
+
+def _state_after_position(match: Match) -> dict[str, Any]:
+    """The part of :func:`_state_json` after the position."""
+    return {
         "phase": match.phase.value,
         "turn": match.turn,
         "dice": [match.dice.d1, match.dice.d2] if match.dice else None,

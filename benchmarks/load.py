@@ -2392,18 +2392,14 @@ def postgres_cpu() -> float:
 
 _EXPERIMENT = """\
 import sys
-interval, use_uvloop = float(sys.argv[1]), sys.argv[2] == "1"
-profile, pauses = sys.argv[3], sys.argv[4]
-del sys.argv[1:5]
+interval, profile, pauses = float(sys.argv[1]), sys.argv[2], sys.argv[3]
+del sys.argv[1:4]
 if pauses:
     sys.path.insert(0, "benchmarks")
     import pauses as recorder
     recorder.install(pauses)
 if interval > 0:
     sys.setswitchinterval(interval)
-if use_uvloop:
-    import asyncio, uvloop
-    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
 from server.__main__ import main
 if profile:
     import cProfile
@@ -2415,8 +2411,8 @@ if profile:
     sys.exit(code)
 sys.exit(main(sys.argv[1:]))
 """
-"""Runs the unchanged server with a different GIL switch interval, on uvloop, under
-cProfile (experiments), or with benchmarks/pauses.py recording what stops its loop."""
+"""Runs the unchanged server with a different GIL switch interval, under cProfile
+(experiments), or with benchmarks/pauses.py recording what stops its loop."""
 
 
 def launcher(args: argparse.Namespace) -> list[str]:
@@ -2427,14 +2423,8 @@ def launcher(args: argparse.Namespace) -> list[str]:
         if args.server_callgrind
         else []
     )
-    if not (
-        args.server_switch_interval
-        or args.server_uvloop
-        or args.server_cprofile
-        or args.server_pauses
-    ):
+    if not (args.server_switch_interval or args.server_cprofile or args.server_pauses):
         return [*callgrind, sys.executable, "-m", "server"]
-    flag = "1" if args.server_uvloop else "0"
     interval = str(args.server_switch_interval or 0)
     return [
         *callgrind,
@@ -2442,7 +2432,6 @@ def launcher(args: argparse.Namespace) -> list[str]:
         "-c",
         _EXPERIMENT,
         interval,
-        flag,
         args.server_cprofile or "",
         str(Path(args.server_pauses).resolve()) if args.server_pauses else "",
     ]
@@ -2656,9 +2645,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--server-switch-interval",
         type=float,
         help="experiment: run the server with sys.setswitchinterval(S) (default 0.005)",
-    )
-    p.add_argument(
-        "--server-uvloop", action="store_true", help="experiment: run the server on uvloop"
     )
     p.add_argument(
         "--server-cprofile",

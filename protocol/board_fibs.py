@@ -22,6 +22,8 @@ FIELDS: Final = 53
 
 _INT = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
 _NAME = re.compile(r"[^:\s]+\Z")
+_NUMBERS = re.compile(rf"(?:-?(?:0|[1-9][0-9]*):){{{FIELDS - 4}}}-?(?:0|[1-9][0-9]*)\Z")
+"""Fields 3-52 of a ``board:`` line: :data:`_INT` each, joined by ``:``."""
 
 
 _O_SIDE: Final = "1:-1:0:25"
@@ -83,12 +85,13 @@ def parse_board(line: str) -> BoardView:
     player, opponent = tokens[1], tokens[2]
     if not (_NAME.match(player) and _NAME.match(opponent)):
         raise BoardLineError("bad player name", line)
-    numbers: list[int] = []
-    for i, token in enumerate(tokens[3:], start=3):
-        if not _INT.match(token):
-            raise BoardLineError(f"field {i} is not an integer", line)
-        numbers.append(int(token))
-    n = {i: v for i, v in enumerate(numbers, start=3)}
+    # Fields 3-52 checked by one match over their text (a bot reads a board per turn);
+    # only a line that fails is looked at field by field, for the message.
+    if not _NUMBERS.match(text, len(player) + len(opponent) + len(PREFIX) + 3):
+        for i, token in enumerate(tokens[3:], start=3):
+            if not _INT.match(token):
+                raise BoardLineError(f"field {i} is not an integer", line)
+    n = [0, 0, 0, *map(int, tokens[3:])]  # the numbers by field index (0-2 are words)
 
     def flag(i: int) -> bool:
         if n[i] not in (0, 1):
@@ -114,7 +117,7 @@ def parse_board(line: str) -> BoardView:
             match_length=None if n[3] == UNLIMITED_WIRE else n[3],
             player_score=count(4),
             opponent_score=count(5),
-            board=tuple(n[i] for i in range(6, 32)),
+            board=tuple(n[6:32]),
             turn=Colour(n[32]) if n[32] else None,
             player_dice=(n[33], n[34]),
             opponent_dice=(n[35], n[36]),

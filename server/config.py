@@ -12,7 +12,7 @@ import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from backgammon.match import MatchOptions, MatchOptionsError
 
@@ -43,6 +43,7 @@ class Settings:
     motd_file: str = ""  # [server] motd_file
     server_name: str = "fibs-server"  # [server] name
     listen_backlog: int = 4096  # [server] listen_backlog, capped by the kernel's somaxconn
+    event_loop: str = "uvloop"  # [server] event_loop: uvloop or asyncio (EVENT_LOOPS)
     idle_timeout: float = 3600.0  # [limits] idle_timeout, seconds; 0 disables
     idle_warning: float = 60.0  # [limits] idle_warning, seconds before the timeout
     negotiation_wait: float = 0.5  # [limits] negotiation_wait
@@ -83,6 +84,11 @@ class Settings:
         return Path(self.motd_file).read_text(encoding="utf-8").splitlines()
 
 
+EVENT_LOOPS: Final = ("uvloop", "asyncio")
+"""The event loops the server runs on ([server] event_loop): uvloop (libuv, the default:
+docs/performance.md §14) or the standard library's."""
+
+
 # (section, key) -> (attribute, type) ; rules keys go to RulesDefaults.
 _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("server", "host"): ("host", str),
@@ -91,6 +97,7 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("server", "motd_file"): ("motd_file", str),
     ("server", "name"): ("server_name", str),
     ("server", "listen_backlog"): ("listen_backlog", int),
+    ("server", "event_loop"): ("event_loop", str),
     ("limits", "idle_timeout"): ("idle_timeout", float),
     ("limits", "idle_warning"): ("idle_warning", float),
     ("limits", "negotiation_wait"): ("negotiation_wait", float),
@@ -198,6 +205,10 @@ def _validate(settings: Settings) -> None:
         (0 <= settings.port <= 65535, "[server] port must be 0..65535"),
         (bool(settings.database), "[server] database must be a database URL"),
         (settings.listen_backlog >= 1, "[server] listen_backlog must be 1 or more"),
+        (
+            settings.event_loop in EVENT_LOOPS,
+            f"[server] event_loop must be {' or '.join(EVENT_LOOPS)}, not {settings.event_loop!r}",
+        ),
         (settings.idle_timeout >= 0, "[limits] idle_timeout must be 0 (off) or more"),
         (settings.idle_warning >= 0, "[limits] idle_warning must be 0 or more"),
         (settings.negotiation_wait >= 0, "[limits] negotiation_wait must be 0 or more"),

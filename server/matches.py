@@ -19,9 +19,9 @@ from typing import Any, Protocol
 from backgammon.board import Player
 from backgammon.dice import DiceRoller
 from backgammon.errors import SnapshotError
-from backgammon.events import Event, event_to_json
+from backgammon.events import Event, events_json_text
 from backgammon.match import Match, MatchOptions
-from backgammon.snapshot import match_from_json, match_to_json, match_to_json_text
+from backgammon.snapshot import match_from_json, match_to_json_text
 from db.records import SavedEvents, SavedMatch
 from server.config import RulesDefaults
 from server.match_boards import BoardFrame, MatchBoards
@@ -142,13 +142,9 @@ class LiveMatch:
         """The whole match: names, start time and the core's snapshot, as compact JSON
         text (version 1). Made once per match, for its record at the end; a running
         match is saved with :meth:`next_save`."""
-        return _COMPACT.encode(
-            {
-                "version": WHOLE_SNAPSHOT_VERSION,
-                "players": list(self.names),
-                "started_at": self.started_at,
-                "match": match_to_json(self.match),
-            }
+        return (
+            f'{{"version":{WHOLE_SNAPSHOT_VERSION},{self._head()},'
+            f'"match":{match_to_json_text(self.match)}}}'
         )
 
     def next_save(self) -> MatchSave:
@@ -167,8 +163,7 @@ class LiveMatch:
         for index, game in enumerate(games):
             done = saved[index][1] if append and saved and index < len(saved) else 0
             if len(game) > done:
-                texts = ",".join(_COMPACT.encode(event_to_json(e)) for e in game[done:])
-                rows.append(SavedEvents(index, done, f"[{texts}]"))
+                rows.append(SavedEvents(index, done, events_json_text(game[done:])))
         count = sum(len(game) for game in games)
         state = (
             f'{{"version":{SAVED_STATE_VERSION},{self._head()},"games":{len(games) - 1},'

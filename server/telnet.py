@@ -260,6 +260,16 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
     def begin_negotiation(self) -> None:
         BaseServer.begin_negotiation(self)
 
+    def _check_negotiation_timer(self) -> None:
+        """telnetlib3's check of the on-connect negotiation, unless it is over already.
+
+        Its check completes ``_waiter_connected`` without looking whether that is done:
+        a check scheduled before the connection was lost, or before another check ended
+        the negotiation, logged a traceback (``InvalidStateError``) when it ran. On
+        uvloop this happens to clients that close at once."""
+        if not self._waiter_connected.done():
+            super()._check_negotiation_timer()
+
     def encoding(self, outgoing: bool | None = None, incoming: bool | None = None) -> str:
         """UTF-8, both ways, whatever the client negotiated (D210)."""
         return ENCODING
@@ -378,6 +388,8 @@ TELNETLIB3_INTERNALS: Final = (
     Internal("protocol", "reader", kind=FlowReader),
     Internal("protocol", "writer", kind=TelnetWriterUnicode),
     Internal("protocol", "begin_negotiation", params=()),
+    Internal("protocol", "_check_negotiation_timer", params=()),
+    Internal("protocol", "_waiter_connected", kind=asyncio.Future),
     Internal("protocol", "get_extra_info", params=("name",)),
     Internal("protocol", "_last_received", kind=datetime.datetime),
     Internal("protocol", "_rx_bytes", kind=int),

@@ -7,16 +7,18 @@ fresh schema that is dropped afterwards, so runs never see each other's rows.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import logging
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Final
 
 import asyncpg
 import pytest
+import uvloop
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
@@ -24,12 +26,36 @@ from db.engine import create_engine
 from db.repository import Database
 
 PG_URL_VARIABLE = "FIBS_TEST_DATABASE_URL"
+EVENT_LOOP_VARIABLE = "FIBS_TEST_EVENT_LOOP"
+"""``asyncio`` runs the tests on the standard library's event loop; by default they run
+on uvloop, the server's default ([server] event_loop, docs/server.md)."""
 
 GNUBG_MISSING: Final = (
     "GNU Backgammon is not installed (no gnubg on PATH or at /usr/games/gnubg); "
     "install it (Debian/Ubuntu: apt-get install gnubg) to run this test"
 )
 """The skip reason of every test that needs the gnubg program."""
+
+
+BOTH_EVENT_LOOPS: Final = frozenset(
+    {"test_telnet_input.py", "test_input_flow.py", "test_broadcast.py", "test_abuse.py"}
+)
+"""The tests of the telnet transport's reading, flow control and writing, which run on
+both event loops (their names end in ``[uvloop]`` and ``[asyncio]``)."""
+
+
+def pytest_asyncio_loop_factories(
+    config: pytest.Config, item: pytest.Item
+) -> dict[str, Callable[[], asyncio.AbstractEventLoop]]:
+    """The event loop of every test (pytest-asyncio's hook): the one the server runs on
+    by default, uvloop, unless :data:`EVENT_LOOP_VARIABLE` asks for asyncio's; both for
+    :data:`BOTH_EVENT_LOOPS`."""
+    chosen = os.environ.get(EVENT_LOOP_VARIABLE, "uvloop")
+    if item.path.name in BOTH_EVENT_LOOPS and chosen != "asyncio":
+        return {"uvloop": uvloop.new_event_loop, "asyncio": asyncio.new_event_loop}
+    if chosen == "asyncio":
+        return {"asyncio": asyncio.new_event_loop}
+    return {"uvloop": uvloop.new_event_loop}
 
 
 def only_on(backend: str, target: DbTarget, what: str) -> None:

@@ -394,8 +394,6 @@ PARSE_METHODS = frozenset(
 MUST_STAY: dict[tuple[str, str], str] = {
     ("server/matches.py", ","): "the stored JSON's separators (storage, never sent)",
     ("server/matches.py", ":"): "the stored JSON's separators (storage, never sent)",
-    ("server/matches.py", "["): "the saved state's JSON text (storage, never sent)",
-    ("server/matches.py", "]"): "the saved state's JSON text (storage, never sent)",
     ("server/matches.py", "}"): "the saved state's JSON text (storage, never sent)",
     ("server/matches.py", '{"version":'): "the saved state's JSON text (storage, never sent)",
     ("server/matches.py", ',"games":'): "the saved state's JSON text (storage, never sent)",

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 import random
+import typing
 
 from backgammon.dice import SeededDice
-from backgammon.match import Action, Match, MatchOptions
+from backgammon.events import Event, event_to_json, events_json_text
+from backgammon.match import Match, MatchOptions
 from backgammon.snapshot import match_from_json, match_to_json, match_to_json_text
+from tests.backgammon.helpers import random_action
 
 
 def full_text(match: Match) -> str:
@@ -28,25 +31,32 @@ def state_text(match: Match) -> str:
 
 
 def played(seed: int, games: int, options: MatchOptions | None = None) -> Match:
-    """A match with ``games`` finished games and a game under way, by random play; both
-    texts are checked after every action."""
+    """A match with ``games`` finished games and a game under way (or over, if it ends
+    sooner), by random play that makes every kind of event (doubles, redoubles, takes,
+    drops, resignations offered, accepted and rejected); both texts are checked after
+    every action."""
     rng = random.Random(seed)
-    match = Match(options or MatchOptions(length=0), SeededDice(seed))
+    match = Match(options or MatchOptions(length=0, instant_redoubles=None), SeededDice(seed))
     while len(match.history) < games or len(match.record) < 6:
-        player = match.to_act
-        if player is None:
-            match.start_game()
-        elif Action.MOVE in match.allowed(player):
-            match.move(player, rng.choice(match.legal_plays()).moves)
-        elif Action.ROLL in match.allowed(player) and rng.random() < 0.97:
-            match.roll(player)
-        elif Action.TAKE in match.allowed(player):
-            match.drop(player)
-        else:
-            match.double(player)
+        if not random_action(match, rng):
+            break
         assert match_to_json_text(match) == full_text(match)
         assert match_to_json_text(match, events=False) == state_text(match)
     return match
+
+
+def test_random_play_makes_every_kind_of_event() -> None:
+    """:func:`played` covers every event type, and each one's text is exactly the compact
+    dump of :func:`event_to_json`'s dict, alone and in a list."""
+    seen: set[type] = set()
+    unlimited = MatchOptions(length=0, instant_redoubles=None, auto_doubles=1)
+    for seed in range(4):
+        match = played(seed, 8, unlimited if seed % 2 else MatchOptions(length=3))
+        for event in [*match.record, *(e for game in match.history for e in game)]:
+            seen.add(type(event))
+            dump = json.dumps([event_to_json(event)], separators=(",", ":"))
+            assert events_json_text([event]) == dump
+    assert seen == set(typing.get_args(Event))
 
 
 def test_the_text_is_the_compact_dump_and_loads_back() -> None:

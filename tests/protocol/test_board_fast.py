@@ -18,12 +18,12 @@ import pytest
 
 from backgammon.board import BAR, CHECKERS, Colour, Position, unpack
 from backgammon.dice import SeededDice
-from backgammon.events import WinKind
-from backgammon.match import Action, Match, MatchOptions, Phase
+from backgammon.match import Match, MatchOptions, Phase
 from protocol.board_ascii import render_ascii, render_board
 from protocol.board_fibs import format_board, parse_board
 from protocol.board_view import BoardState, BoardView, SideState
 from protocol.match_view import board_lines, board_state
+from tests.backgammon.helpers import random_action
 
 # -- the reference: the rules, slowly ------------------------------------------------
 
@@ -222,35 +222,6 @@ def ref_ascii(view: BoardView, style: int) -> list[str]:
 # -- random matches --------------------------------------------------------------------
 
 
-def act(match: Match, rng: random.Random) -> bool:
-    """One random action of whoever must act (or the next game); False when over."""
-    player = match.to_act
-    if player is None:
-        if Action.START_GAME not in match.allowed(0):
-            return False
-        match.start_game()
-        return True
-    allowed = match.allowed(player)
-    if Action.ACCEPT_RESIGNATION in allowed:
-        if rng.random() < 0.5:
-            match.accept_resignation(player)
-        else:
-            match.reject_resignation(player)
-    elif Action.TAKE in allowed:
-        match.take(player) if rng.random() < 0.7 else match.drop(player)
-    elif Action.REDOUBLE in allowed and rng.random() < 0.3:
-        match.redouble(player)
-    elif Action.DOUBLE in allowed and rng.random() < 0.08:
-        match.double(player)
-    elif Action.ROLL in allowed:
-        match.roll(player)
-    elif Action.RESIGN in allowed and rng.random() < 0.01:
-        match.resign(player, rng.choice(list(WinKind)))
-    else:
-        match.move(player, rng.choice(match.legal_plays()).moves)
-    return True
-
-
 OPTIONS = [
     MatchOptions(length=5),
     MatchOptions(length=3, crawford=False),
@@ -266,7 +237,7 @@ def test_every_view_of_random_matches_is_byte_identical_to_the_reference(seed: i
     match = Match(OPTIONS[seed % len(OPTIONS)], SeededDice(seed), o_player=seed % 2)
     names = NAMES[seed % len(NAMES)]
     checked = 0
-    while checked < 150 and act(match, rng):
+    while checked < 150 and random_action(match, rng):
         checked += 1
         state = board_state(match, names)
         assert state.board == ref_table(match)

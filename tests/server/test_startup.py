@@ -23,7 +23,9 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from db.engine import create_engine
-from tests.conftest import PG_URL_VARIABLE
+from server.__main__ import event_loop_factory
+from server.config import ConfigError
+from tests.conftest import EVENT_LOOP_VARIABLE, PG_URL_VARIABLE
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60
@@ -147,12 +149,15 @@ async def empty_postgresql_database() -> AsyncIterator[str]:
         await admin.dispose()
 
 
-async def serve_once(database: str, cwd: Path, *, log_level: str = "WARNING") -> str:
+async def serve_once(
+    database: str, cwd: Path, *, log_level: str = "WARNING", config: Path | None = None
+) -> str:
     """Start the server, read its listening line, stop it with SIGTERM; its log."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "server",
+        *(["--config", str(config)] if config is not None else []),
         "--port",
         "0",
         "--web-port",
@@ -194,6 +199,42 @@ async def test_an_empty_postgresql_database_is_migrated_at_start(
 async def test_the_log_names_the_sqlite_file_it_opened(tmp_path: Path) -> None:
     log = await serve_once("sqlite+aiosqlite:///fibs.db", tmp_path, log_level="INFO")
     assert f"database sqlite+aiosqlite:///{tmp_path / 'fibs.db'} (sqlite)" in log
+
+
+async def test_the_server_runs_on_the_event_loop_it_is_configured_with(tmp_path: Path) -> None:
+    """uvloop by default (docs/performance.md §14); the standard library's when asked."""
+    log = await serve_once("sqlite+aiosqlite:///fibs.db", tmp_path, log_level="INFO")
+    assert "event loop uvloop" in log
+    config = tmp_path / "asyncio.conf"
+    config.write_text("[server]\nevent_loop = asyncio\n", encoding="utf-8")
+    log = await serve_once("sqlite+aiosqlite:///fibs.db", tmp_path, log_level="INFO", config=config)
+    assert "event loop asyncio" in log
+
+
+async def test_the_tests_run_on_the_servers_default_event_loop() -> None:
+    """The in-process tests run on uvloop, as the server does by default; with
+    FIBS_TEST_EVENT_LOOP=asyncio on the standard library's loop (tests/conftest.py)."""
+    expected = os.environ.get(EVENT_LOOP_VARIABLE, "uvloop")
+    assert type(asyncio.get_running_loop()).__module__.partition(".")[0] == expected
+
+
+def test_an_unknown_event_loop_is_refused_in_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "bad.conf"
+    config.write_text("[server]\nevent_loop = trio\n", encoding="utf-8")
+    result = run("server", "--config", str(config), "--port", "0", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "fibs-server: configuration error: [server] event_loop must be uvloop or asyncio, "
+        "not 'trio'"
+    ]
+
+
+def test_uvloop_missing_is_one_clear_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A platform without uvloop: the start names the package and the other setting."""
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # import uvloop raises ImportError
+    with pytest.raises(ConfigError, match=r"needs the uvloop package .* event_loop = asyncio"):
+        event_loop_factory("uvloop")
+    assert event_loop_factory("asyncio") is None
 
 
 def test_db_current_never_creates_a_file(tmp_path: Path) -> None:

@@ -151,6 +151,25 @@ async def test_a_telnetlib3_without_those_internals_keeps_its_own_path(
     protocol.connection_lost(None)
 
 
+async def test_a_connection_lost_before_its_negotiation_began_logs_nothing() -> None:
+    """The end of file read in the turn of the loop that made the connection (uvloop
+    does so) loses the connection before telnetlib3's scheduled negotiation check runs:
+    the check finds the negotiation over (its future cancelled) and leaves it."""
+    loop = asyncio.get_running_loop()
+    errors: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: errors.append(context))
+    try:
+        protocol = QuietTelnetServer(encoding="utf8", timeout=0, connect_maxwait=0.01)
+        protocol.connection_made(_Transport())
+        protocol.eof_received()  # telnetlib3: connection_lost(None) at once
+        for _ in range(5):
+            await asyncio.sleep(0.01)
+        assert protocol._waiter_connected.cancelled()
+        assert errors == []
+    finally:
+        loop.set_exception_handler(None)
+
+
 # -- the guard: the telnetlib3 internals server/telnet.py relies on ------------------------
 
 

@@ -78,15 +78,7 @@ def _state_text(match: Match) -> str:
     encoder calls around the position, in :func:`_state_json`'s order.
     """
     position = match.position
-    before = _COMPACT.encode(
-        {
-            "score": list(match.score),
-            "game": match.game,
-            "crawford_game": match.crawford_game,
-            "crawford_played": match.crawford_played,
-            "o_player": match.o_player,
-        }
-    )
+    before = _COMPACT.encode(_state_before_position(match))
     after = _COMPACT.encode(_state_after_position(match))
     return (
         f'{{"version":{SNAPSHOT_VERSION},"options":{_options_text(match.options)},'
@@ -121,13 +113,20 @@ def _options_text(options: MatchOptions) -> str:
 def _state_json(match: Match) -> dict[str, Any]:
     """What :func:`match_to_json` holds between the options and the record, in its order."""
     return {
+        **_state_before_position(match),
+        "position": [list(match.position.counts(0)), list(match.position.counts(1))],
+        **_state_after_position(match),
+    }
+
+
+def _state_before_position(match: Match) -> dict[str, Any]:
+    """The part of :func:`_state_json` before the position."""
+    return {
         "score": list(match.score),
         "game": match.game,
         "crawford_game": match.crawford_game,
         "crawford_played": match.crawford_played,
         "o_player": match.o_player,
-        "position": [list(match.position.counts(0)), list(match.position.counts(1))],
-        **_state_after_position(match),
     }
 
 

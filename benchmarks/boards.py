@@ -1,4 +1,4 @@
-"""The cost of the per-action boards (server/match_boards.py ``BoardFrame.lines``).
+"""The cost of the per-action boards (server/tables/match_boards.py ``BoardFrame.lines``).
 
 Plays seeded random matches (a 7-point match and an unlimited one with instant
 redoubles) and at every state times :func:`protocol.match_view.board_state` (once per

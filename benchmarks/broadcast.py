@@ -1,9 +1,9 @@
 """What one login broadcast costs per recipient: the server's way against the alternatives.
 
-Starts the server's own telnet edge (:func:`server.telnet.start_server`) in this
-process with a shell that only keeps each connection's :class:`server.telnet.TelnetOutput`,
+Starts the server's own telnet edge (:func:`server.doors.telnet.start_server`) in this
+process with a shell that only keeps each connection's :class:`server.doors.telnet.TelnetOutput`,
 connects ``--clients`` raw sockets on 127.0.0.1 that read and discard, makes each a
-logged-in CLIP session with ``notify`` on in a :class:`server.registry.LocalPresence`, then
+logged-in CLIP session with ``notify`` on in a :class:`server.world.registry.LocalPresence`, then
 times, on the same connections, the event-loop CPU of:
 
 * ``two_writes``: how ``LocalPresence.announce_login`` sent a login before
@@ -41,9 +41,9 @@ if str(ROOT) not in sys.path:
 from protocol import clip, replies  # noqa: E402
 from protocol.replies import Mode  # noqa: E402
 from server.config import Settings  # noqa: E402
-from server.registry import LocalPresence  # noqa: E402
-from server.session import Session  # noqa: E402
-from server.telnet import LineReader, TelnetOutput, bound_port, start_server  # noqa: E402
+from server.doors.telnet import LineReader, TelnetOutput, bound_port, start_server  # noqa: E402
+from server.world.registry import LocalPresence  # noqa: E402
+from server.world.session import Session  # noqa: E402
 
 
 class Sink(asyncio.Protocol):

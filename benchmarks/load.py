@@ -127,8 +127,8 @@ from db.records import UserSettings  # noqa: E402
 from db.repository import Database  # noqa: E402
 from protocol.board_fibs import parse_board  # noqa: E402
 from protocol.errors import BoardLineError  # noqa: E402
-from server.passwords import ScryptCost, hash_password_sync  # noqa: E402
-from server.session import DEFAULT_TOGGLES  # noqa: E402
+from server.world.passwords import ScryptCost, hash_password_sync  # noqa: E402
+from server.world.session import DEFAULT_TOGGLES  # noqa: E402
 
 HOST = "127.0.0.1"
 """The only address this benchmark ever connects to."""

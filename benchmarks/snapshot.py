@@ -4,15 +4,15 @@ Plays seeded random matches (``--length`` points, random legal plays, the cube o
 now and then and mostly taken) and after every action times two ways of making what the
 server would store before it announces the action:
 
-* ``save``: :meth:`server.matches.LiveMatch.next_save`, as the server saves a running
+* ``save``: :meth:`server.tables.matches.LiveMatch.next_save`, as the server saves a running
   match: the state without the events, and the events since the last save as rows to
   append (docs/database.md);
-* ``whole``: :meth:`server.matches.LiveMatch.snapshot`, the whole match as one text, as
+* ``whole``: :meth:`server.tables.matches.LiveMatch.snapshot`, the whole match as one text, as
   the server stored it after every action before (serialized whole before §2, from
   cached event texts from §2 to §11) and as it still stores a finished match's record.
 
 ``save_bytes`` and ``whole_bytes`` are the characters each way stores per action. The
-saves are checked: put back together (:func:`server.matches.whole_snapshot`) at the
+saves are checked: put back together (:func:`server.tables.matches.whole_snapshot`) at the
 end of each match, they must give the whole text. Prints one JSON object.
 
 Run: ``python benchmarks/snapshot.py [--length 25] [--matches 3] [--seed 1]``.
@@ -32,7 +32,7 @@ from backgammon.dice import SeededDice
 from backgammon.events import WinKind
 from backgammon.match import Action, Match, MatchOptions
 from db.records import SavedEvents, SavedMatch
-from server.matches import LiveMatch, whole_snapshot
+from server.tables.matches import LiveMatch, whole_snapshot
 
 
 def act(match: Match, rng: random.Random) -> bool:

@@ -2,7 +2,7 @@
 
 The ``.mat`` text format is the match transcript that Jellyfish wrote and that GNU
 Backgammon (``import mat``), eXtreme Gammon and BGBlitz import. This module only
-formats: it takes a match snapshot (:meth:`server.matches.LiveMatch.snapshot`, which a
+formats: it takes a match snapshot (:meth:`server.tables.matches.LiveMatch.snapshot`, which a
 finished match's record keeps as its ``moves``) of a finished match or of one still in
 progress, and returns the text; it reads the games through
 :func:`protocol.game_record.game_turns`, the walk ``oldmoves`` uses too. The layout
@@ -113,7 +113,7 @@ class MatchTranscript:
 def transcript_from_snapshot(
     snapshot: str | dict[str, Any], *, site: str | None = None
 ) -> MatchTranscript:
-    """The transcript of a :meth:`server.matches.LiveMatch.snapshot` (text or parsed).
+    """The transcript of a :meth:`server.tables.matches.LiveMatch.snapshot` (text or parsed).
 
     Works for a finished match (the ``moves`` of a match record) and for one in
     progress (its unfinished game is included as far as it went).

@@ -25,9 +25,9 @@ from db.records import MatchRecord
 from db.repository import Database
 from protocol import replies
 from protocol.mat_export import snapshot_to_mat
-from server.admission import raise_open_file_limit
 from server.app import App
 from server.config import ConfigError, Settings, load
+from server.doors.admission import raise_open_file_limit
 from server.memory import fix_mmap_threshold
 from server.service import Service
 

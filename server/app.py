@@ -1,7 +1,7 @@
 """The server's shared state: settings, database, clocks, who is online, the matches.
 
 One :class:`App` per server process. Connections get it through
-:class:`server.context.Context`; nothing else is global. Starting and stopping the
+:class:`server.handlers.context.Context`; nothing else is global. Starting and stopping the
 server (listening, the connections' tasks) is :mod:`server.service`'s.
 """
 
@@ -15,7 +15,9 @@ from collections.abc import Callable
 
 from backgammon.dice import DiceRoller, SystemDice
 from db.repository import Database
-from server.admission import (
+from server.clock import LoopTimer, Timer
+from server.config import Settings
+from server.doors.admission import (
     REFUSAL_LOG_INTERVAL,
     Networks,
     PreLogin,
@@ -23,14 +25,12 @@ from server.admission import (
     address_key,
     open_file_limit,
 )
-from server.clock import LoopTimer, Timer
-from server.config import Settings
-from server.dice_stats import DiceStats
-from server.matches import Invitation, LiveMatch
-from server.passwords import ScryptCost, hash_password
-from server.presence import Presence
-from server.registry import LocalPresence
-from server.throttle import LoginThrottle
+from server.doors.throttle import LoginThrottle
+from server.tables.dice_stats import DiceStats
+from server.tables.matches import Invitation, LiveMatch
+from server.world.passwords import ScryptCost, hash_password
+from server.world.presence import Presence
+from server.world.registry import LocalPresence
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ class App:
         use it, to reach every session of this process (and tests, to look inside);
         everything else reaches other users through :attr:`presence`."""
         self.presence: Presence = self.registry
-        """How a session reaches the others (:mod:`server.presence`): who is online,
+        """How a session reaches the others (:mod:`server.world.presence`): who is online,
         status notices, lines to other users. The same object as :attr:`registry` while
         the server is one node; a bus back end (several nodes) takes its place here.
         Every handler and the match modules use only this one."""
@@ -69,14 +69,14 @@ class App:
         self.trusted = Networks(settings.trusted_networks)
         """``[limits] trusted_networks``: no per-address caps or throttling there."""
         self.throttle = LoginThrottle(self.timer, settings.login_delay)
-        """Login attempts per address and per account name (:mod:`server.throttle`)."""
+        """Login attempts per address and per account name (:mod:`server.doors.throttle`)."""
         self.pre_login = PreLogin(
             settings.max_pre_login,
             settings.max_pre_login_per_address,
             self.trusted,
             open_file_limit(),
         )
-        """The connections that have not logged in (:mod:`server.admission`)."""
+        """The connections that have not logged in (:mod:`server.doors.admission`)."""
         self.refusal_log = QuietLog(log, REFUSAL_LOG_INTERVAL, self.timer.now)
         """The log of connections refused by those caps: one line per interval at most."""
         self._dummy_hash: str | None = None

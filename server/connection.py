@@ -8,7 +8,7 @@ No command is dropped for coming too fast. Each connection has a command rate
 (``[limits] commands_per_second``, bursts of ``command_burst``); beyond it the loop
 takes the next line only when a token is due ("fake lag", as IRC servers do): the
 commands wait, in order, in the connection's input, and telnetlib3's reader pauses the
-socket when too much waits (server/telnet.py). Only a client whose unread input passes
+socket when too much waits (server/doors/telnet.py). Only a client whose unread input passes
 ``[limits] max_unread_input`` is disconnected, with a line saying why (D120).
 """
 
@@ -20,12 +20,12 @@ import logging
 from protocol import replies
 from server.app import App
 from server.clock import Alarm, Timer
-from server.context import Context
-from server.dispatch import dispatch
+from server.doors.output import TOO_LONG, LineSource, Output
+from server.handlers.context import Context
+from server.handlers.dispatch import dispatch
 from server.login import admit_connection, leave_pre_login, login_dialog, reader_before_login
-from server.match_lifecycle import session_ended
-from server.output import TOO_LONG, LineSource, Output
-from server.session import Session
+from server.tables.match_lifecycle import session_ended
+from server.world.session import Session
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ Until a user is logged in, the connection answers only the ``login: `` prompt; a
 failed login gets nothing but a new prompt (§1.5), and the connection closes after
 ``[limits] login_attempts`` failures or when its ``[limits] login_timeout`` from the
 connect has run out (D231). Every password check first waits its turn in the login
-throttle (server/throttle.py, D232), a little longer each time for the same address
+throttle (server/doors/throttle.py, D232), a little longer each time for the same address
 and the same name.
 ``guest`` ends this dialog too: the guest state's commands, ``name`` and its password
 prompts among them, run through dispatch (server/handlers/registration.py).
@@ -23,11 +23,11 @@ from protocol.commands import SessionState
 from protocol.parser import clean
 from protocol.replies import Mode
 from server.app import App
-from server.output import TOO_LONG, LineSource, Payload
-from server.passwords import verify_password
-from server.presence import WHO_END
-from server.session import Session
-from server.visitors import enter_as_visitor
+from server.doors.output import TOO_LONG, LineSource, Payload
+from server.world.passwords import verify_password
+from server.world.presence import WHO_END
+from server.world.session import Session
+from server.world.visitors import enter_as_visitor
 
 MAX_CLIENT_NAME = 20
 """§1.3: a longer client name makes the CLIP login fail."""
@@ -116,7 +116,7 @@ async def login_dialog(app: App, session: Session, read: ReadLine) -> bool:
 async def _authenticate(app: App, session: Session, name: str, password: str) -> User | None:
     """The account if ``password`` is its password, else None.
 
-    The attempt is counted and paced (:mod:`server.throttle`) before anything is
+    The attempt is counted and paced (:mod:`server.doors.throttle`) before anything is
     checked; one that could not be made before the connection's time to log in runs
     out ends the connection (``Connection timed out.``). An unknown name's password is
     checked against a hash of the configured cost, as a real one would be.

@@ -1,7 +1,7 @@
 """Starting and stopping the server: listen, serve each connection, end them all.
 
 A :class:`Service` runs one :class:`~server.app.App` over its transports: it listens
-(:func:`server.telnet.start_server`; the web door, :func:`server.web.start_server`, with
+(:func:`server.doors.telnet.start_server`; the web door, :func:`server.doors.web.start_server`, with
 :meth:`Service.start_web`), runs :func:`server.connection.serve_connection` for
 each connection as a task it keeps, and at the end tells everyone, closes every
 connection (each saves its state) and stops listening.
@@ -15,12 +15,12 @@ import socket
 from typing import Any
 
 from protocol import replies
-from server import telnet, web
-from server.admission import ACCEPT_ERROR_INTERVAL, open_file_limit, quiet_accept_errors
 from server.app import App
 from server.connection import serve_connection
-from server.output import LineSource, Output, Shell
-from server.passwords import shutdown_hashing
+from server.doors import telnet, web
+from server.doors.admission import ACCEPT_ERROR_INTERVAL, open_file_limit, quiet_accept_errors
+from server.doors.output import LineSource, Output, Shell
+from server.world.passwords import shutdown_hashing
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ class Service:
     async def start_web(self, *, sock: socket.socket | None = None) -> None:
         """Listen for HTTP and WebSocket connections on ``[web] host``/``port`` (or on
         ``sock``, already bound); nothing when ``[web] port`` is 0 and no ``sock``.
-        WebSocket connections run the same shell as telnet ones (server/web.py)."""
+        WebSocket connections run the same shell as telnet ones (server/doors/web.py)."""
         settings = self.app.settings
         if sock is None and not settings.web_port:
             return

@@ -55,9 +55,9 @@ FORBIDDEN_EXTERNAL = {
 }
 
 
-TELNET_MODULE = "server/telnet.py"
+TELNET_MODULE = "server/doors/telnet.py"
 """The one module that may import telnetlib3: the telnet transport."""
-WEB_MODULE = "server/web.py"
+WEB_MODULE = "server/doors/web.py"
 """The one module that may import aiohttp: the web door (the page and its WebSocket)."""
 SQL_PACKAGE = "db"
 """The one package that may import SQLAlchemy (and Alembic, its migrations, and asyncpg,
@@ -392,26 +392,29 @@ PARSE_METHODS = frozenset(
 """String methods that take input apart: their arguments are words read, not written."""
 
 MUST_STAY: dict[tuple[str, str], str] = {
-    ("server/matches.py", ","): "the stored JSON's separators (storage, never sent)",
-    ("server/matches.py", ":"): "the stored JSON's separators (storage, never sent)",
-    ("server/matches.py", "}"): "the saved state's JSON text (storage, never sent)",
-    ("server/matches.py", '{"version":'): "the saved state's JSON text (storage, never sent)",
-    ("server/matches.py", ',"games":'): "the saved state's JSON text (storage, never sent)",
-    ("server/matches.py", ',"events":'): "the saved state's JSON text (storage, never sent)",
-    ("server/matches.py", ',"match":'): "the saved state's JSON text (storage, never sent)",
-    ("server/passwords.py", "fibs-hash"): "the hashing threads' name",
-    ("server/passwords.py", "scrypt$"): "the stored password hash's format",
-    ("server/passwords.py", "$"): "the stored password hash's format",
+    ("server/tables/matches.py", ","): "the stored JSON's separators (storage, never sent)",
+    ("server/tables/matches.py", ":"): "the stored JSON's separators (storage, never sent)",
+    ("server/tables/matches.py", "}"): "the saved state's JSON text (storage, never sent)",
+    (
+        "server/tables/matches.py",
+        '{"version":',
+    ): "the saved state's JSON text (storage, never sent)",
+    ("server/tables/matches.py", ',"games":'): "the saved state's JSON text (storage, never sent)",
+    ("server/tables/matches.py", ',"events":'): "the saved state's JSON text (storage, never sent)",
+    ("server/tables/matches.py", ',"match":'): "the saved state's JSON text (storage, never sent)",
+    ("server/world/passwords.py", "fibs-hash"): "the hashing threads' name",
+    ("server/world/passwords.py", "scrypt$"): "the stored password hash's format",
+    ("server/world/passwords.py", "$"): "the stored password hash's format",
     ("server/app.py", "name:"): "a login throttle key's prefix, never sent",
     ("server/app.py", "addr:"): "a login throttle key's prefix, never sent",
-    ("server/telnet.py", "\r"): "the input's line-end characters (framing, not text)",
-    ("server/telnet.py", "\n"): "the input's line-end characters (framing, not text)",
-    ("server/telnet.py", "\x00"): "the input's line-end characters (framing, not text)",
-    ("server/telnet.py", "/proc/sys/net/core/somaxconn"): "a kernel file the server reads",
-    ("server/output.py", "\r\n"): "the line end every transport writes (framing, not text)",
-    ("server/output.py", "\x00<too long>\x00"): "the reader's in-band marker, never sent",
-    ("server/dispatch.py", " ***"): "a logged line's hidden password, never sent",
-    ("server/dispatch.py", "***"): "a logged dialog line (a password) hidden, never sent",
+    ("server/doors/telnet.py", "\r"): "the input's line-end characters (framing, not text)",
+    ("server/doors/telnet.py", "\n"): "the input's line-end characters (framing, not text)",
+    ("server/doors/telnet.py", "\x00"): "the input's line-end characters (framing, not text)",
+    ("server/doors/telnet.py", "/proc/sys/net/core/somaxconn"): "a kernel file the server reads",
+    ("server/doors/output.py", "\r\n"): "the line end every transport writes (framing, not text)",
+    ("server/doors/output.py", "\x00<too long>\x00"): "the reader's in-band marker, never sent",
+    ("server/handlers/dispatch.py", " ***"): "a logged line's hidden password, never sent",
+    ("server/handlers/dispatch.py", "***"): "a logged dialog line (a password) hidden, never sent",
 }
 """Literals of server/ that no client reads although the rules above cannot tell, each
 with why it stays."""
@@ -552,10 +555,11 @@ def test_the_literal_finder_finds_a_new_literal_in_server(tmp_path: Path) -> Non
         '    assert ctx.session.name, "an internal note"\n'
         '    ctx.session.send("Hello there." if cmd.args else replies.HELLO)\n'
     )
-    (tmp_path / "server" / "output.py").write_text('END = "\\r\\n"\nBYE = "Goodbye."\n')
+    (tmp_path / "server" / "doors").mkdir()
+    (tmp_path / "server" / "doors" / "output.py").write_text('END = "\\r\\n"\nBYE = "Goodbye."\n')
     assert _server_literals(tmp_path) == [
+        ("server/doors/output.py", 2, "Goodbye."),
         ("server/handlers/sample.py", 4, "Hello there."),
-        ("server/output.py", 2, "Goodbye."),
     ]
 
 

@@ -1,8 +1,9 @@
-"""Command handlers, grouped by area; :mod:`server.bindings` binds them to the table.
+"""Commands: one line dispatched (:mod:`server.handlers.dispatch`) to its handler, grouped by
+area; :mod:`server.handlers.bindings` binds them to the command table.
 
 A handler is ``async def handler(ctx, cmd) -> None``: it answers its own user through
 ``ctx.session.send``, reaches every other user (look-ups, lines, broadcasts, their state)
-only through ``ctx.app.presence`` (:mod:`server.presence`; checked by
+only through ``ctx.app.presence`` (:mod:`server.world.presence`; checked by
 ``tests/server/test_presence_seam.py``), and stops with :class:`server.errors.Reply` for
 a user error. Dispatch runs it after the session-state check of the command table, and
 maps every error to a reply in one place (docs/architecture.md, "Where to add").
@@ -18,12 +19,12 @@ from server.errors import Reply
 
 if TYPE_CHECKING:
     from protocol.parser import ParsedCommand
-    from server.context import Context
+    from server.handlers.context import Context
 
 Handler = Callable[["Context", "ParsedCommand"], Awaitable[None]]
-"""What :mod:`server.bindings` maps a command's table name to."""
+"""What :mod:`server.handlers.bindings` maps a command's table name to."""
 DialogHandler = Callable[["Context", str], Awaitable[None]]
-"""What :mod:`server.bindings` maps a dialog state to: it gets the next line as typed."""
+"""What :mod:`server.handlers.bindings` maps a dialog state to: it gets the next line as typed."""
 
 _T = TypeVar("_T")
 

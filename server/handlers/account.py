@@ -5,11 +5,11 @@ from __future__ import annotations
 from protocol import replies
 from protocol.arguments import parse_address, parse_password_change
 from protocol.parser import ParsedCommand
-from server.context import Context
 from server.errors import Reply
 from server.handlers import valid
-from server.passwords import hash_password, verify_password
-from server.presence import Audience
+from server.handlers.context import Context
+from server.world.passwords import hash_password, verify_password
+from server.world.presence import Audience
 
 
 def log_out(ctx: Context) -> None:

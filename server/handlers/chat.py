@@ -16,10 +16,10 @@ from db.errors import UnknownUserError
 from protocol import replies
 from protocol.parser import ParsedCommand
 from protocol.replies import Mode
-from server.context import Context
 from server.errors import Reply
-from server.presence import Audience, Peer
-from server.session import Session
+from server.handlers.context import Context
+from server.world.presence import Audience, Peer
+from server.world.session import Session
 
 Render = Callable[[str, str, Mode], str]
 """A recipient's line from (sender, text, recipient's mode): ``replies.says`` etc."""

@@ -10,8 +10,8 @@ from importlib import metadata
 from protocol import clip, replies
 from protocol.commands import help_lines
 from protocol.parser import ParsedCommand
-from server.context import Context
 from server.errors import Reply
+from server.handlers.context import Context
 
 
 def package_version() -> str:

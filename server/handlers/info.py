@@ -9,10 +9,10 @@ from zoneinfo import ZoneInfo
 from protocol import replies
 from protocol.arguments import WhoKind, WhoOrder, parse_who_filter
 from protocol.parser import ParsedCommand
-from server.context import Context
 from server.errors import Reply
+from server.handlers.context import Context
 from server.handlers.settings import timezone_or_reply
-from server.presence import WHO_END, Peer
+from server.world.presence import WHO_END, Peer
 
 
 def select(ctx: Context, args: tuple[str, ...]) -> list[Peer] | int:

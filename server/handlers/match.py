@@ -1,10 +1,10 @@
 """Match commands (§4.3-§4.11): invite, join, play, the cube, resign, leave, watch.
 
-The handlers parse their arguments and leave the rest to :mod:`server.match_lifecycle`
+The handlers parse their arguments and leave the rest to :mod:`server.tables.match_lifecycle`
 (invite, join, leave, watch) and, for a game action, to the rules core through
-:func:`server.match_lifecycle.play`; the core's refusals are mapped to FIBS's replies
-here. Boards come from the one renderer (:func:`server.match_lifecycle.send_board`).
-Other users are :class:`~server.presence.Peer` views of ``ctx.app.presence``, written to
+:func:`server.tables.match_lifecycle.play`; the core's refusals are mapped to FIBS's replies
+here. Boards come from the one renderer (:func:`server.tables.match_lifecycle.send_board`).
+Other users are :class:`~server.world.presence.Peer` views of ``ctx.app.presence``, written to
 only through it (kibitz, whisper).
 """
 
@@ -37,15 +37,15 @@ from protocol.arguments import (
 from protocol.game_record import last_game, oldmoves_lines
 from protocol.parser import ParsedCommand
 from protocol.replies import GameCommand, MoveErrorReason
-from server import match_lifecycle
 from server.config import RulesDefaults
-from server.context import Context
 from server.errors import Reply
 from server.handlers import valid
-from server.match_lifecycle import announced, players_of, send_board
-from server.matches import LiveMatch, watchers_at
-from server.presence import Peer
-from server.session import Session
+from server.handlers.context import Context
+from server.tables import match_lifecycle
+from server.tables.match_lifecycle import announced, players_of, send_board
+from server.tables.matches import LiveMatch, watchers_at
+from server.world.presence import Peer
+from server.world.session import Session
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ from db.repository import RATING_LIST_EXPERIENCE
 from protocol import replies
 from protocol.arguments import parse_ratings_query
 from protocol.parser import ParsedCommand
-from server.context import Context
 from server.errors import Reply
 from server.handlers import valid
+from server.handlers.context import Context
 
 TOP = 20
 """§4.14: ``ratings`` alone shows the top 20."""

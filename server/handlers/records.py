@@ -4,7 +4,7 @@
 ``export`` lists the caller's finished matches with their record ids; ``export <id>``
 sends one of them as the Jellyfish ``.mat`` text of :mod:`protocol.mat_export`, between two
 marker lines. Only the two players of a match may export it. ``dicetest`` reports every
-roll the server made since it started (:class:`server.dice_stats.DiceStats`).
+roll the server made since it started (:class:`server.tables.dice_stats.DiceStats`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from protocol import replies
 from protocol.arguments import parse_record_id
 from protocol.mat_export import snapshot_to_mat
 from protocol.parser import ParsedCommand
-from server.context import Context
 from server.errors import Reply
 from server.handlers import valid
+from server.handlers.context import Context
 
 EXPORT_LIST_LENGTH = 20
 """How many finished matches ``export`` lists (``last`` shows 20 lines too, §4.14)."""

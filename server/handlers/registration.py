@@ -3,7 +3,7 @@
 ``name`` is an ordinary command of the guest state. A good name moves the session into
 the password dialog: :attr:`SessionState.NEW_PASSWORD` and then
 :attr:`SessionState.RETYPE_PASSWORD`, whose next line dispatch hands to
-:func:`new_password` and :func:`retype_password` as typed (server/bindings.py). No
+:func:`new_password` and :func:`retype_password` as typed (server/handlers/bindings.py). No
 password, or a name taken meanwhile, goes back to the guest state.
 """
 
@@ -15,12 +15,12 @@ from protocol.arguments import LEAVE, name_form_problem, new_password_problem
 from protocol.commands import SessionState
 from protocol.parser import ParsedCommand
 from server.app import App
-from server.context import Context
 from server.errors import Reply
 from server.handlers.account import log_out
+from server.handlers.context import Context
 from server.login import complete_login
-from server.passwords import hash_password
-from server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, NewAccount
+from server.world.passwords import hash_password
+from server.world.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, NewAccount
 
 
 async def name_problem(app: App, name: str) -> str | None:

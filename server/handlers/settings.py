@@ -18,10 +18,10 @@ from protocol.arguments import (
     redoubles_shown,
 )
 from protocol.parser import ParsedCommand
-from server.context import Context
 from server.errors import Reply
 from server.handlers import valid
-from server.session import Session
+from server.handlers.context import Context
+from server.world.session import Session
 
 
 async def store(ctx: Context) -> None:

@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable
 from protocol import replies
 from protocol.parser import ParsedCommand
 from protocol.replies import SavedMark
-from server.context import Context
 from server.errors import Reply
+from server.handlers.context import Context
 from server.handlers.match import games_lines, watchers_lines
 from server.handlers.settings import zones
 

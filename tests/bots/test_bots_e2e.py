@@ -31,7 +31,7 @@ from typing import Any, cast
 
 import pytest
 
-import server.match_boards as match_boards
+import server.tables.match_boards as match_boards
 from backgammon.board import Colour, Position
 from backgammon.dice import Roll, SeededDice
 from backgammon.match import Match, Phase
@@ -271,7 +271,7 @@ class ServerState:
 class BoardRecorder:
     """Records, for every ``board:`` line the server renders, the server's state then.
 
-    The server renders every board in one module, ``server.match_boards``: it reads a
+    The server renders every board in one module, ``server.tables.match_boards``: it reads a
     state of the match with ``board_state(match, names)`` (once per state, right after
     the action that made it, inside the match's lock) and renders it with
     ``board_lines(state, colour, style)``; the recorder wraps both names there:

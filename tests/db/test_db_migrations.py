@@ -28,7 +28,7 @@ from db.engine import (
 from db.errors import MigrationError
 from db.models import Base
 from db.repository import Database
-from server.matches import LiveMatch
+from server.tables.matches import LiveMatch
 from tests.conftest import only_on
 from tests.server.random_match import random_action
 

@@ -12,9 +12,9 @@ import pytest
 from protocol import replies
 from server.app import App
 from server.config import Settings
-from server.passwords import ScryptCost, hash_password_sync
 from server.service import Service
-from server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES
+from server.world.passwords import ScryptCost, hash_password_sync
+from server.world.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES
 from tests.conftest import DbTarget
 
 TIMEOUT = 5.0

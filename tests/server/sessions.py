@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from backgammon.dice import ScriptedDice
 from protocol import replies
 from server.app import App
-from server.output import Payload
-from server.session import Session
+from server.doors.output import Payload
+from server.world.session import Session
 
 from .conftest import Connect, ScriptedClient, clip_login, make_user
 

@@ -1,5 +1,5 @@
 """Connections that have not logged in (issue 18 item 3): their time to log in, the caps
-in all and per address, the open-file limit and failing accepts (server/admission.py).
+in all and per address, the open-file limit and failing accepts (server/doors/admission.py).
 
 Time-outs run on a hand-driven clock (tests/server/fake_clock.py); the open-file limit
 and failing accepts on a real ``python -m server`` subprocess with a small limit.
@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from protocol import replies
-from server.admission import Networks, address_key
 from server.app import App
 from server.config import ConfigError, Settings, load
+from server.doors.admission import Networks, address_key
 from tests.conftest import DbTarget
 
 from .conftest import IAC_WONT_TTYPE, ScriptedClient, clip_login, make_user, running

@@ -1,12 +1,12 @@
-"""The command table and the handlers agree both ways (server/bindings.py)."""
+"""The command table and the handlers agree both ways (server/handlers/bindings.py)."""
 
 from __future__ import annotations
 
 import inspect
 
 from protocol.commands import COMMANDS, DIALOG, NOBODY, USER, SessionState
-from server.bindings import BINDINGS, DIALOGS, UNBOUND
-from server.session import Session
+from server.handlers.bindings import BINDINGS, DIALOGS, UNBOUND
+from server.world.session import Session
 
 from .sessions import RecordingOutput
 

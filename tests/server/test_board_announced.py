@@ -2,7 +2,7 @@
 being saved comes after that action's lines, never before them.
 
 An action changes the match in memory and sends its lines only once its save succeeded
-(``server.match_flow.run``). The save is held open here (the real save runs once the test
+(``server.tables.match_flow.run``). The save is held open here (the real save runs once the test
 lets it go) so that the other player's and a watcher's ``board`` arrive in the middle of
 it, as they can whenever the database is slower than the client who asks.
 """

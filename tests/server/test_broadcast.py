@@ -1,7 +1,7 @@
 """Broadcasts rendered and encoded once (docs/performance.md §3): the bytes every client
 receives are the ones it got when each recipient had its own telnetlib3 writes.
 
-* :class:`server.output.Payload` and :meth:`TelnetOutput.send_payload` against
+* :class:`server.doors.output.Payload` and :meth:`TelnetOutput.send_payload` against
   telnetlib3's own encoding and IAC escaping, on real connections in two encodings;
 * a login and a logout seen by CLIP and telnet users with ``notify`` on and off, and by
   a ``waitfor`` user, byte for byte;
@@ -22,12 +22,12 @@ from telnetlib3.stream_writer import TelnetWriter
 
 from backgammon.dice import SeededDice
 from protocol import replies
-from server import registry
 from server.app import App
 from server.config import Settings
-from server.output import Payload
-from server.session import Session
-from server.telnet import LineReader, TelnetOutput, bound_port, payload_bytes, start_server
+from server.doors.output import Payload
+from server.doors.telnet import LineReader, TelnetOutput, bound_port, payload_bytes, start_server
+from server.world import registry
+from server.world.session import Session
 
 from .conftest import IAC_WONT_TTYPE, TIMEOUT, Connect, ScriptedClient, clip_login, make_user
 from .match_driver import Player, play_out

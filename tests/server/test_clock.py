@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from server.connection import RateLimit
-from server.session import Session
+from server.world.session import Session
 
 from .fake_clock import FakeTimer
 from .sessions import RecordingOutput

@@ -28,8 +28,8 @@ from telnetlib3 import telopt
 from protocol import replies
 from server.app import App
 from server.config import Settings
-from server.output import TOO_LONG
-from server.telnet import LineReader, QuietTelnetServer, TelnetOutput
+from server.doors.output import TOO_LONG
+from server.doors.telnet import LineReader, QuietTelnetServer, TelnetOutput
 
 from .conftest import Connect
 from .sessions import login_all, online

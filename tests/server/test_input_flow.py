@@ -20,8 +20,8 @@ from backgammon.dice import ScriptedDice
 from protocol import replies
 from server.app import App
 from server.config import ConfigError, Settings, load
-from server.output import TOO_LONG
-from server.telnet import LineReader, effective_backlog, kernel_somaxconn
+from server.doors.output import TOO_LONG
+from server.doors.telnet import LineReader, effective_backlog, kernel_somaxconn
 from tests.conftest import DbTarget
 
 from .conftest import Connect, ScriptedClient, clip_login, serving
@@ -178,7 +178,7 @@ linux_only = pytest.mark.skipif(sys.platform != "linux", reason="reads Linux's T
 async def test_the_listen_backlog_is_the_configured_one(
     settings: Settings, db_target: DbTarget, backlog: int, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="server.telnet")
+    caplog.set_level(logging.INFO, logger="server.doors.telnet")
     expected = effective_backlog(backlog, kernel_somaxconn())
     async with serving(settings.replace(listen_backlog=backlog), db_target) as service:
         listener = service.listener

@@ -1,4 +1,4 @@
-"""Login throttling (issue 18 item 4, server/throttle.py): attempts counted per address and
+"""Login throttling (issue 18 item 4, server/doors/throttle.py): attempts counted per address and
 per account name before the password is checked, over real sockets on a hand-driven
 clock, so that "waits" means "is not answered until the clock is moved on"."""
 
@@ -11,13 +11,14 @@ from collections.abc import AsyncIterator
 import pytest
 
 from protocol import replies
-from server import login, passwords
-from server import throttle as throttle_module
+from server import login
 from server.app import App
 from server.config import Settings
-from server.passwords import ScryptCost
+from server.doors import throttle as throttle_module
+from server.doors.throttle import LoginThrottle
 from server.service import STOP_GRACE
-from server.throttle import LoginThrottle
+from server.world import passwords
+from server.world.passwords import ScryptCost
 from tests.conftest import DbTarget
 
 from .conftest import IAC_WONT_TTYPE, ScriptedClient, make_user, running, serving

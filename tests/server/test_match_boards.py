@@ -1,4 +1,4 @@
-"""The one board renderer (server/match_boards.py): a state is read once, each board of it
+"""The one board renderer (server/tables/match_boards.py): a state is read once, each board of it
 rendered once, and a new state is known by the match's version."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from backgammon.dice import SeededDice
 from backgammon.match import Match, MatchOptions
 from protocol.match_view import board_lines, board_state, perspective_of
-from server.matches import LiveMatch
+from server.tables.matches import LiveMatch
 
 NAMES = ("alice", "bob")
 

@@ -15,8 +15,8 @@ from protocol import replies
 from protocol.board_fibs import parse_board
 from server.app import App
 from server.config import Settings
-from server.matches import LiveMatch
 from server.service import Service
+from server.tables.matches import LiveMatch
 from tests.conftest import DbTarget
 
 from .conftest import Connect, ScriptedClient, clip_login

@@ -11,9 +11,9 @@ import pytest
 
 from backgammon.events import Event
 from protocol import replies
-from server import announce
 from server.app import App
 from server.config import Settings
+from server.tables import announce
 
 from .conftest import Connect, ScriptedClient, clip_login
 

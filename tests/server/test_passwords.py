@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from server import passwords
-from server.passwords import ScryptCost, hash_password, shutdown_hashing, verify_password
+from server.world import passwords
+from server.world.passwords import ScryptCost, hash_password, shutdown_hashing, verify_password
 
 CHEAP = ScryptCost(n=16, r=1, p=1)
 

@@ -1,4 +1,4 @@
-"""The contract of :class:`server.presence.Presence`, checked against every back end.
+"""The contract of :class:`server.world.presence.Presence`, checked against every back end.
 
 Each test runs once per implementation in :data:`WORLDS`: a :class:`World` builds the
 back end and logs users in on it (a bus back end spreads them over several nodes, and
@@ -19,11 +19,11 @@ import pytest
 
 from protocol import clip, replies
 from protocol.replies import Mode
+from server.doors.output import Payload
 from server.errors import Reply
-from server.output import Payload
-from server.presence import WHO_END, Audience, Presence
-from server.registry import LocalPresence
-from server.session import Session
+from server.world.presence import WHO_END, Audience, Presence
+from server.world.registry import LocalPresence
+from server.world.session import Session
 
 from .sessions import RecordingOutput
 

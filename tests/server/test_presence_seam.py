@@ -1,14 +1,14 @@
-"""Handlers reach other users only through the presence (server/presence.py).
+"""Handlers reach other users only through the presence (server/world/presence.py).
 
 A command writes its own replies to its own session (``ctx.session``, or a parameter
-typed :class:`~server.session.Session`: the modules the match commands call take the
+typed :class:`~server.world.session.Session`: the modules the match commands call take the
 caller's session so); every line to another user, every change of another user's state
 and every look-up of who is online goes through ``ctx.app.presence``. So a presence back
 end over a message bus (users on other server nodes) serves every handler unchanged.
-mypy checks the types (a :class:`~server.presence.Peer` has no ``send`` and its
+mypy checks the types (a :class:`~server.world.presence.Peer` has no ``send`` and its
 attributes are read-only, ``LiveMatch.watchers`` holds names); this checks what the
 types cannot: that no handler, nor a module they rely on, reaches the process's own
-session table (``app.registry``, server/registry.py) or writes to a session that is not
+session table (``app.registry``, server/world/registry.py) or writes to a session that is not
 the caller's.
 """
 
@@ -30,13 +30,13 @@ SEAM_USERS = [
     for name in (
         "login.py",
         "connection.py",
-        "match_lifecycle.py",
-        "match_flow.py",
-        "match_timers.py",
-        "match_boards.py",
-        "announce.py",
-        "settle.py",
-        "matches.py",
+        "tables/match_lifecycle.py",
+        "tables/match_flow.py",
+        "tables/match_timers.py",
+        "tables/match_boards.py",
+        "tables/announce.py",
+        "tables/settle.py",
+        "tables/matches.py",
     )
 ]
 """Modules outside the handlers that reach the others through the presence only."""
@@ -111,11 +111,18 @@ def problems(source: str, *, handler: bool = True) -> list[str]:
     tree = ast.parse(source)
     found: list[str] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module in ("server.registry", "server"):
-            if node.module == "server.registry" or any(a.name == "registry" for a in node.names):
-                found.append(f"line {node.lineno}: imports server.registry")
-        elif isinstance(node, ast.Import) and any(a.name == "server.registry" for a in node.names):
-            found.append(f"line {node.lineno}: imports server.registry")
+        if isinstance(node, ast.ImportFrom) and node.module in (
+            "server.world.registry",
+            "server.world",
+        ):
+            if node.module == "server.world.registry" or any(
+                a.name == "registry" for a in node.names
+            ):
+                found.append(f"line {node.lineno}: imports server.world.registry")
+        elif isinstance(node, ast.Import) and any(
+            a.name == "server.world.registry" for a in node.names
+        ):
+            found.append(f"line {node.lineno}: imports server.world.registry")
         elif isinstance(node, ast.Attribute) and node.attr == "registry":
             found.append(f"line {node.lineno}: reads .registry, not the presence")
     if not handler:
@@ -169,9 +176,9 @@ def test_the_exceptions_are_real_modules() -> None:
 @pytest.mark.parametrize(
     "source",
     [
-        "from server.registry import WHO_END",
-        "from server import registry",
-        "import server.registry",
+        "from server.world.registry import WHO_END",
+        "from server.world import registry",
+        "import server.world.registry",
         "def f(ctx):\n    return len(ctx.app.registry)",
         "async def tell(ctx, cmd):\n    target = ctx.app.presence.get('bob')\n"
         "    target.send('hi')",

@@ -10,8 +10,8 @@ import asyncio
 from protocol import replies
 from protocol.replies import Mode
 from server.config import Settings
-from server.registry import LocalPresence
-from server.session import Session
+from server.world.registry import LocalPresence
+from server.world.session import Session
 from tests.conftest import DbTarget
 
 from .conftest import ScriptedClient, make_user, running

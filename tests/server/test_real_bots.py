@@ -31,8 +31,8 @@ from protocol.board_view import BoardView
 from server import config
 from server.app import App
 from server.config import Settings
-from server.passwords import hash_password_sync
-from server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES
+from server.world.passwords import hash_password_sync
+from server.world.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES
 from tests.conftest import GNUBG_MISSING
 
 from .conftest import TEST_COST, Connect, clip_login

@@ -155,7 +155,7 @@ async def test_shutdown_on_a_signal(tmp_path: Path, signum: signal.Signals) -> N
     )
     db = await Database.open(database)
     try:
-        from server.passwords import hash_password_sync
+        from server.world.passwords import hash_password_sync
 
         await db.create_user("alice", hash_password_sync("secret", TEST_COST))
     finally:

@@ -23,7 +23,7 @@ from backgammon.match import Match, MatchOptions
 from backgammon.snapshot import match_from_json, match_to_json
 from db.records import SavedEvents, SavedMatch
 from db.repository import Database
-from server.matches import LiveMatch, MatchSave, whole_snapshot
+from server.tables.matches import LiveMatch, MatchSave, whole_snapshot
 from tests.conftest import DbTarget
 from tests.server.random_match import OPTIONS, random_action
 

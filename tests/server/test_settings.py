@@ -7,7 +7,7 @@ import pytest
 
 from protocol import clip, replies
 from server.app import App
-from server.session import DEFAULT_TOGGLES
+from server.world.session import DEFAULT_TOGGLES
 
 from .conftest import Connect, ScriptedClient, clip_login
 from .sessions import command, telnet_login, who_update_seen

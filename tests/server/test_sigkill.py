@@ -49,9 +49,9 @@ from db.repository import Database
 from protocol import replies
 from protocol.board_fibs import parse_board
 from protocol.mat_export import transcript_from_snapshot
-from server.matches import whole_snapshot
-from server.passwords import hash_password_sync
-from server.session import DEFAULT_TOGGLES
+from server.tables.matches import whole_snapshot
+from server.world.passwords import hash_password_sync
+from server.world.session import DEFAULT_TOGGLES
 from tests.conftest import PG_URL_VARIABLE, postgres_database, terminate_backends
 
 from .conftest import IAC_WONT_TTYPE, TEST_COST, ScriptedClient

@@ -1,8 +1,8 @@
-"""The plain-input shortcut of :class:`server.telnet.QuietTelnetServer`: the reader gets
+"""The plain-input shortcut of :class:`server.doors.telnet.QuietTelnetServer`: the reader gets
 exactly what telnetlib3's own path gives it, whatever the bytes and however they are
 split into chunks, and the shortcut is taken for plain text (docs/performance.md §10).
 
-And the guard of every fast path of server/telnet.py: the installed telnetlib3 is one of
+And the guard of every fast path of server/doors/telnet.py: the installed telnetlib3 is one of
 the pinned versions and has each internal they use (:data:`TELNETLIB3_INTERNALS`)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from telnetlib3.server_base import BaseServer
 
-from server.telnet import (
+from server.doors.telnet import (
     READER_FACTORY_KEYWORD,
     TELNETLIB3_INTERNALS,
     TELNETLIB3_VERSIONS,
@@ -170,7 +170,7 @@ async def test_a_connection_lost_before_its_negotiation_began_logs_nothing() -> 
         loop.set_exception_handler(None)
 
 
-# -- the guard: the telnetlib3 internals server/telnet.py relies on ------------------------
+# -- the guard: the telnetlib3 internals server/doors/telnet.py relies on ------------------------
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -231,7 +231,7 @@ async def test_every_telnetlib3_internal_used_is_there() -> None:
 
 
 def _telnetlib3_attribute(owner: Any, name: str) -> Any:
-    """``owner.name`` as telnetlib3 defines it: a method that server/telnet.py overrides
+    """``owner.name`` as telnetlib3 defines it: a method that server/doors/telnet.py overrides
     is checked in the telnetlib3 class it overrides (bound to ``owner``)."""
     for cls in type(owner).__mro__:
         found = vars(cls).get(name)

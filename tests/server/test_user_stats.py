@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from protocol.replies import HourUsers
-from server.user_stats import UsersByHour
+from server.world.user_stats import UsersByHour
 
 DAY = 86_400.0
 H = 3_600.0

@@ -22,9 +22,8 @@ import pytest
 from protocol import replies
 from server.app import App
 from server.config import ConfigError, Settings, load
-from server.output import TOO_LONG, Payload
-from server.service import Service
-from server.web import (
+from server.doors.output import TOO_LONG, Payload
+from server.doors.web import (
     PAYLOAD_FORM,
     SECURITY_HEADERS,
     WS_PATH,
@@ -35,6 +34,7 @@ from server.web import (
     split_message,
     text_frame,
 )
+from server.service import Service
 from tests.conftest import DbTarget
 
 from .conftest import Connect, clip_login, make_user

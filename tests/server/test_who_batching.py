@@ -13,11 +13,11 @@ import pytest
 from backgammon.dice import ScriptedDice
 from protocol import clip, replies
 from protocol.replies import Mode
-from server import registry
 from server.app import App
 from server.config import ConfigError, load
-from server.registry import LocalPresence
-from server.session import Session
+from server.world import registry
+from server.world.registry import LocalPresence
+from server.world.session import Session
 
 from .conftest import Connect, ScriptedClient, clip_login, make_user
 from .sessions import RecordingOutput, login_all, online, who_update_seen

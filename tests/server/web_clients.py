@@ -13,8 +13,8 @@ import aiohttp
 from protocol import replies
 from server.app import App
 from server.config import Settings
+from server.doors.web import WS_PATH
 from server.service import Service
-from server.web import WS_PATH
 from tests.conftest import DbTarget
 
 from .conftest import TIMEOUT, make_user, serving

@@ -2,22 +2,22 @@
 
 It serves the page (``server/static/``) and a WebSocket endpoint, :data:`WS_PATH`, that
 carries CLIP lines, one line per message in both directions, through the same
-:data:`~server.output.Shell` as a telnet connection: the login dialog, the command
+:data:`~server.doors.output.Shell` as a telnet connection: the login dialog, the command
 loop, its rate limit, its login throttling and every handler are the telnet ones. The
-endpoint implements the transport seam of :mod:`server.output`:
+endpoint implements the transport seam of :mod:`server.doors.output`:
 
-* :class:`WebLines` (a :class:`~server.output.LineSource`): each text message is one
+* :class:`WebLines` (a :class:`~server.doors.output.LineSource`): each text message is one
   line (a message holding line ends is split into its lines, a trailing line end
   dropped); control characters other than tab are removed, a line over
-  ``[limits] max_line_length`` is reported as :data:`~server.output.TOO_LONG`, a
+  ``[limits] max_line_length`` is reported as :data:`~server.doors.output.TOO_LONG`, a
   message over ``[limits] max_unread_input`` closes the connection (aiohttp's
   ``max_msg_size``). A client that sends faster than its lines are taken is held back
   by TCP: the next message is read only when the last line was taken, and aiohttp's
   reader pauses the socket when its own queue is full.
-* :class:`WebOutput` (an :class:`~server.output.Output`): each line, and each prompt,
+* :class:`WebOutput` (an :class:`~server.doors.output.Output`): each line, and each prompt,
   is one text message. The frames are written straight to the connection's transport
   (a server's frames are unmasked, and no compression is negotiated), so a write never
-  awaits, a broadcast's frames are made once per :class:`~server.output.Payload` and
+  awaits, a broadcast's frames are made once per :class:`~server.doors.output.Payload` and
   shared by every web recipient, and a client that stops reading is aborted when its
   unsent output passes ``[limits] write_buffer_limit``, as on telnet.
 
@@ -43,7 +43,7 @@ from aiohttp import WSMsgType, web
 
 from protocol import replies
 from server.config import Settings
-from server.output import TOO_LONG, LineQueue, Payload, Shell
+from server.doors.output import TOO_LONG, LineQueue, Payload, Shell
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ FRAME_HEADERS: Final = ("!BB", "!BBH", "!BBQ")
 """The ``struct`` formats of a frame's header: with a 7-bit, 16-bit and 64-bit length
 (RFC 6455 §5.2)."""
 PAYLOAD_FORM: Final = ("websocket",)
-"""The key of this transport's bytes in a :class:`~server.output.Payload`."""
+"""The key of this transport's bytes in a :class:`~server.doors.output.Payload`."""
 CLOSE_NORMAL: Final = struct.pack(FRAME_HEADERS[1], 0x88, 2, 1000)
 """A WebSocket close frame, code 1000 (RFC 6455 §5.5.1): :meth:`WebOutput.close`."""
 
@@ -126,7 +126,7 @@ def split_message(text: str, max_len: int) -> list[str]:
 
 
 class WebLines:
-    """Command lines from a WebSocket (a :class:`server.output.LineSource`)."""
+    """Command lines from a WebSocket (a :class:`server.doors.output.LineSource`)."""
 
     def __init__(self, ws: web.WebSocketResponse, *, max_len: int) -> None:
         self._ws = ws
@@ -161,7 +161,7 @@ class WebLines:
 
 
 class WebOutput:
-    """Lines and prompts to one WebSocket (a :class:`server.output.Output`), each a text
+    """Lines and prompts to one WebSocket (a :class:`server.doors.output.Output`), each a text
     message, written to the transport at once."""
 
     def __init__(self, transport: asyncio.Transport, host: str, *, buffer_limit: int) -> None:

@@ -8,18 +8,18 @@ Every player action goes through :func:`run`. Under the match's lock it
    who cannot or does not want to double, plays forced moves and greedy bear-offs when
    asked, §4.5), until a player must decide (:func:`follow_up`);
 3. **settles** what the events change besides the match: dice statistics, the rating
-   of a finished match (:mod:`server.settle`);
-4. renders what each player and watcher is told (:mod:`server.announce`, which only
+   of a finished match (:mod:`server.tables.settle`);
+4. renders what each player and watcher is told (:mod:`server.tables.announce`, which only
    reads; rendered before the save so that the lines go to the table as it was when
    the action happened), then **saves** the match, or the finished match with its
    ratings, and only once that succeeded gives the players their new ratings;
 5. and then **sends** the lines, through the presence (players and watchers may be on
    other nodes): nothing is announced that is not durable. A board or pip count asked
    for meanwhile waits for the lock and comes after these lines
-   (:func:`server.match_lifecycle.announced`, D197).
+   (:func:`server.tables.match_lifecycle.announced`, D197).
 
 Starting, resuming and leaving a match, and what happens after an action (the clock,
-the match leaving the table) are :mod:`server.match_lifecycle`'s.
+the match leaving the table) are :mod:`server.tables.match_lifecycle`'s.
 """
 
 from __future__ import annotations
@@ -35,12 +35,12 @@ from backgammon.match import Match, Phase
 from backgammon.moves import Play
 from backgammon.notation import format_move
 from protocol import replies
-from server.announce import Batch, Moment, Notice, Outbox, Told, announce, seated
 from server.app import App
-from server.matches import LiveMatch
-from server.output import Payload
-from server.presence import Peer, Presence
-from server.settle import Settlement, apply_ratings, rating_updates, settle
+from server.doors.output import Payload
+from server.tables.announce import Batch, Moment, Notice, Outbox, Told, announce, seated
+from server.tables.matches import LiveMatch
+from server.tables.settle import Settlement, apply_ratings, rating_updates, settle
+from server.world.presence import Peer, Presence
 
 
 @dataclass
@@ -219,7 +219,7 @@ async def save(app: App, live: LiveMatch, settlement: Settlement) -> None:
 
 
 def send(presence: Presence, outbox: Outbox) -> None:
-    """One write per recipient (:meth:`~server.presence.Presence.send_payload`).
+    """One write per recipient (:meth:`~server.world.presence.Presence.send_payload`).
     Recipients with exactly the same lines (everyone with ``toggle report`` who gets
     only a match's end report) share one rendered :class:`Payload`, encoded once
     (docs/performance.md §3)."""

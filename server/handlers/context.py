@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from server.app import App
-from server.session import Session
+from server.world.session import Session
 
 
 @dataclass

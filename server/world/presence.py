@@ -10,8 +10,8 @@ players of a match), and a second login replacing the first (§1.4).
 Handlers see other users only as :class:`Peer` views and write to them only through a
 presence (``tests/server/test_presence_seam.py`` checks it): so a second implementation
 can serve users on other server nodes, over a message bus, without touching a handler.
-The in-process implementation is :class:`server.registry.LocalPresence` (one node, every
-user in this process). The caller's own :class:`~server.session.Session` stays the
+The in-process implementation is :class:`server.world.registry.LocalPresence` (one node, every
+user in this process). The caller's own :class:`~server.world.session.Session` stays the
 caller's: its own replies are written to it directly.
 
 A back end must keep these guarantees (``tests/server/test_presence_contract.py`` checks
@@ -58,8 +58,8 @@ from typing import Protocol
 from db.records import UserSettings
 from protocol import clip
 from protocol.replies import HourUsers, Mode
-from server.output import Payload
-from server.session import Session
+from server.doors.output import Payload
+from server.world.session import Session
 
 WHO_END = clip.WhoInfoEnd().format()
 """CLIP 6, the end of a who list (``who``, ``rawwho``, the login who list) or of one
@@ -73,7 +73,7 @@ each client mode (rendered once per mode)."""
 class Peer(Protocol):
     """What a command may read of another online user (read-only).
 
-    In-process this is the user's :class:`~server.session.Session`; over a bus, a view
+    In-process this is the user's :class:`~server.world.session.Session`; over a bus, a view
     of a remote user's state. A peer is also the address of its user for the
     :class:`Presence` methods that write to or change them: pass back only peers the same
     presence returned.

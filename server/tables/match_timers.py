@@ -15,12 +15,12 @@ from backgammon.board import Player
 from protocol import replies
 from server.app import App
 from server.clock import Alarm
-from server.matches import LiveMatch
+from server.tables.matches import LiveMatch
 
 
 class Clock:
     """One match's reminder and time-out for whoever must act (D55): the
-    :class:`server.matches.MatchClock` of a :class:`~server.matches.LiveMatch`."""
+    :class:`server.tables.matches.MatchClock` of a :class:`~server.tables.matches.LiveMatch`."""
 
     def __init__(self, app: App, live: LiveMatch) -> None:
         self._app = app

@@ -1,12 +1,12 @@
 """Settling one match action: what its events change besides the match itself.
 
-An action's events (the player's and the server's follow-up steps, :mod:`server.match_flow`)
+An action's events (the player's and the server's follow-up steps, :mod:`server.tables.match_flow`)
 are settled before the match is saved: the dice rolled are counted for ``dicetest``, a
 game's end clears the ``join`` marks of the game before, and a match's end is rated.
 The rating is computed here and stored with the finished match (:func:`rating_updates`);
 the players take their new ratings (through the presence) only once that save succeeded
 (:func:`apply_ratings`), so a failed save changes no one's rating. Announcing
-(:mod:`server.announce`) reads the :class:`Settlement` and changes nothing.
+(:mod:`server.tables.announce`) reads the :class:`Settlement` and changes nothing.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from backgammon.match import Phase
 from backgammon.rating import INITIAL_RATING, RatingChange, rate_match
 from db.records import RatingUpdate
 from server.app import App
-from server.matches import LiveMatch
-from server.presence import Peer, Presence
+from server.tables.matches import LiveMatch
+from server.world.presence import Peer, Presence
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +97,7 @@ def apply_ratings(
     presence: Presence, settlement: Settlement, players: Iterable[Peer | None]
 ) -> None:
     """The ``players`` still at the table take their new ratings (after the save
-    succeeded, :meth:`~server.presence.Presence.set_rating`); None stands for a player
+    succeeded, :meth:`~server.world.presence.Presence.set_rating`); None stands for a player
     who left."""
     rated = settlement.rated
     if rated is None:

@@ -24,8 +24,8 @@ from backgammon.match import Match, MatchOptions
 from backgammon.snapshot import match_from_json, match_to_json_text
 from db.records import SavedEvents, SavedMatch
 from server.config import RulesDefaults
-from server.match_boards import BoardFrame, MatchBoards
-from server.presence import Peer, Presence
+from server.tables.match_boards import BoardFrame, MatchBoards
+from server.world.presence import Peer, Presence
 
 WHOLE_SNAPSHOT_VERSION = 1
 """The version of the whole match in one text (:meth:`LiveMatch.snapshot`: the names, the
@@ -74,7 +74,7 @@ class MatchSave:
 
 
 class MatchClock(Protocol):
-    """A running match's reminder and time-out (D55; :mod:`server.match_timers`)."""
+    """A running match's reminder and time-out (D55; :mod:`server.tables.match_timers`)."""
 
     def restart(self) -> None:
         """Start the time anew for whoever must act now."""

@@ -1,6 +1,6 @@
 """The telnet edge: the only module that imports telnetlib3.
 
-It implements the transport seam of :mod:`server.output` over telnet. It starts the
+It implements the transport seam of :mod:`server.doors.output` over telnet. It starts the
 listening server with every telnetlib3 default set explicitly
 (shared/docs/architecture.md, "telnetlib3: defaults and pitfalls") and the configured
 listen backlog, turns the byte stream into clean command lines (:class:`LineReader`: CR
@@ -24,7 +24,7 @@ handling of a client's command ends at that command (:class:`GuardedWriter`). A 
 that fails all the same closes that connection alone (:class:`TelnetOutput`).
 
 A broadcast (a login's CLIP 7 and who update to thousands of users) renders its lines
-once into a :class:`~server.output.Payload`, which :func:`payload_bytes` encodes and
+once into a :class:`~server.doors.output.Payload`, which :func:`payload_bytes` encodes and
 IAC-escapes once per encoding in use; :meth:`TelnetOutput.send_payload` then hands those
 bytes to each recipient's transport: the same bytes as :meth:`TelnetOutput.send`, without
 a telnetlib3 write (encoding, escaping) per recipient (docs/performance.md §3).
@@ -57,7 +57,7 @@ from telnetlib3.telopt import ECHO, MCCP2_COMPRESS, MCCP3_COMPRESS, WILL, WONT, 
 
 from protocol import replies
 from server.config import Settings
-from server.output import TOO_LONG, LineQueue, Payload, crlf_lines
+from server.doors.output import TOO_LONG, LineQueue, Payload, crlf_lines
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +84,9 @@ control character that its simulated special-character table names)."""
 _PLAIN_INPUT: Final = re.compile(b"[" + re.escape(_PLAIN_BYTES) + b"]*")
 
 TelnetShell = Callable[["LineReader", "TelnetOutput"], Awaitable[None]]
-"""What serves one telnet connection: any :data:`server.output.Shell` (it takes these
-two as the seam's :class:`~server.output.LineSource` and :class:`~server.output.Output`)."""
+"""What serves one telnet connection: any :data:`server.doors.output.Shell` (it takes these
+two as the seam's :class:`~server.doors.output.LineSource` and
+:class:`~server.doors.output.Output`)."""
 
 
 class FlowReader(TelnetReaderUnicode):
@@ -440,7 +441,7 @@ WRITER_FACTORY_KEYWORD: Final = "writer_factory_encoding"
 
 
 class LineReader:
-    """Clean command lines from a telnetlib3 reader (a :class:`server.output.LineSource`):
+    """Clean command lines from a telnetlib3 reader (a :class:`server.doors.output.LineSource`):
     no terminators, ``None`` at EOF.
 
     A line longer than ``max_len`` is dropped up to its end and reported once as
@@ -521,7 +522,7 @@ def payload_bytes(payload: Payload, encoding: str, errors: str) -> bytes:
 
 
 class TelnetOutput:
-    """Lines and prompts to one connection (a :class:`server.output.Output`); never
+    """Lines and prompts to one connection (a :class:`server.doors.output.Output`); never
     awaits another user's socket.
 
     :meth:`send` writes at once and checks the transport's write buffer: a client that

@@ -2,13 +2,13 @@
 
 The match commands of :mod:`server.handlers.match` parse their arguments and call these;
 each says what it refuses by raising :class:`server.errors.Reply`. Every action on a
-running match goes through :func:`play` (:func:`server.match_flow.run`, then the clock
+running match goes through :func:`play` (:func:`server.tables.match_flow.run`, then the clock
 restarts or the finished match leaves the table). Watching a player is here too: a
 watcher joins and leaves a table like the players do (§4.11).
 
-The caller's own :class:`~server.session.Session` (``session``) hears its replies
+The caller's own :class:`~server.world.session.Session` (``session``) hears its replies
 directly; every other user (the invitee, the inviter, the opponent, the watchers) is a
-:class:`~server.presence.Peer` of ``app.presence``, reached and changed only through it
+:class:`~server.world.presence.Peer` of ``app.presence``, reached and changed only through it
 (``tests/server/test_presence_seam.py``), so they may be on another node.
 """
 
@@ -22,14 +22,14 @@ from backgammon.events import CubeOffered, CubeRedoubled, Event, ResignationOffe
 from backgammon.match import Match, MatchOptionsError, Phase
 from db.records import SavedMatch
 from protocol import replies
-from server import match_flow
 from server.app import App
 from server.config import RulesDefaults
 from server.errors import Reply
-from server.match_timers import stop_the_clock, watch_the_clock
-from server.matches import Invitation, LiveMatch, match_options, watchers_at
-from server.presence import Audience, Peer
-from server.session import Session
+from server.tables import match_flow
+from server.tables.match_timers import stop_the_clock, watch_the_clock
+from server.tables.matches import Invitation, LiveMatch, match_options, watchers_at
+from server.world.presence import Audience, Peer
+from server.world.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -306,7 +306,7 @@ async def join_next_game(app: App, session: Session) -> None:
 async def play(
     app: App, live: LiveMatch, action: Callable[[], list[Event]], *, resumed: bool = False
 ) -> None:
-    """Run one action (:func:`server.match_flow.run`); then the finished match leaves the
+    """Run one action (:func:`server.tables.match_flow.run`); then the finished match leaves the
     table, or the clock starts for whoever must act next.
 
     :raises backgammon.errors.BackgammonError: the action is refused; nothing changed.
@@ -471,7 +471,7 @@ async def announced(app: App, name: str) -> LiveMatch | None:
     """``name``'s running match as its players have been told it (None: no match).
 
     An action changes the match in memory, awaits its save under the match's lock and
-    only then sends its lines (:func:`server.match_flow.run`): a board or pip count read
+    only then sends its lines (:func:`server.tables.match_flow.run`): a board or pip count read
     during that save would show what nobody has been told yet, a roll before its
     ``You roll`` (GammonBot acts on such a board before the lines that lead to it). FIBS
     handles one command at a time and sends an action's lines at once, so a board always
@@ -487,6 +487,6 @@ async def announced(app: App, name: str) -> LiveMatch | None:
 
 def send_board(session: Session, live: LiveMatch, name: str, *, you: bool) -> None:
     """``session``'s board of ``live`` now, seen from ``name``'s side; ``you``: the viewer
-    is that player (the one renderer: :meth:`server.match_boards.BoardFrame.lines`)."""
+    is that player (the one renderer: :meth:`server.tables.match_boards.BoardFrame.lines`)."""
     frame = live.board_frame()
     session.send_lines(frame.lines(live.player_of(name), session.settings.boardstyle, you=you))

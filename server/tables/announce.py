@@ -3,9 +3,9 @@
 :func:`announce` renders an action's events (and the server's notices between them) in
 the FIBS words of §4, with a board in each receiver's board style where the spec sends
 one. It only reads: the match as each batch of events left it (a :class:`Moment`,
-taken by :mod:`server.match_flow` right after the batch), the settled rating
-(:class:`server.settle.Settlement`) and who is at the table, looked up through the
-presence (the players and watchers are :class:`~server.presence.Peer` views: they may be
+taken by :mod:`server.tables.match_flow` right after the batch), the settled rating
+(:class:`server.tables.settle.Settlement`) and who is at the table, looked up through the
+presence (the players and watchers are :class:`~server.world.presence.Peer` views: they may be
 on other nodes); it changes no state and sends nothing. The lines are sent by the flow,
 through the presence, once the action is stored.
 
@@ -46,10 +46,10 @@ from backgammon.rating import RatingChange
 from protocol import replies
 from protocol.game_record import last_game, oldmoves_lines
 from server.app import App
-from server.match_boards import BoardFrame
-from server.matches import LiveMatch, watchers_at
-from server.presence import Peer
-from server.settle import Settlement
+from server.tables.match_boards import BoardFrame
+from server.tables.matches import LiveMatch, watchers_at
+from server.tables.settle import Settlement
+from server.world.presence import Peer
 
 
 @dataclass

@@ -20,7 +20,7 @@ from protocol.clip import OwnInfo, WhoInfo
 from protocol.commands import DIALOG, SessionState
 from protocol.parser import ParsedCommand
 from protocol.replies import Mode
-from server.output import Output, Payload
+from server.doors.output import Output, Payload
 
 log = logging.getLogger(__name__)
 
@@ -103,13 +103,13 @@ class Session:
     """Until a user logs in: when (:attr:`monotonic`) the connection's time to log in,
     or as a guest to register, runs out (D231); None: no limit."""
     pre_login: bool = False
-    """Counted among the connections that have not logged in (server/admission.py)."""
+    """Counted among the connections that have not logged in (server/doors/admission.py)."""
     logout_text: Callable[[str], str] = replies.drops_connection
     """How others hear that this session ended (§1.8: logs out / drops connection / timed out)."""
     before_write: Callable[[Session], None] | None = field(default=None, repr=False)
     """Called with this session before anything is written to it: the registry's fence,
     which sends it pending status notices first when the line comes from a user whose
-    login it has not heard of yet (:meth:`server.registry.LocalPresence.fence`, D140)."""
+    login it has not heard of yet (:meth:`server.world.registry.LocalPresence.fence`, D140)."""
     write_failed: bool = field(default=False, repr=False)
     """A write to this session raised: its connection was aborted (:meth:`send`)."""
     _who_cache: _WhoLineParts | None = field(default=None, init=False, repr=False)
@@ -137,7 +137,7 @@ class Session:
 
     @property
     def host(self) -> str:
-        """Where the connection comes from (:class:`server.presence.Peer`)."""
+        """Where the connection comes from (:class:`server.world.presence.Peer`)."""
         return self.output.host
 
     def load_user(self, user: User) -> None:

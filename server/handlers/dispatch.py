@@ -25,9 +25,9 @@ from protocol.parser import (
     repeat,
     state_refusal,
 )
-from server.bindings import BINDINGS, DIALOGS
-from server.context import Context
 from server.errors import Reply
+from server.handlers.bindings import BINDINGS, DIALOGS
+from server.handlers.context import Context
 
 log = logging.getLogger(__name__)
 

@@ -1,13 +1,13 @@
 """The in-process presence (:class:`LocalPresence`): who is online in this server
 process, name completion, delivery to other sessions, and the broadcasts every status
-change causes. It implements :class:`server.presence.Presence` for a server that is one
+change causes. It implements :class:`server.world.presence.Presence` for a server that is one
 node; its contract is there.
 
 Broadcasts write to each recipient's output at once and never await anyone's
 socket: a slow reader is cut off by its own write-buffer limit instead.
 
 A broadcast renders each distinct set of lines once (per client mode and whatever
-else they depend on) and encodes it once (:class:`Broadcast`, :class:`server.output.Payload`);
+else they depend on) and encodes it once (:class:`Broadcast`, :class:`server.doors.output.Payload`);
 each recipient then gets one write of the same bytes it would have got line by line
 (docs/performance.md §3).
 
@@ -42,11 +42,11 @@ from typing import Generic, TypeVar
 from protocol import replies
 from protocol.replies import HourUsers, Mode
 from server.clock import LoopTimer, Timer
+from server.doors.output import Payload
 from server.errors import Reply
-from server.output import Payload
-from server.presence import WHO_END, Audience, Lines, Peer
-from server.session import Session
-from server.user_stats import UsersByHour
+from server.world.presence import WHO_END, Audience, Lines, Peer
+from server.world.session import Session
+from server.world.user_stats import UsersByHour
 
 K = TypeVar("K", bound=Hashable)
 
@@ -219,9 +219,9 @@ class _Delivery:
 
 class LocalPresence:
     """The logged-in sessions of this process by exact name: the presence of a server
-    that is a single node (:class:`server.presence.Presence`).
+    that is a single node (:class:`server.world.presence.Presence`).
 
-    A peer (:class:`server.presence.Peer`) is the user's own :class:`Session`; the
+    A peer (:class:`server.world.presence.Peer`) is the user's own :class:`Session`; the
     methods that take one write to it or change it directly.
     """
 

@@ -16,9 +16,9 @@ from protocol import replies
 from protocol.arguments import VISITOR
 from protocol.replies import Mode
 from server.app import App
-from server.output import Payload
-from server.presence import WHO_END
-from server.session import Session
+from server.doors.output import Payload
+from server.world.presence import WHO_END
+from server.world.session import Session
 
 _numbers = itertools.count(1)
 """The visitors' internal names are numbered in this process; never reused."""

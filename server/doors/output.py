@@ -1,8 +1,8 @@
 """The transport seam: what a connection must offer the server, whatever carries it.
 
 The server reads command lines from a :class:`LineSource` and writes lines and prompts
-to an :class:`Output`; neither knows of telnet. :mod:`server.telnet` implements both over
-telnetlib3 (:class:`~server.telnet.LineReader`, :class:`~server.telnet.TelnetOutput`); a
+to an :class:`Output`; neither knows of telnet. :mod:`server.doors.telnet` implements both over
+telnetlib3 (:class:`~server.doors.telnet.LineReader`, :class:`~server.doors.telnet.TelnetOutput`); a
 WebSocket connection implements the same two and hands them to the same :data:`Shell`
 (:mod:`server.service` runs one shell per connection).
 
@@ -64,7 +64,7 @@ class Payload:
 class Output(Protocol):
     """Where a session's text goes: one connection's way out.
 
-    The contract every transport keeps (:class:`server.telnet.TelnetOutput` is the
+    The contract every transport keeps (:class:`server.doors.telnet.TelnetOutput` is the
     reference):
 
     * No method but :meth:`drain` awaits anything: a write is queued at once and never

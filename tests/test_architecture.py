@@ -303,6 +303,95 @@ def test_no_import_circles() -> None:
     assert not circles, "import circles:\n" + "\n".join(described)
 
 
+# -- the rooms of server/ --------------------------------------------------------------
+
+SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("server.config", "server.clock", "server.errors", "server.memory"),
+    ("server.doors",),
+    ("server.world",),
+    ("server.tables",),
+    ("server.app",),
+    ("server.login",),
+    ("server.handlers",),
+    ("server.connection",),
+    ("server.service",),
+    ("server.__main__",),
+)
+"""The rooms of ``server/``, lowest first (docs/architecture.md, "The import rule"): the
+ground (settings, the clock, ``Reply``, memory), the doors (the transport seam and what
+carries it), the world of users (the presence seam), the tables (running matches), the
+App that wires them, the login dialog, the handlers (dispatch and the commands), the
+connection loop, the service and the command line. A room is a sub-package or a top-level
+module; a module may import its own sub-package and the rooms below its own."""
+
+UPWARD: dict[tuple[str, str], str] = {
+    ("server.world.visitors", "server.app"): "a visitor enters with the App's presence, "
+    "settings and clock, as a login does",
+    **{
+        (f"server.tables.{name}", "server.app"): "a table module takes the App for the "
+        "presence, the database, the settings and the clocks until the table seam gives "
+        "the tables their own services (issue 33)"
+        for name in ("announce", "match_flow", "match_lifecycle", "match_timers", "settle")
+    },
+}
+"""Imports of a higher room that stay for now, each with why."""
+
+
+def _room(module: str) -> str | None:
+    """The room of a ``server`` module (:data:`SERVER_LAYERS`), None for ``server`` itself."""
+    parts = module.split(".")
+    if len(parts) > 2 and f"server.{parts[1]}" in _ROOMS:
+        return f"server.{parts[1]}"
+    return module if module in _ROOMS else None
+
+
+_ROOMS = {room: level for level, rooms in enumerate(SERVER_LAYERS) for room in rooms}
+
+
+def _upward_imports(graph: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """Each import of :data:`SERVER_LAYERS`' rooms that goes up or sideways, not allowed
+    by :data:`UPWARD`, as ``module imports target (file:line)``."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        room = _room(module)
+        if room is None:
+            continue
+        for target, where in sorted(targets.items()):
+            other = _room(target)
+            if other is None or other == room or (module, target) in UPWARD:
+                continue
+            if _ROOMS[other] >= _ROOMS[room]:
+                found.append(f"{module} imports {target} ({where})")
+    return found
+
+
+def test_every_server_module_has_a_room() -> None:
+    modules = [m for m in _import_graph() if m.startswith("server.")]
+    assert [m for m in modules if _room(m) is None] == []
+
+
+def test_the_rooms_of_server_import_downwards_only() -> None:
+    graph = _import_graph()
+    found = _upward_imports(graph)
+    assert not found, "upward imports in server/ (see SERVER_LAYERS):\n" + "\n".join(found)
+    stale = sorted(f"{a} -> {b}" for a, b in UPWARD if b not in graph.get(a, {}))
+    assert not stale, f"UPWARD entries no longer imported: {stale}"
+
+
+def test_the_room_rule_finds_an_upward_import() -> None:
+    graph = {
+        "server.doors.telnet": {"server.world.session": "telnet.py:1"},
+        "server.world.session": {"server.doors.output": "session.py:2"},
+        "server.tables.match_flow": {"server.app": "match_flow.py:3"},
+        "server.clock": {"server.config": "clock.py:4"},
+        "server.handlers.chat": {"server.handlers.context": "chat.py:5"},
+    }
+    assert _upward_imports(graph) == [
+        "server.clock imports server.config (clock.py:4)",
+        "server.doors.telnet imports server.world.session (telnet.py:1)",
+    ]
+
+
 # -- client-visible text in server/ ---------------------------------------------------
 
 OPERATOR_MODULES = {

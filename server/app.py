@@ -1,4 +1,4 @@
-"""The server's shared state: settings, database, clocks, who is online, the matches.
+"""The server's shared state: settings, database, clocks, who is online, the tables.
 
 One :class:`App` per server process. Connections get it through
 :class:`server.handlers.context.Context`; nothing else is global. Starting and stopping the
@@ -27,7 +27,8 @@ from server.doors.admission import (
 )
 from server.doors.throttle import LoginThrottle
 from server.tables.dice_stats import DiceStats
-from server.tables.matches import Invitation, LiveMatch
+from server.tables.local import LocalTables
+from server.tables.seam import Tables
 from server.world.passwords import ScryptCost, hash_password
 from server.world.presence import Presence
 from server.world.registry import LocalPresence
@@ -47,7 +48,12 @@ class App:
         timer: Timer | None = None,
         dice: Callable[[], DiceRoller] = SystemDice,
         coin: Callable[[], int] | None = None,
+        presence: Callable[[LocalPresence], Presence] | None = None,
+        tables: Callable[[LocalTables], Tables] | None = None,
     ):
+        """``presence`` and ``tables`` build the world's presence and tables around this
+        node's own (its sessions, its matches): a back end for several nodes wraps them.
+        None: this node is the whole world."""
         self.settings = settings
         self.db = db
         self.clock = clock
@@ -58,7 +64,7 @@ class App:
         """This process's logged-in sessions: only start and stop (:mod:`server.service`)
         use it, to reach every session of this process (and tests, to look inside);
         everything else reaches other users through :attr:`presence`."""
-        self.presence: Presence = self.registry
+        self.presence: Presence = self.registry if presence is None else presence(self.registry)
         """How a session reaches the others (:mod:`server.world.presence`): who is online,
         status notices, lines to other users. The same object as :attr:`registry` while
         the server is one node; a bus back end (several nodes) takes its place here.
@@ -88,10 +94,12 @@ class App:
         chooser = random.SystemRandom()
         self.coin = coin or (lambda: chooser.randint(0, 1))
         """Picks who plays O in a new match's first game (§3.2)."""
-        self.matches: dict[str, LiveMatch] = {}
-        """Running matches by each player's name."""
-        self.invitations: dict[str, Invitation] = {}
-        """The one outstanding invitation of each inviter (§4.3)."""
+        self.local_tables = LocalTables(self)
+        """This process's running matches and invitations: tests look inside; everything
+        else reaches them through :attr:`tables`."""
+        self.tables: Tables = self.local_tables if tables is None else tables(self.local_tables)
+        """The table seam (:mod:`server.tables.seam`): every handler asks the tables
+        through this one; an owner of tables on several nodes takes its place here."""
         self.stopping = False
         """True once :meth:`server.service.Service.stop` began: sessions then end without
         logout broadcasts."""

@@ -24,7 +24,6 @@ from server.doors.output import TOO_LONG, LineSource, Output
 from server.handlers.context import Context
 from server.handlers.dispatch import dispatch
 from server.login import admit_connection, leave_pre_login, login_dialog, reader_before_login
-from server.tables.match_lifecycle import session_ended
 from server.world.session import Session
 
 log = logging.getLogger(__name__)
@@ -261,10 +260,10 @@ async def end_session(app: App, session: Session) -> None:
     leave_pre_login(app, session)
     try:
         if session.visitor:  # D256: no logout to announce or store
-            await session_ended(app, session)
+            await app.tables.session_ended(session)
             app.presence.remove_visitor(session)
         elif session.logged_in:
-            await session_ended(app, session)
+            await app.tables.session_ended(session)
             app.presence.remove(session)
             if not session.replaced and not app.stopping:
                 app.presence.announce_logout(session)

@@ -16,9 +16,9 @@ def log_out(ctx: Context) -> None:
     """Say goodbye and close; cleanup tells the others ``logs out`` (§1.8)."""
     session = ctx.session
     session.logout_text = replies.logs_out
-    live = ctx.app.matches.get(session.name)
-    if live is not None:
-        session.send(replies.game_with_saved(live.opponent_of(session.name)))
+    opponent = ctx.app.tables.opponent_of(session.name)
+    if opponent is not None:
+        session.send(replies.game_with_saved(opponent))
     session.send_lines(replies.GOODBYE)
     session.output.close()
 

@@ -257,16 +257,7 @@ async def blind(ctx: Context, cmd: ParsedCommand) -> None:
     watcher = presence.get(name) if name is not None else None
     if watcher is None or watcher.watching is None:
         return
-    me = ctx.session.name
-    live = ctx.app.matches.get(me)
-    if watcher.watching != me and (live is None or watcher.watching not in live.names):
-        return
-    if live is not None:
-        live.watchers.discard(watcher.name)
-        other = presence.get(live.opponent_of(me))
-        if other is not None:
-            presence.send(other, replies.bans_from_watching(me, watcher.name))
-    presence.stop_watching(watcher, replies.bans_you(me))
+    ctx.app.tables.ban_watcher(ctx.session.name, watcher)
 
 
 # -- waitfor ------------------------------------------------------------------------------

@@ -87,7 +87,7 @@ async def who(ctx: Context, cmd: ParsedCommand) -> None:
             s.rating,
             s.experience,
             _minutes(wall - s.login_time),
-            _minutes(now - s.last_input),
+            _minutes(s.idle_seconds(now)),
             s.host,
             bot=s.is_bot,
         )
@@ -128,7 +128,7 @@ async def whois(ctx: Context, cmd: ParsedCommand) -> None:
             last_login=replies.whois_date(local_time(ctx, online.login_time)),
             host=online.host,
             online=True,
-            idle_seconds=max(int(ctx.app.timer.now() - online.last_input), 0),
+            idle_seconds=online.idle_seconds(),
             ready=online.toggles["ready"],
             watching=online.watching,
             playing=online.opponent,

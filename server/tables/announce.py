@@ -45,7 +45,7 @@ from backgammon.notation import format_move
 from backgammon.rating import RatingChange
 from protocol import replies
 from protocol.game_record import last_game, oldmoves_lines
-from server.app import App
+from server.tables.host import TableHost
 from server.tables.match_boards import BoardFrame
 from server.tables.matches import LiveMatch, watchers_at
 from server.tables.settle import Settlement
@@ -138,7 +138,7 @@ Told = Batch | Notice
 
 
 def announce(
-    app: App,
+    app: TableHost,
     live: LiveMatch,
     told: Iterable[Told],
     settlement: Settlement,
@@ -162,7 +162,7 @@ def announce(
     return outbox
 
 
-def seated(app: App, live: LiveMatch, index: Player) -> Peer | None:
+def seated(app: TableHost, live: LiveMatch, index: Player) -> Peer | None:
     """``live``'s player ``index`` while they sit at its table (the players the action's
     lines go to); None once they left it."""
     peer = app.presence.get(live.names[index])
@@ -173,7 +173,7 @@ def seated(app: App, live: LiveMatch, index: Player) -> Peer | None:
 class _Table:
     """Who is at the table and what one batch's lines go into."""
 
-    app: App
+    app: TableHost
     live: LiveMatch
     out: Outbox
     moment: Moment | None

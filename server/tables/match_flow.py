@@ -35,9 +35,9 @@ from backgammon.match import Match, Phase
 from backgammon.moves import Play
 from backgammon.notation import format_move
 from protocol import replies
-from server.app import App
 from server.doors.output import Payload
 from server.tables.announce import Batch, Moment, Notice, Outbox, Told, announce, seated
+from server.tables.host import TableHost
 from server.tables.matches import LiveMatch
 from server.tables.settle import Settlement, apply_ratings, rating_updates, settle
 from server.world.presence import Peer, Presence
@@ -47,7 +47,7 @@ from server.world.presence import Peer, Presence
 class Step:
     """One action as it goes: the batches of events and the notices, in order."""
 
-    app: App
+    app: TableHost
     live: LiveMatch
     told: list[Told] = field(default_factory=list)
     _seats: tuple[Peer | None, Peer | None] | None = None
@@ -82,18 +82,28 @@ class Step:
 
 
 async def run(
-    app: App, live: LiveMatch, action: Callable[[], list[Event]], *, resumed: bool = False
+    app: TableHost,
+    live: LiveMatch,
+    action: Callable[[], list[Event]],
+    *,
+    resumed: bool = False,
+    notice: tuple[Player, str] | None = None,
 ) -> None:
     """Do ``action`` (a bound core method), follow up, settle, save, then send.
 
     ``resumed``: the action is the resume of a saved match (see :func:`follow_up`).
+    ``notice``: a line for one player before the action's own, sent with them after the
+    save (``off``'s ``Bear off:``).
 
     :raises backgammon.errors.BackgammonError: the action is refused; nothing changed
         and nothing was sent.
     """
     step = Step(app, live)
     async with live.lock:
-        step.act(action())
+        events = action()
+        if notice is not None:
+            step.notice(*notice)
+        step.act(events)
         follow_up(step, resumed=resumed)
         settlement = settle(app, live, step.events())
         outbox = announce(app, live, step.told, settlement, step.seats())
@@ -174,7 +184,7 @@ def _automatic_play(match: Match, player: Peer) -> Play | None:
 # -- save ---------------------------------------------------------------------------------
 
 
-async def save(app: App, live: LiveMatch, settlement: Settlement) -> None:
+async def save(app: TableHost, live: LiveMatch, settlement: Settlement) -> None:
     """Store the match, or at its end the record, the ratings and the saved match's removal."""
     match = live.match
     db = app.db

@@ -22,10 +22,10 @@ from backgammon.events import CubeOffered, CubeRedoubled, Event, ResignationOffe
 from backgammon.match import Match, MatchOptionsError, Phase
 from db.records import SavedMatch
 from protocol import replies
-from server.app import App
 from server.config import RulesDefaults
 from server.errors import Reply
 from server.tables import match_flow
+from server.tables.host import TableHost
 from server.tables.match_timers import stop_the_clock, watch_the_clock
 from server.tables.matches import Invitation, LiveMatch, match_options, watchers_at
 from server.world.presence import Audience, Peer
@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 # -- invite (§4.3) ------------------------------------------------------------------------
 
 
-async def invitable(app: App, session: Session, target: Peer) -> SavedMatch | None:
+async def invitable(app: TableHost, session: Session, target: Peer) -> SavedMatch | None:
     """Check that ``session`` may invite ``target`` now; their saved match, if any."""
     if target.name == session.name:
         raise Reply(replies.CANT_INVITE_YOURSELF)
@@ -65,7 +65,7 @@ def resume_invitation(session: Session, target: Peer, saved: SavedMatch | None) 
 
 
 def new_invitation(
-    app: App,
+    app: TableHost,
     session: Session,
     target: Peer,
     length: int | None,
@@ -91,7 +91,7 @@ def new_invitation(
 
 
 def invite(
-    app: App, session: Session, target: Peer, invitation: Invitation, saved: SavedMatch | None
+    app: TableHost, session: Session, target: Peer, invitation: Invitation, saved: SavedMatch | None
 ) -> None:
     """Send ``invitation`` (§4.3): it replaces ``session``'s earlier one, and switches
     their ``ready`` flag on."""
@@ -121,7 +121,7 @@ def invite(
 # -- join: a new match, a resumed one, the next game (§4.3, §4.8, §4.9) ---------------------
 
 
-async def join(app: App, session: Session, name: str) -> None:
+async def join(app: TableHost, session: Session, name: str) -> None:
     """``session`` accepts ``name``'s invitation: the match starts or resumes."""
     if session.name in app.matches:
         raise Reply(replies.CANT_PLAY_TWO)
@@ -147,7 +147,7 @@ async def join(app: App, session: Session, name: str) -> None:
         await _start(app, inviter, session, invitation)
 
 
-async def _start(app: App, inviter: Peer, invitee: Session, invitation: Invitation) -> None:
+async def _start(app: TableHost, inviter: Peer, invitee: Session, invitation: Invitation) -> None:
     """A new match of ``inviter`` and ``invitee`` (the caller), as ``invitation`` says."""
     length = invitation.length
     if invitation.replaces_saved:
@@ -176,7 +176,7 @@ async def _start(app: App, inviter: Peer, invitee: Session, invitation: Invitati
     await play(app, live, match.start_game)
 
 
-async def _resume(app: App, inviter: Peer, invitee: Session) -> None:
+async def _resume(app: TableHost, inviter: Peer, invitee: Session) -> None:
     """The saved match of ``inviter`` and ``invitee`` (the caller) goes on."""
     saved = await app.db.load_match(inviter.name, invitee.name)
     try:
@@ -212,7 +212,7 @@ async def _resume(app: App, inviter: Peer, invitee: Session) -> None:
         _remind_to_move(app, live, mover)
 
 
-def _remind_to_move(app: App, live: LiveMatch, mover: int) -> None:
+def _remind_to_move(app: TableHost, live: LiveMatch, mover: int) -> None:
     """The player whose dice were out when the match was saved is told to move (D175):
     ``Please move <n> pieces.`` (BaldLies asks for its board on it), and in telnet mode
     which dice they had."""
@@ -254,7 +254,7 @@ def pending_offer(match: Match) -> list[Event]:
     return []
 
 
-def _begin(app: App, live: LiveMatch) -> bool:
+def _begin(app: TableHost, live: LiveMatch) -> bool:
     """Both players are now playing ``live``; watchers of either are attached.
 
     False (and nothing changed) when a player left or started another match while the
@@ -274,7 +274,7 @@ def _begin(app: App, live: LiveMatch) -> bool:
     return True
 
 
-def _report(app: App, live: LiveMatch, line: str) -> None:
+def _report(app: TableHost, live: LiveMatch, line: str) -> None:
     """A match start/resume line to users with ``report`` on and the players' watchers
     (the same line in both modes: encoded once, docs/performance.md §3)."""
     audience = Audience(
@@ -283,7 +283,7 @@ def _report(app: App, live: LiveMatch, line: str) -> None:
     app.presence.broadcast([line], audience)
 
 
-async def join_next_game(app: App, session: Session) -> None:
+async def join_next_game(app: TableHost, session: Session) -> None:
     """``join`` between games: the second player's join starts the next game (§4.8)."""
     live = app.matches.get(session.name)
     if live is None:
@@ -304,14 +304,19 @@ async def join_next_game(app: App, session: Session) -> None:
 
 
 async def play(
-    app: App, live: LiveMatch, action: Callable[[], list[Event]], *, resumed: bool = False
+    app: TableHost,
+    live: LiveMatch,
+    action: Callable[[], list[Event]],
+    *,
+    resumed: bool = False,
+    notice: tuple[int, str] | None = None,
 ) -> None:
-    """Run one action (:func:`server.tables.match_flow.run`); then the finished match leaves the
-    table, or the clock starts for whoever must act next.
+    """Run one action (:func:`server.tables.match_flow.run`, ``notice`` with it); then the
+    finished match leaves the table, or the clock starts for whoever must act next.
 
     :raises backgammon.errors.BackgammonError: the action is refused; nothing changed.
     """
-    await match_flow.run(app, live, action, resumed=resumed)
+    await match_flow.run(app, live, action, resumed=resumed, notice=notice)
     if live.match.phase is Phase.MATCH_OVER:
         finish(app, live)
     else:
@@ -321,7 +326,7 @@ async def play(
 # -- leaving (§4.9) ---------------------------------------------------------------------------
 
 
-async def leave(app: App, session: Session) -> None:
+async def leave(app: TableHost, session: Session) -> None:
     """``leave``: stop the match; it stays saved for a later ``invite`` + ``join``."""
     live = app.matches.get(session.name)
     if live is None:
@@ -337,7 +342,7 @@ async def leave(app: App, session: Session) -> None:
         app.presence.send(watcher, left)
 
 
-async def suspend(app: App, live: LiveMatch) -> None:
+async def suspend(app: TableHost, live: LiveMatch) -> None:
     """Stop a running match without ending it (leave, logout, drop, §4.9).
 
     Every action was stored when it happened, so the stored match is already the
@@ -348,7 +353,7 @@ async def suspend(app: App, live: LiveMatch) -> None:
         finish(app, live)
 
 
-async def session_ended(app: App, session: Session) -> None:
+async def session_ended(app: TableHost, session: Session) -> None:
     """A user left the server: save their match, tell the opponent and watchers (§4.9, §4.11)."""
     app.invitations.pop(session.name, None)
     reason = session.logout_text(session.name)
@@ -378,7 +383,7 @@ async def session_ended(app: App, session: Session) -> None:
             watched.watchers.discard(session.name)
 
 
-def finish(app: App, live: LiveMatch) -> None:
+def finish(app: TableHost, live: LiveMatch) -> None:
     """The match leaves the table: both players back in the lobby, everyone updated.
 
     The players and the watchers get their who updates (and any logout notice queued
@@ -403,7 +408,7 @@ def finish(app: App, live: LiveMatch) -> None:
 # -- watching (§4.11) -------------------------------------------------------------------------
 
 
-def stop_watching(app: App, session: Session, *, quiet: bool = False) -> None:
+def stop_watching(app: TableHost, session: Session, *, quiet: bool = False) -> None:
     """End ``session``'s watching and tell the watched players (§4.11)."""
     name = session.watching
     if name is None:
@@ -425,7 +430,7 @@ def stop_watching(app: App, session: Session, *, quiet: bool = False) -> None:
     presence.who_update(session)
 
 
-def watch(app: App, session: Session, name: str) -> None:
+def watch(app: TableHost, session: Session, name: str) -> None:
     """``session`` starts watching ``name`` and, when ``name`` plays, their match (§4.11):
     a watcher of someone else stops that first, and a player's ``blind`` keeps them out."""
     if session.name in app.matches:
@@ -462,12 +467,12 @@ def watch(app: App, session: Session, name: str) -> None:
     presence.who_update(session)
 
 
-def players_of(app: App, live: LiveMatch) -> list[Peer]:
+def players_of(app: TableHost, live: LiveMatch) -> list[Peer]:
     """``live``'s players who are logged in."""
     return [p for p in (app.presence.get(n) for n in live.names) if p is not None]
 
 
-async def announced(app: App, name: str) -> LiveMatch | None:
+async def announced(app: TableHost, name: str) -> LiveMatch | None:
     """``name``'s running match as its players have been told it (None: no match).
 
     An action changes the match in memory, awaits its save under the match's lock and

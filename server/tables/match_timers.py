@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from backgammon.board import Player
 from protocol import replies
-from server.app import App
 from server.clock import Alarm
+from server.tables.host import TableHost
 from server.tables.matches import LiveMatch
 
 
@@ -22,7 +22,7 @@ class Clock:
     """One match's reminder and time-out for whoever must act (D55): the
     :class:`server.tables.matches.MatchClock` of a :class:`~server.tables.matches.LiveMatch`."""
 
-    def __init__(self, app: App, live: LiveMatch) -> None:
+    def __init__(self, app: TableHost, live: LiveMatch) -> None:
         self._app = app
         self._live = live
         self._alarm = Alarm(app.timer, self._ring)
@@ -73,7 +73,7 @@ class Clock:
             presence.send(peer, replies.opponent_too_slow(slow, int(self._timeout)))
 
 
-def watch_the_clock(app: App, live: LiveMatch) -> None:
+def watch_the_clock(app: TableHost, live: LiveMatch) -> None:
     """Start the reminder and time-out for whoever must act in ``live`` now (D55).
 
     Restarted after every action; stopped (:func:`stop_the_clock`) when the match leaves

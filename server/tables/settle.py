@@ -19,7 +19,7 @@ from backgammon.events import DiceRolled, Event, GameWon, MatchWon, OpeningRoll
 from backgammon.match import Phase
 from backgammon.rating import INITIAL_RATING, RatingChange, rate_match
 from db.records import RatingUpdate
-from server.app import App
+from server.tables.host import TableHost
 from server.tables.matches import LiveMatch
 from server.world.presence import Peer, Presence
 
@@ -43,7 +43,7 @@ class Settlement:
     rated: RatedMatch | None = None
 
 
-def settle(app: App, live: LiveMatch, events: Iterable[Event]) -> Settlement:
+def settle(app: TableHost, live: LiveMatch, events: Iterable[Event]) -> Settlement:
     """Count the rolls of ``events`` (one action's), clear the ``join`` marks when a game
     ended, and rate the match when it ended (a limited match only)."""
     rated = None
@@ -60,7 +60,7 @@ def settle(app: App, live: LiveMatch, events: Iterable[Event]) -> Settlement:
     return Settlement(rated)
 
 
-def _rate(app: App, live: LiveMatch, winner: Player) -> RatedMatch | None:
+def _rate(app: TableHost, live: LiveMatch, winner: Player) -> RatedMatch | None:
     """The rating change of the match ``winner`` won, from the players' ratings now."""
     length = live.match.options.length
     if not length:
@@ -72,7 +72,7 @@ def _rate(app: App, live: LiveMatch, winner: Player) -> RatedMatch | None:
     return RatedMatch(change, live.names[winner], live.names[loser], w_exp, l_exp)
 
 
-def _rating_of(app: App, name: str) -> tuple[float, int]:
+def _rating_of(app: TableHost, name: str) -> tuple[float, int]:
     """``name``'s rating and experience as the presence has them (a player who left:
     the initial ones, as the rating of a player nobody knows)."""
     peer = app.presence.get(name)

@@ -141,10 +141,11 @@ class Peer(Protocol):
         """Unix time of the login."""
         ...
 
-    @property
-    def last_input(self) -> float:
-        """When the user sent their last line, on their node's monotonic timer
-        (``App.timer``, :class:`server.clock.Timer`)."""
+    def idle_seconds(self, now: float | None = None) -> int:
+        """Whole seconds since the user sent their last line: a duration, never another
+        node's clock reading. ``now``: one reading of this node's monotonic timer for a
+        whole list (every line of it read at one instant); a back end with users on
+        other nodes counts their idle time on their own node's timer."""
         ...
 
     @property

@@ -1,7 +1,7 @@
 """Watching without an account (D256): ``visitor!`` at the login prompt.
 
 A visitor's session goes through the same connection, dispatch and watch code as a
-user's. It has an internal name no account can have (``visitor!<n>``: ``!`` is in no
+user's. It has an internal name no account can have (``visitor!<16 hex digits>``: ``!`` is in no
 name), is in the presence's visitors (status notices and watched lines, no who list,
 no count of users), and dispatch reads it as :attr:`SessionState.VISITOR`, so only the
 commands that watch and look run; every other one answers one refusal line.
@@ -10,7 +10,7 @@ commands that watch and look run; every other one answers one refusal line.
 from __future__ import annotations
 
 import dataclasses
-import itertools
+import secrets
 
 from protocol import replies
 from protocol.arguments import VISITOR
@@ -20,8 +20,10 @@ from server.doors.output import Payload
 from server.world.presence import WHO_END
 from server.world.session import Session
 
-_numbers = itertools.count(1)
-"""The visitors' internal names are numbered in this process; never reused."""
+VISITOR_TOKEN_BYTES = 8
+"""Random bytes in a visitor's internal name: unique across every node of a world without
+asking the others (64 bits: n visitors online at once share a name with a chance of
+about n**2 / 2**65)."""
 
 
 def enter_as_visitor(app: App, session: Session, words: tuple[str, ...]) -> bool:
@@ -34,7 +36,7 @@ def enter_as_visitor(app: App, session: Session, words: tuple[str, ...]) -> bool
         session.output.close()
         return False
     session.visitor = True
-    session.name = f"{VISITOR}{next(_numbers)}"
+    session.name = f"{VISITOR}{secrets.token_hex(VISITOR_TOKEN_BYTES)}"
     if len(words) == 4:
         session.mode = Mode.CLIP
         session.client = words[1]

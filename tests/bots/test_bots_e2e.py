@@ -476,7 +476,7 @@ async def test_a_bot_invited_by_two_players_at_once_plays_both_matches(
             held.pause_reading()
             await alice.client.invite("bob", 1)
             await carol.client.invite("bob", 1)
-            while not {"alice", "carol"} <= app.invitations.keys():
+            while not {"alice", "carol"} <= app.local_tables.invitations.keys():
                 await asyncio.sleep(0.02)
             held.resume_reading()
             await finish(bots, tasks, 60.0)
@@ -620,7 +620,7 @@ async def test_every_board_the_bots_parse_is_the_servers_position(
     board is meant to show, even when one action sends several boards (a move, then the
     opponent's automatic roll). A bot's line is then looked up by its text (each
     line names its receiver's opponent and is rendered for one receiver). Looking at
-    ``app.matches[name].match`` when the line is *sent* would not do: an action's lines
+    ``app.local_tables.matches[name].match`` when the line is *sent* would not do: an action's lines
     are sent together once it is stored, after later steps of the same action.
 
     The bots double and answer at random, so the match (seeds chosen for it) has

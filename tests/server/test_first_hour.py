@@ -153,13 +153,13 @@ class Hour:
             await asyncio.sleep(QUIET / 4)
 
     def match(self) -> Match | None:
-        live = self.app.matches.get("alice")
+        live = self.app.local_tables.matches.get("alice")
         return live.match if live is not None else None
 
     async def play_turn(self) -> bool:
         """The player who must act rolls or makes the first legal play; False when the
         match is over or waits for something else (a double, a resignation, a join)."""
-        live = self.app.matches.get("alice")
+        live = self.app.local_tables.matches.get("alice")
         if live is None:
             return False
         match = live.match
@@ -240,7 +240,7 @@ async def test_first_hour(hour: Hour) -> None:
     await hour.step("alice", "invite bob 3")
     await hour.step("bob", "join alice")
     await hour.step("carol", "watch alice")
-    live = hour.app.matches["alice"]
+    live = hour.app.local_tables.matches["alice"]
     match = live.match
 
     # Game 1: a few turns, a move out of turn, a double taken.
@@ -272,7 +272,7 @@ async def test_first_hour(hour: Hour) -> None:
     await hour.step("carol", "board")
     await hour.step("bob", "resign normal")
     await hour.step("alice", "accept")
-    assert "alice" not in hour.app.matches
+    assert "alice" not in hour.app.local_tables.matches
     for name in ("carol", "bob", "alice"):
         await hour.step(name, "bye")
 

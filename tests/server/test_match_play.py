@@ -100,6 +100,6 @@ async def test_board_lines_agree_with_the_server(connect: Connect, app: App) -> 
     await _start(alice, bob, "1")
     await alice.expect(replies.player_joined("bob", 1))
     line = await alice.expect_prefix("board:")
-    live = app.matches["alice"]
+    live = app.local_tables.matches["alice"]
     view = parse_board(line)
     assert view.position(0) == live.match.position

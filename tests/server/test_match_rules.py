@@ -172,7 +172,7 @@ async def test_rejected_resignation_continues_without_a_board(connect: Connect, 
 async def test_refusals_during_play_change_nothing(connect: Connect, app: App) -> None:
     alice, bob = await start(connect, app, "3", (3, 1))
     await alice.expect(replies.YOUR_TURN_TO_MOVE)
-    snapshot = match_to_json(app.matches["alice"].match)
+    snapshot = match_to_json(app.local_tables.matches["alice"].match)
     await bob.send("move 1-4 1-2")
     await bob.expect(replies.NOT_YOUR_TURN_TO_MOVE)
     await bob.send("roll")
@@ -195,8 +195,8 @@ async def test_refusals_during_play_change_nothing(connect: Connect, app: App) -
     assert await alice.expect(replies.RESIGN_USAGE) == []
     await bob.send("beaver")
     await bob.expect(replies.REDOUBLES_ONLY_UNLIMITED)
-    assert match_to_json(app.matches["alice"].match)["phase"] in ("turn", "move")
-    assert snapshot["score"] == match_to_json(app.matches["alice"].match)["score"]
+    assert match_to_json(app.local_tables.matches["alice"].match)["phase"] in ("turn", "move")
+    assert snapshot["score"] == match_to_json(app.local_tables.matches["alice"].match)["score"]
 
 
 async def test_rules_chosen_with_invite(connect: Connect, app: App) -> None:
@@ -217,5 +217,5 @@ async def test_rules_chosen_with_invite(connect: Connect, app: App) -> None:
     assert await bob.line() == replies.match_rules_line(["holland", "cubelimit=8"])
     await bob.send("join alice")
     await bob.expect(replies.match_rules_line(["holland", "cubelimit=8"]))
-    options = app.matches["alice"].match.options
+    options = app.local_tables.matches["alice"].match.options
     assert options.holland and options.cube_limit == 8 and not options.jacoby

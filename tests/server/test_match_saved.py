@@ -105,7 +105,7 @@ async def test_drop_mid_turn_and_resume_with_the_same_dice(connect: Connect, app
     await bob.expect(replies.type_join("alice"))
     await bob.send("join alice")
     await bob.expect(replies.now_playing("alice", 5))
-    live = app.matches["alice"]
+    live = app.local_tables.matches["alice"]
     starter = live.match.turn
     mover, other = (alice, bob) if starter == 0 else (bob, alice)
     await until(mover, "board:")
@@ -120,7 +120,7 @@ async def test_drop_mid_turn_and_resume_with_the_same_dice(connect: Connect, app
     await again.expect(replies.toggle_message("ready", True))
     first, second = (again, other) if starter == 0 else (other, again)
     a_board, _ = await resume(first, second)
-    resumed = app.matches["alice"].match
+    resumed = app.local_tables.matches["alice"].match
     assert match_to_json(resumed)["position"] == before["position"]
     assert resumed.dice is not None and resumed.phase is Phase.MOVE
     view = parse_board(a_board)
@@ -149,7 +149,7 @@ async def test_resume_with_a_pending_double_offers_it_again(connect: Connect, ap
     await alice.expect(replies.you_accept_double(2))
     await bob.expect(replies.accepts_double("alice", 2))
     await play_out(Player(alice, "alice"), Player(bob, "bob"), limit=30)
-    assert "alice" not in app.matches
+    assert "alice" not in app.local_tables.matches
     assert await app.db.load_match("alice", "bob") is None
 
 
@@ -178,7 +178,7 @@ async def test_resume_with_a_pending_resignation_offers_it_again(
         await alice.expect(replies.rejects("bob"))
         await alice.send("board")  # no board comes by itself (D104): alice asks, as bots do
     await play_out(Player(alice, "alice"), Player(bob, "bob"), limit=30)
-    assert "alice" not in app.matches
+    assert "alice" not in app.local_tables.matches
 
 
 async def test_no_board_after_cant_move(connect: Connect, app: App) -> None:
@@ -254,7 +254,7 @@ async def test_no_roll_or_double_for_a_player_who_needs_one_point(
     await next_game(app, alice, bob, between_games((2, 1), game=2, crawford_played=True))
     # Colours swap: alice is O. Opening: alice 3, bob 1; alice moves 3-1.
     lines, _ = await until(alice, "board:")
-    assert app.matches["alice"].match.post_crawford
+    assert app.local_tables.matches["alice"].match.post_crawford
     await alice.send("move 8-5 6-5")
     await bob.expect(replies.ROLL_OR_DOUBLE)  # the trailer may double
     await bob.send("roll")
@@ -279,7 +279,7 @@ async def test_crawford_game_boards_and_the_refused_double(connect: Connect, app
     _, a_board = await until(alice, "board:")
     _, b_board = await until(bob, "board:")
     _, c_board = await until(carol, "board:")
-    live = app.matches["alice"]
+    live = app.local_tables.matches["alice"]
     assert live.match.crawford_game and live.match.o_player == 0
     assert flags(a_board) == (1, 3, 1, 0, 0, 1, 1, 1, 0, 2, 0, 0)
     assert flags(b_board) == (1, 0, 0, 3, 1, 1, 1, 1, 0, 0, 0, 0)
@@ -314,7 +314,7 @@ async def test_leave_and_restart_then_resume(
     await bob.expect(replies.type_join("alice"))
     await bob.send("join alice")
     await bob.expect(replies.now_playing("alice", 3))
-    live = app.matches["alice"]
+    live = app.local_tables.matches["alice"]
     mover = alice if live.match.turn == 0 else bob
     _, board = await until(mover, "board:")
     await move_first_play(mover, [board])
@@ -349,7 +349,7 @@ async def test_leave_and_restart_then_resume(
             await client.expect("Value of 'boardstyle' set to 3.")
         a_board, _ = await resume(clients[0], clients[1])
         assert parse_board(a_board).position(0) == position
-        assert restarted.app.matches["alice"].match.position == position
+        assert restarted.app.local_tables.matches["alice"].match.position == position
         for client in clients:
             await client.close()
     finally:
@@ -379,11 +379,11 @@ async def test_resignations_of_each_kind(
         await bob.expect(replies.you_accept_and_win(points))
         await alice.expect(replies.accepts_and_wins("bob", points))
         await alice.expect(replies.score_line(7, "alice", 0, "bob", points))
-        assert app.matches["alice"].match.score == [0, points]
+        assert app.local_tables.matches["alice"].match.score == [0, points]
     else:
         await bob.expect(replies.YOU_REJECT)
         await alice.expect(replies.rejects("bob"))
-        game = app.matches["alice"].match
+        game = app.local_tables.matches["alice"].match
         assert game.resignation is None and game.score == [0, 0] and game.to_act == 1
 
 
@@ -404,7 +404,7 @@ async def test_a_second_login_closes_the_first_and_saves_the_match(
     assert (await again.line()).startswith("1 alice ")
     assert await alice.closed()
     await bob.expect(replies.closed_old_connection("alice"))
-    assert "alice" not in app.matches
+    assert "alice" not in app.local_tables.matches
     assert await app.db.load_match("alice", "bob") is not None
     await again.expect("6")
     await again.send("rawwho alice")
@@ -416,7 +416,7 @@ async def _new_match_after(app: App, alice: ScriptedClient, bob: ScriptedClient)
     saved (its first board reached a player)."""
     await bob.send("join alice")
     await bob.expect(replies.now_playing("alice", 3))
-    live = app.matches["alice"]
+    live = app.local_tables.matches["alice"]
     mover = alice if live.match.turn == 0 else bob
     await until(mover, "board:")
     return live

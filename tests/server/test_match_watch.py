@@ -144,4 +144,8 @@ async def test_blinding_a_watcher_stops_the_watching(connect: Connect, app: App)
 
 def carol_is_not_watching(app: App) -> bool:
     carol = app.registry.get("carol")
-    return carol is not None and carol.watching is None and not app.matches["alice"].watchers
+    return (
+        carol is not None
+        and carol.watching is None
+        and not app.local_tables.matches["alice"].watchers
+    )

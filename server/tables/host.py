@@ -1,0 +1,84 @@
+"""What the tables run on: the services they use and the state they own.
+
+The table modules (:mod:`server.tables.match_lifecycle`, :mod:`server.tables.match_flow`,
+:mod:`server.tables.settle`, :mod:`server.tables.announce`,
+:mod:`server.tables.match_timers`) take a :class:`TableHost`, never the App: so the
+tables sit below the App that wires them (``SERVER_LAYERS`` in
+``tests/test_architecture.py``), and an owner of tables on another node needs only these
+services, not a whole process's state. :class:`server.tables.local.LocalTables` is the
+host of this process's tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from backgammon.dice import DiceRoller
+from db.repository import Database
+from server.clock import Timer
+from server.config import Settings
+from server.tables.dice_stats import DiceStats
+from server.tables.matches import Invitation, LiveMatch
+from server.world.presence import Presence
+
+
+class TableServices(Protocol):
+    """The services of the process that the tables use (the App keeps them)."""
+
+    @property
+    def presence(self) -> Presence:
+        """Who is online and the lines to them (:mod:`server.world.presence`)."""
+        ...
+
+    @property
+    def db(self) -> Database:
+        """Where every action is saved before it is announced."""
+        ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """Unix time (a match's start)."""
+        ...
+
+    @property
+    def timer(self) -> Timer:
+        """Monotonic time: the match clock (D55)."""
+        ...
+
+    @property
+    def dice(self) -> Callable[[], DiceRoller]:
+        """Makes the dice roller of each new or resumed match (seeded in tests)."""
+        ...
+
+    @property
+    def coin(self) -> Callable[[], int]:
+        """Picks who plays O in a new match's first game (§3.2)."""
+        ...
+
+    @property
+    def dice_stats(self) -> DiceStats:
+        """Every roll since the start, for ``dicetest``."""
+        ...
+
+    @property
+    def stopping(self) -> bool:
+        """The server is stopping: matches leave the table without status notices."""
+        ...
+
+
+class TableHost(TableServices, Protocol):
+    """The services, and the tables' own state: the running matches and invitations."""
+
+    @property
+    def matches(self) -> dict[str, LiveMatch]:
+        """Running matches by each player's name."""
+        ...
+
+    @property
+    def invitations(self) -> dict[str, Invitation]:
+        """The one outstanding invitation of each inviter (§4.3)."""
+        ...

@@ -1,0 +1,232 @@
+"""This process's tables: :class:`LocalTables`, the in-process owner behind the table seam.
+
+It owns the running matches and the invitations of one node, is the
+:class:`~server.tables.host.TableHost` the table modules run on (the process's services,
+forwarded, and that state), and implements :class:`server.tables.seam.Tables` by calling
+them: :mod:`server.tables.match_lifecycle` (invite, join, leave, watch),
+:mod:`server.tables.match_commands` (a game action) and the board renderer. Next: an
+owner of tables on several nodes, which keeps one of these for the tables of its own node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from backgammon.dice import DiceRoller
+from backgammon.errors import SnapshotError
+from db.records import SavedMatch
+from db.repository import Database
+from protocol import replies
+from protocol.game_record import last_game, oldmoves_lines
+from server.clock import Timer
+from server.config import Settings
+from server.errors import Reply
+from server.tables import match_commands, match_lifecycle
+from server.tables.dice_stats import DiceStats
+from server.tables.host import TableServices
+from server.tables.match_lifecycle import announced, players_of, send_board
+from server.tables.matches import Invitation, LiveMatch, watchers_at
+from server.tables.seam import GameSummary, MatchRequest, TableCommand
+from server.world.presence import Peer, Presence
+from server.world.session import Session
+
+
+class LocalTables:
+    """The tables of this process: every running match and invitation in it."""
+
+    def __init__(self, services: TableServices) -> None:
+        self._services = services
+        self.matches: dict[str, LiveMatch] = {}
+        """Running matches by each player's name (tests look inside; everything else
+        goes through the seam's methods)."""
+        self.invitations: dict[str, Invitation] = {}
+        """The one outstanding invitation of each inviter (§4.3)."""
+
+    # -- the host's services (server.tables.host.TableServices) ---------------------------
+
+    @property
+    def presence(self) -> Presence:
+        return self._services.presence
+
+    @property
+    def db(self) -> Database:
+        return self._services.db
+
+    @property
+    def settings(self) -> Settings:
+        return self._services.settings
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self._services.clock
+
+    @property
+    def timer(self) -> Timer:
+        return self._services.timer
+
+    @property
+    def dice(self) -> Callable[[], DiceRoller]:
+        return self._services.dice
+
+    @property
+    def coin(self) -> Callable[[], int]:
+        return self._services.coin
+
+    @property
+    def dice_stats(self) -> DiceStats:
+        return self._services.dice_stats
+
+    @property
+    def stopping(self) -> bool:
+        return self._services.stopping
+
+    # -- looking ----------------------------------------------------------------------------
+
+    def playing(self, name: str) -> bool:
+        return name in self.matches
+
+    def opponent_of(self, name: str) -> str | None:
+        live = self.matches.get(name)
+        return None if live is None else live.opponent_of(name)
+
+    def inviters_of(self, name: str) -> list[str]:
+        return sorted(n for n, i in self.invitations.items() if i.invitee == name)
+
+    def games(self) -> list[GameSummary]:
+        unique = {id(live): live for live in self.matches.values()}
+        return [
+            GameSummary(live.names, live.length, (live.match.score[0], live.match.score[1]))
+            for live in unique.values()
+        ]
+
+    def hearers(self, session: Session, *, watchers_only: bool) -> list[Peer]:
+        live = self.matches.get(session.name) or self.matches.get(session.watching or "")
+        if live is None:
+            raise Reply(replies.NOT_WATCHING_OR_PLAYING)
+        watchers = watchers_at(self.presence, live)
+        recipients = watchers if watchers_only else [*players_of(self, live), *watchers]
+        me = session.name
+        return [p for p in recipients if p.name != me and me not in p.gagged]
+
+    # -- inviting and joining -----------------------------------------------------------------
+
+    async def invitable(self, session: Session, target: Peer) -> SavedMatch | None:
+        return await match_lifecycle.invitable(self, session, target)
+
+    def invite(
+        self,
+        session: Session,
+        target: Peer,
+        saved: SavedMatch | None,
+        request: MatchRequest | None,
+    ) -> None:
+        if request is None:
+            invitation = match_lifecycle.resume_invitation(session, target, saved)
+        else:
+            invitation = match_lifecycle.new_invitation(
+                self, session, target, request.length, request.rules, request.words, saved
+            )
+        match_lifecycle.invite(self, session, target, invitation, saved)
+
+    async def join(self, session: Session, name: str) -> None:
+        await match_lifecycle.join(self, session, name)
+
+    async def join_next_game(self, session: Session) -> None:
+        await match_lifecycle.join_next_game(self, session)
+
+    async def leave(self, session: Session) -> None:
+        await match_lifecycle.leave(self, session)
+
+    async def session_ended(self, session: Session) -> None:
+        await match_lifecycle.session_ended(self, session)
+
+    # -- playing ------------------------------------------------------------------------------
+
+    async def act(self, session: Session, command: TableCommand) -> None:
+        await match_commands.act(self, session, command)
+
+    # -- boards and watching ------------------------------------------------------------------
+
+    async def show_board(self, session: Session) -> None:
+        live = await announced(self, session.name)
+        if live is not None:
+            send_board(session, live, session.name, you=True)
+            return
+        if session.watching is not None:
+            watched = await announced(self, session.watching)
+            if watched is None:
+                raise Reply(replies.not_playing_name(session.watching))
+            send_board(session, watched, session.watching, you=False)
+            return
+        raise Reply(replies.NOT_PLAYING)
+
+    async def show_pips(self, session: Session) -> None:
+        live = await announced(self, session.name)
+        if live is not None:
+            opponent = live.opponent_of(session.name)
+            other = self.presence.get(opponent)
+            if not session.toggles["allowpip"]:
+                raise Reply(replies.TOGGLE_ALLOWPIP_FIRST)
+            if other is not None and not other.toggles["allowpip"]:
+                raise Reply(replies.doesnt_allow_pip(opponent))
+            p = live.player_of(session.name)
+            position = live.match.position
+            mine, theirs = position.pips(p), position.pips(1 - p)
+            session.send(replies.pipcounts(replies.CALLER_NAME, mine, opponent, theirs))
+            return
+        watched = await announced(self, session.watching or "")
+        if watched is None:
+            raise Reply(replies.NOT_PLAYING_OR_WATCHING)
+        position = watched.match.position
+        a, b = watched.names
+        session.send(replies.pipcounts(a, position.pips(0), b, position.pips(1)))
+
+    async def look(self, session: Session, target: Peer) -> None:
+        live = await announced(self, target.name)
+        if live is None:
+            raise Reply(replies.not_playing_name(target.name))
+        if any(session.name in s.blinded for s in players_of(self, live)):
+            raise Reply(replies.doesnt_want_look(target.name))
+        send_board(session, live, target.name, you=False)
+
+    async def saved_board(self, session: Session, opponent: str) -> None:
+        if session.name in self.matches:
+            raise Reply(replies.CANT_WHILE_PLAYING)
+        saved = await self.db.load_match(session.name, opponent)
+        if saved is None:
+            raise Reply(replies.no_saved_match_called(opponent))
+        live = self._restored(saved)
+        send_board(session, live, session.name, you=True)
+
+    async def saved_moves(self, session: Session, opponent: str) -> None:
+        saved = await self.db.load_match(session.name, opponent)
+        if saved is None:
+            raise Reply(replies.no_saved_game_with(opponent))
+        live = self._restored(saved)
+        match = live.match
+        events = last_game(match)
+        session.send_lines(oldmoves_lines(events, live.names, live.length, match.o_player))
+
+    def _restored(self, saved: SavedMatch) -> LiveMatch:
+        try:
+            return LiveMatch.from_saved(saved, self.dice())
+        except SnapshotError:
+            raise Reply(replies.SAVED_MATCH_CORRUPT) from None
+
+    def watch(self, session: Session, name: str) -> None:
+        match_lifecycle.watch(self, session, name)
+
+    def stop_watching(self, session: Session) -> None:
+        match_lifecycle.stop_watching(self, session)
+
+    def ban_watcher(self, name: str, watcher: Peer) -> None:
+        live = self.matches.get(name)
+        if watcher.watching != name and (live is None or watcher.watching not in live.names):
+            return
+        presence = self.presence
+        if live is not None:
+            live.watchers.discard(watcher.name)
+            other = presence.get(live.opponent_of(name))
+            if other is not None:
+                presence.send(other, replies.bans_from_watching(name, watcher.name))
+        presence.stop_watching(watcher, replies.bans_you(name))

@@ -1,0 +1,177 @@
+"""Match commands' rules through dispatch without sockets (tests/server/desk.py).
+
+Each test runs command lines as users of a real App (database, presence, tables) and
+reads the lines they were sent; the same commands' wire behaviour is tested through
+sockets in test_match_play.py and test_match_rules.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, cast
+
+import pytest
+
+from backgammon.dice import SeededDice
+from backgammon.match import Phase
+from backgammon.notation import format_move
+from protocol import replies
+from protocol.replies import MoveErrorReason
+from server.app import App
+from server.config import Settings
+from server.tables.local import LocalTables
+from server.tables.seam import Moves, Roll, TableCommand, Tables
+from server.world.session import Session
+from tests.conftest import DbTarget
+
+from .desk import Desk
+
+
+@pytest.fixture
+async def desk(settings: Settings, db_target: DbTarget) -> AsyncIterator[Desk]:
+    db = await db_target.open()
+    app = App(settings, db, dice=lambda: SeededDice(11), coin=lambda: 0)
+    try:
+        yield Desk(app)
+    finally:
+        await db.close()
+
+
+async def playing(desk: Desk) -> tuple[str, str]:
+    """alice and bob in a 1-point match, its opening roll made: (mover, other)."""
+    await desk.login("alice")
+    await desk.login("bob")
+    await desk.run("alice", "invite bob 1")
+    await desk.run("bob", "join alice")
+    match = desk.app.local_tables.matches["alice"].match
+    assert match.phase is Phase.MOVE and match.to_act is not None
+    names = desk.app.local_tables.matches["alice"].names
+    await desk.settle()
+    for name in names:
+        desk.heard(name)
+    return names[match.to_act], names[1 - match.to_act]
+
+
+async def test_game_actions_outside_a_match_are_refused(desk: Desk) -> None:
+    await desk.login("alice")
+    for line in ("roll", "double", "move 1-2", "off", "accept", "reject", "board", "pip"):
+        lines = await desk.run("alice", line)
+        assert lines[0].startswith("** "), (line, lines)
+    assert await desk.run("alice", "kibitz hello") == [replies.NOT_WATCHING_OR_PLAYING]
+    assert await desk.run("alice", "leave") == [replies.NO_ONE_TO_LEAVE]
+
+
+async def test_a_match_starts_and_is_listed(desk: Desk) -> None:
+    await playing(desk)
+    assert desk.app.tables.playing("alice") and desk.app.tables.playing("bob")
+    assert desk.app.tables.opponent_of("alice") == "bob"
+    lines = await desk.run("alice", "show games")
+    assert lines == [replies.GAMES_HEADER, replies.game_line("alice", "bob", 1, 0, 0)]
+
+
+async def test_a_roll_out_of_turn_changes_nothing(desk: Desk) -> None:
+    mover, other = await playing(desk)
+    live = desk.app.local_tables.matches[mover]
+    version = live.match.version
+    lines = await desk.run(other, "roll")
+    assert len(lines) == 1 and lines[0].startswith("** ")
+    assert live.match.version == version
+    assert desk.heard(mover) == []
+
+
+async def test_a_bad_move_word_is_explained_in_telnet_mode_only(desk: Desk) -> None:
+    mover, _ = await playing(desk)
+    clip = await desk.run(mover, "move 13-x")
+    assert clip == [replies.move_error(MoveErrorReason.BAD_WORD, 0)]
+    desk.sessions[mover].mode = replies.Mode.TELNET
+    telnet = await desk.run(mover, "move 13-x")
+    assert telnet[0] == clip[0]
+    assert len(telnet) == 4  # the word and why, the direction, the prompt (D171)
+    assert telnet[-1] == replies.TELNET_PROMPT
+
+
+async def test_a_legal_move_is_announced_to_both(desk: Desk) -> None:
+    mover, other = await playing(desk)
+    live = desk.app.local_tables.matches[mover]
+    play = live.match.legal_plays()[0]
+    colour = live.match.colour(live.player_of(mover))
+    text = " ".join(format_move(m, colour) for m in play.moves)
+    await desk.run(mover, f"move {text}")
+    assert live.match.to_act == live.player_of(other)
+    assert any(line.startswith(f"{mover} moves") for line in desk.heard(other))
+
+
+async def test_kibitz_reaches_the_opponent_and_a_watcher(desk: Desk) -> None:
+    mover, other = await playing(desk)
+    await desk.login("carol")
+    await desk.run("carol", f"watch {mover}")
+    desk.heard(mover)
+    desk.heard(other)
+    lines = await desk.run(other, "kibitz nice")
+    assert lines[-1] == replies.heard_you(2)
+    assert any("nice" in line for line in desk.heard(mover))
+    assert any("nice" in line for line in desk.heard("carol"))
+
+
+class SentCommands:
+    """A table seam in front of this node's tables that keeps every game command it
+    forwards: what an owner on another node would receive."""
+
+    def __init__(self, local: LocalTables) -> None:
+        self.local = local
+        self.sent: list[tuple[str, TableCommand]] = []
+
+    async def act(self, session: Session, command: TableCommand) -> None:
+        self.sent.append((session.name, command))
+        await self.local.act(session, command)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.local, name)
+
+
+async def test_game_actions_cross_an_injected_seam_as_data(
+    settings: Settings, db_target: DbTarget
+) -> None:
+    db = await db_target.open()
+    seams: list[SentCommands] = []
+
+    def tables(local: LocalTables) -> Tables:
+        seams.append(SentCommands(local))
+        return cast(Tables, seams[0])
+
+    try:
+        desk = Desk(App(settings, db, dice=lambda: SeededDice(11), coin=lambda: 0, tables=tables))
+        mover, other = await playing(desk)
+        await desk.run(other, "roll")
+        await desk.run(mover, "move 13-x")
+        assert seams[0].sent == [(other, Roll()), (mover, Moves("13-x"))]
+    finally:
+        await db.close()
+
+
+async def test_off_bears_off_and_its_line_leads_the_actions_lines(desk: Desk) -> None:
+    """Random legal play until the mover can bear off with every die; then ``off``."""
+    await playing(desk)
+    live = desk.app.local_tables.matches["alice"]
+    match = live.match
+    for _ in range(2000):
+        assert match.phase is not Phase.MATCH_OVER, "the match ended before a bear-off"
+        assert match.to_act is not None
+        mover = live.names[match.to_act]
+        if match.phase is Phase.TURN:
+            await desk.run(mover, "roll")
+            continue
+        assert match.phase is Phase.MOVE and match.dice is not None
+        plays = match.legal_plays()
+        off = [p for p in plays if all(m.dst == 0 for m in p.moves)]
+        if off and len(off[0].moves) == len(match.dice.dice):
+            break
+        colour = match.colour(match.to_act)
+        await desk.run(mover, "move " + " ".join(format_move(m, colour) for m in plays[0].moves))
+    else:
+        raise AssertionError("no bear-off with every die came")
+    version = match.version
+    desk.heard(mover)
+    lines = await desk.run(mover, "off")
+    assert lines[0].startswith("Bear off: "), lines
+    assert len(lines) > 1 and match.version > version

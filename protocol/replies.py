@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, assert_never
 
 from backgammon.errors import Refusal
 from protocol import clip
@@ -1883,53 +1883,95 @@ CUBE_LIMIT_NO_DOUBLE: Final = "** The cube has reached its limit."
 """D54: ``[rules] cube_limit``."""
 
 
-_REFUSED_ANY: Final[Mapping[Refusal, Callable[[str], str]]] = {
-    Refusal.DOUBLE_PENDING_YOURS: hasnt_responded_to_double,
-    Refusal.RESIGN_PENDING_YOURS: hasnt_responded_to_resign,
-    Refusal.RESIGN_PENDING_THEIRS: wanted_to_resign,
-    Refusal.MUST_ANSWER_DOUBLE: doubles_offer,
-    Refusal.NO_GAME: lambda _: JOIN_NEXT_GAME,
-    Refusal.MATCH_OVER: lambda _: NOT_PLAYING,
-}
-"""Refusal texts that are the same whichever game command was refused (given the opponent)."""
-
-_REFUSED_COMMAND: Final[Mapping[tuple[str, Refusal], Callable[[str], str]]] = {
-    ("roll", Refusal.NOT_YOUR_TURN): lambda _: NOT_YOUR_TURN_TO_ROLL,
-    ("roll", Refusal.ALREADY_ROLLED): lambda _: ALREADY_ROLLED,
-    ("move", Refusal.NOT_YOUR_TURN): lambda _: NOT_YOUR_TURN_TO_MOVE,
-    ("move", Refusal.MUST_ROLL): lambda _: ROLL_FIRST,
-    ("double", Refusal.ALREADY_ROLLED): lambda _: DOUBLE_BEFORE_ROLL,
-    ("double", Refusal.NOT_OWNER): lambda _: NOT_YOUR_TURN_TO_DOUBLE,
-    ("double", Refusal.CRAWFORD): lambda _: CRAWFORD_NO_DOUBLE,
-    ("double", Refusal.HOLLAND): lambda _: HOLLAND_NO_DOUBLE,
-    ("double", Refusal.DEAD_CUBE): lambda _: DEAD_CUBE_NO_DOUBLE,
-    ("double", Refusal.CUBE_LIMIT): lambda _: CUBE_LIMIT_NO_DOUBLE,
-    ("accept", Refusal.NOTHING_OFFERED): didnt_double_or_resign,
-    ("reject", Refusal.NOTHING_OFFERED): didnt_double_or_resign,
-    ("redouble", Refusal.REDOUBLES_UNLIMITED_ONLY): lambda _: REDOUBLES_ONLY_UNLIMITED,
-    ("redouble", Refusal.REDOUBLE_LIMIT): lambda _: NOT_ALLOWED_TO_REDOUBLE,
-    ("redouble", Refusal.NOTHING_OFFERED): lambda _: NOT_ALLOWED_TO_REDOUBLE,
-    ("redouble", Refusal.CUBE_LIMIT): lambda _: NOT_ALLOWED_TO_REDOUBLE,
-    ("resign", Refusal.ALREADY_RESIGNED): lambda _: ALREADY_DID_THAT,
-}
-"""Refusal texts that depend on the refused command (its table name; ``redouble`` for
-``beaver``, ``raccoon`` and ``otter``, ``accept``/``reject`` for doubles and resignations)."""
-
-
 def refusal(
-    command: str, reason: Refusal, opponent: str, *, opponent_moving: bool = False
-) -> str | None:
-    """The FIBS reply when the core refuses ``command`` for ``reason`` (§4.5-§4.7).
+    command: GameCommand, reason: Refusal, opponent: str, *, opponent_moving: bool = False
+) -> str:
+    """The FIBS reply when the core refuses ``command`` for ``reason`` (§4.5-§4.7): the
+    command's own text where FIBS has one, else the one every game command shares.
+
+    Total over (command, reason): a new :class:`~backgammon.errors.Refusal` fails the
+    type check at the ``assert_never`` below until it has its text. Pairs the core does
+    not produce, or that FIBS words no differently, answer :data:`NOT_YOUR_TURN`.
 
     :param opponent: the refused player's opponent, whom several texts name.
     :param opponent_moving: the opponent is moving now: a ``double`` out of turn then
         answers "wait until ... moved" instead of "not your turn to double".
-    :returns: ``None`` when no text fits (the caller answers :data:`NOT_YOUR_TURN`).
     """
-    if command == "double" and reason is Refusal.NOT_YOUR_TURN:
-        return wait_until_moved(opponent) if opponent_moving else NOT_YOUR_TURN_TO_DOUBLE
-    text = _REFUSED_COMMAND.get((command, reason)) or _REFUSED_ANY.get(reason)
-    return text(opponent) if text is not None else None
+    match reason:
+        case Refusal.DOUBLE_PENDING_YOURS:
+            return hasnt_responded_to_double(opponent)
+        case Refusal.RESIGN_PENDING_YOURS:
+            return hasnt_responded_to_resign(opponent)
+        case Refusal.RESIGN_PENDING_THEIRS:
+            return wanted_to_resign(opponent)
+        case Refusal.MUST_ANSWER_DOUBLE:
+            return doubles_offer(opponent)
+        case Refusal.NO_GAME:
+            return JOIN_NEXT_GAME
+        case Refusal.MATCH_OVER:
+            return NOT_PLAYING
+        case Refusal.NOT_YOUR_TURN:
+            if command is GameCommand.DOUBLE:
+                return wait_until_moved(opponent) if opponent_moving else NOT_YOUR_TURN_TO_DOUBLE
+            return _for(command, roll=NOT_YOUR_TURN_TO_ROLL, move=NOT_YOUR_TURN_TO_MOVE)
+        case Refusal.ALREADY_ROLLED:
+            return _for(command, roll=ALREADY_ROLLED, double=DOUBLE_BEFORE_ROLL)
+        case Refusal.MUST_ROLL:
+            return _for(command, move=ROLL_FIRST)
+        case Refusal.NOT_OWNER:
+            return _for(command, double=NOT_YOUR_TURN_TO_DOUBLE)
+        case Refusal.CRAWFORD:
+            return _for(command, double=CRAWFORD_NO_DOUBLE)
+        case Refusal.HOLLAND:
+            return _for(command, double=HOLLAND_NO_DOUBLE)
+        case Refusal.DEAD_CUBE:
+            return _for(command, double=DEAD_CUBE_NO_DOUBLE)
+        case Refusal.CUBE_LIMIT:
+            return _for(command, double=CUBE_LIMIT_NO_DOUBLE, redouble=NOT_ALLOWED_TO_REDOUBLE)
+        case Refusal.NOTHING_OFFERED:
+            nothing = didnt_double_or_resign(opponent)
+            return _for(command, accept=nothing, reject=nothing, redouble=NOT_ALLOWED_TO_REDOUBLE)
+        case Refusal.REDOUBLES_UNLIMITED_ONLY:
+            return _for(command, redouble=REDOUBLES_ONLY_UNLIMITED)
+        case Refusal.REDOUBLE_LIMIT:
+            return _for(command, redouble=NOT_ALLOWED_TO_REDOUBLE)
+        case Refusal.ALREADY_RESIGNED:
+            return _for(command, resign=ALREADY_DID_THAT)
+        case Refusal.GAME_IN_PROGRESS:
+            return NOT_YOUR_TURN
+        case _:
+            assert_never(reason)
+
+
+def _for(
+    command: GameCommand,
+    *,
+    roll: str = NOT_YOUR_TURN,
+    move: str = NOT_YOUR_TURN,
+    double: str = NOT_YOUR_TURN,
+    accept: str = NOT_YOUR_TURN,
+    reject: str = NOT_YOUR_TURN,
+    redouble: str = NOT_YOUR_TURN,
+    resign: str = NOT_YOUR_TURN,
+) -> str:
+    """The text given for ``command`` (:data:`NOT_YOUR_TURN` where none is)."""
+    match command:
+        case GameCommand.ROLL:
+            return roll
+        case GameCommand.MOVE:
+            return move
+        case GameCommand.DOUBLE:
+            return double
+        case GameCommand.ACCEPT:
+            return accept
+        case GameCommand.REJECT:
+            return reject
+        case GameCommand.REDOUBLE:
+            return redouble
+        case GameCommand.RESIGN:
+            return resign
+        case _:
+            assert_never(command)
 
 
 # =====================================================================================

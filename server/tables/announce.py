@@ -17,7 +17,7 @@ that ends in :func:`typing.assert_never`: a new event type in
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from backgammon.board import Player
@@ -40,16 +40,14 @@ from backgammon.events import (
     ResignationRejected,
     TurnPassed,
 )
-from backgammon.match import Action, Phase
+from backgammon.match import Phase
 from backgammon.notation import format_move
 from backgammon.rating import RatingChange
 from protocol import replies
-from protocol.game_record import last_game, oldmoves_lines
-from server.tables.host import TableHost
-from server.tables.match_boards import BoardFrame
-from server.tables.matches import LiveMatch, watchers_at
-from server.tables.settle import Settlement
-from server.world.presence import Peer
+from protocol.game_record import oldmoves_lines
+from server.tables.matches import watchers_at
+from server.tables.updates import Broadcast, Moment, Notice, Settlement, TableUpdate
+from server.world.presence import Audience, Peer, Presence
 
 
 @dataclass
@@ -81,91 +79,35 @@ class Outbox:
         return items
 
 
-@dataclass(frozen=True, slots=True)
-class Moment:
-    """What announcing reads of the match as one batch of events left it.
+def announce(presence: Presence, update: TableUpdate) -> tuple[Outbox, list[Broadcast]]:
+    """The lines each player and watcher gets for one action, in order, and the lines to
+    broadcast beyond the table (the match's end ``report``).
 
-    Taken right after the batch, because the server's follow-up steps change the match
-    again before anything is announced: each batch's boards and texts show the state
-    the batch made.
-    """
-
-    frame: BoardFrame
-    phase: Phase
-    score: tuple[int, int]
-    redouble_allowed: bool
-    """Whether the player now answering the cube may redouble (the offer's wording, §4.6);
-    only read after a double or redouble."""
-    finished_game: tuple[Event, ...]
-    """The events of the game the batch ended (the ``toggle moves`` record), else empty."""
-
-    @classmethod
-    def of(cls, live: LiveMatch, events: Sequence[Event]) -> Moment:
-        match = live.match
-        offered = any(isinstance(e, CubeOffered | CubeRedoubled) for e in events)
-        responder = match.to_act
-        ended = any(isinstance(e, GameWon) for e in events)
-        return cls(
-            frame=live.board_frame(),
-            phase=match.phase,
-            score=(match.score[0], match.score[1]),
-            redouble_allowed=(
-                offered and responder is not None and match.may(responder, Action.REDOUBLE)
-            ),
-            finished_game=tuple(last_game(match)) if ended else (),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Batch:
-    """Events that one call of the rules core returned, and the match they left."""
-
-    events: tuple[Event, ...]
-    moment: Moment
-
-
-@dataclass(frozen=True, slots=True)
-class Notice:
-    """A line the server tells one player between batches (``Please roll or double``,
-    ``The only possible move is ...``)."""
-
-    player: Player
-    line: str
-
-
-Told = Batch | Notice
-"""One item of an action's announcement, in order."""
-
-
-def announce(
-    app: TableHost,
-    live: LiveMatch,
-    told: Iterable[Told],
-    settlement: Settlement,
-    seats: tuple[Peer | None, Peer | None],
-) -> Outbox:
-    """The lines each player and watcher gets for one action, in order.
-
-    ``seats``: each player while they sit at the table (:func:`seated`), else None.
-    Boards show the state after their batch and go where the spec puts them (a roller's
-    board before ``Please move``), at most one per recipient and batch.
+    The players get the lines while they sit at the table (:func:`seated`), looked up
+    once. Boards show the state after their batch and go where the spec puts them (a
+    roller's board before ``Please move``), at most one per recipient and batch.
     """
     outbox = Outbox()
-    watchers = [(w, live.player_of(w.watching or "")) for w in watchers_at(app.presence, live)]
-    for item in told:
+    broadcasts: list[Broadcast] = []
+    names = update.names
+    seats = (seated(presence, names, 0), seated(presence, names, 1))
+    watchers = [
+        (w, names.index(w.watching or "")) for w in watchers_at(presence, names, update.watchers)
+    ]
+    for item in update.told:
         if isinstance(item, Notice):
             outbox.add(seats[item.player], item.line)
             continue
-        table = _Table(app, live, outbox, item.moment, seats, watchers)
+        table = _Table(update, outbox, broadcasts, item.moment, seats, watchers)
         for event in item.events:
-            _announce_event(table, event, settlement)
-    return outbox
+            _announce_event(table, event, update.settlement)
+    return outbox, broadcasts
 
 
-def seated(app: TableHost, live: LiveMatch, index: Player) -> Peer | None:
-    """``live``'s player ``index`` while they sit at its table (the players the action's
+def seated(presence: Presence, names: tuple[str, str], index: Player) -> Peer | None:
+    """The table's player ``index`` while they sit at it (the players the action's
     lines go to); None once they left it."""
-    peer = app.presence.get(live.names[index])
+    peer = presence.get(names[index])
     return peer if peer is not None and peer.opponent is not None else None
 
 
@@ -173,9 +115,9 @@ def seated(app: TableHost, live: LiveMatch, index: Player) -> Peer | None:
 class _Table:
     """Who is at the table and what one batch's lines go into."""
 
-    app: TableHost
-    live: LiveMatch
+    update: TableUpdate
     out: Outbox
+    broadcasts: list[Broadcast]
     moment: Moment | None
     _seats: tuple[Peer | None, Peer | None]
     """Each player while they sit at the table (looked up once per action)."""
@@ -188,7 +130,7 @@ class _Table:
         return self._seats[index]
 
     def name(self, index: Player) -> str:
-        return self.live.names[index]
+        return self.update.names[index]
 
     def watchers(self) -> list[tuple[Peer, Player]]:
         """Each watcher with the player whose side they see."""
@@ -362,7 +304,7 @@ def _cube_taken(t: _Table, event: CubeTaken) -> None:
 
 def _game_won(t: _Table, event: GameWon) -> None:
     out = t.out
-    live = t.live
+    names = t.update.names
     moment = t.at()
     winner, loser = event.winner, 1 - event.winner
     if event.end is GameEnd.BORNE_OFF:
@@ -374,7 +316,7 @@ def _game_won(t: _Table, event: GameWon) -> None:
         peer = t.player(p)
         if peer is not None and peer.toggles["moves"]:
             record = oldmoves_lines(
-                moment.finished_game, live.names, live.length, moment.frame.o_player
+                moment.finished_game, names, t.update.length, moment.frame.o_player
             )
             out.extend(peer, record)
     if moment.phase is Phase.GAME_OVER:
@@ -382,13 +324,17 @@ def _game_won(t: _Table, event: GameWon) -> None:
         for p in (0, 1):
             out.add(
                 t.player(p),
-                replies.score_line(live.length, t.name(p), score[p], t.name(1 - p), score[1 - p]),
+                replies.score_line(
+                    t.update.length, t.name(p), score[p], t.name(1 - p), score[1 - p]
+                ),
                 replies.JOIN_NEXT_GAME,
             )
         for watcher, p in t.watchers():
             out.add(
                 watcher,
-                replies.score_line(live.length, t.name(p), score[p], t.name(1 - p), score[1 - p]),
+                replies.score_line(
+                    t.update.length, t.name(p), score[p], t.name(1 - p), score[1 - p]
+                ),
             )
 
 
@@ -400,7 +346,8 @@ def _match_won(t: _Table, event: MatchWon, settlement: Settlement) -> None:
         return
     out = t.out
     winner, loser = event.winner, 1 - event.winner
-    length = t.live.match.options.length
+    length = t.update.length
+    assert length is not None, "only a limited match is rated"
     a, b = event.score[winner], event.score[loser]
     winner_peer = t.player(winner)
     loser_peer = t.player(loser)
@@ -415,10 +362,10 @@ def _match_won(t: _Table, event: MatchWon, settlement: Settlement) -> None:
     out.add(loser_peer, line)
     for watcher, _ in t.watchers():
         out.add(watcher, line)
+    # The report (§4.15 ``toggle report``): one broadcast to every user with the toggle
+    # on, sent right after the table's lines (a player's or watcher's comes after theirs).
     report = replies.match_end_report(t.name(winner), t.name(loser), length, a, b)
-    for user in t.app.presence.users():
-        if user.toggles["report"]:
-            out.add(user, report)
+    t.broadcasts.append(Broadcast((report,), Audience(toggle_on="report")))
 
 
 def _rating_block(

@@ -20,6 +20,7 @@ from server.clock import Timer
 from server.config import Settings
 from server.tables.dice_stats import DiceStats
 from server.tables.matches import Invitation, LiveMatch
+from server.tables.updates import TableUpdate
 from server.world.presence import Presence
 
 
@@ -71,7 +72,8 @@ class TableServices(Protocol):
 
 
 class TableHost(TableServices, Protocol):
-    """The services, and the tables' own state: the running matches and invitations."""
+    """The services, the tables' own state (the running matches and invitations), and
+    where their updates go."""
 
     @property
     def matches(self) -> dict[str, LiveMatch]:
@@ -81,4 +83,12 @@ class TableHost(TableServices, Protocol):
     @property
     def invitations(self) -> dict[str, Invitation]:
         """The one outstanding invitation of each inviter (§4.3)."""
+        ...
+
+    def deliver(self, update: TableUpdate) -> None:
+        """An action's outcome, after its save, to everyone at the table (the edges)."""
+        ...
+
+    def table_closed(self, table: str) -> None:
+        """A table left the world: its match finished or stopped."""
         ...

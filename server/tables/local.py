@@ -22,11 +22,14 @@ from server.clock import Timer
 from server.config import Settings
 from server.errors import Reply
 from server.tables import match_commands, match_lifecycle
+from server.tables.announce import seated
 from server.tables.dice_stats import DiceStats
+from server.tables.edge import TableEdge
 from server.tables.host import TableServices
 from server.tables.match_lifecycle import announced, players_of, send_board
 from server.tables.matches import Invitation, LiveMatch, watchers_at
 from server.tables.seam import GameSummary, MatchRequest, TableCommand
+from server.tables.updates import TableUpdate
 from server.world.presence import Peer, Presence
 from server.world.session import Session
 
@@ -41,6 +44,8 @@ class LocalTables:
         goes through the seam's methods)."""
         self.invitations: dict[str, Invitation] = {}
         """The one outstanding invitation of each inviter (§4.3)."""
+        self.edge = TableEdge(lambda: self.presence, self.resync)
+        """This node's users' end of the table updates (:mod:`server.tables.edge`)."""
 
     # -- the host's services (server.tables.host.TableServices) ---------------------------
 
@@ -80,6 +85,30 @@ class LocalTables:
     def stopping(self) -> bool:
         return self._services.stopping
 
+    # -- where the updates go (server.tables.host.TableHost) --------------------------------
+
+    def deliver(self, update: TableUpdate) -> None:
+        self.edge.deliver(update)
+
+    def table_closed(self, table: str) -> None:
+        self.edge.closed(table)
+
+    def resync(self, table: str) -> None:
+        """Everyone at ``table`` gets its current board (an edge missed an update)."""
+        live = next((m for m in self.matches.values() if m.table_id == table), None)
+        if live is None:
+            return
+        frame = live.board_frame()
+        presence = self.presence
+        for index in (0, 1):
+            player = seated(presence, live.names, index)
+            if player is not None:
+                lines = frame.lines(index, player.settings.boardstyle, you=True)
+                presence.send_lines(player, lines)
+        for watcher in watchers_at(presence, live.names, live.watchers):
+            side = live.player_of(watcher.watching or "")
+            presence.send_lines(watcher, frame.lines(side, watcher.settings.boardstyle, you=False))
+
     # -- looking ----------------------------------------------------------------------------
 
     def playing(self, name: str) -> bool:
@@ -103,7 +132,7 @@ class LocalTables:
         live = self.matches.get(session.name) or self.matches.get(session.watching or "")
         if live is None:
             raise Reply(replies.NOT_WATCHING_OR_PLAYING)
-        watchers = watchers_at(self.presence, live)
+        watchers = watchers_at(self.presence, live.names, live.watchers)
         recipients = watchers if watchers_only else [*players_of(self, live), *watchers]
         me = session.name
         return [p for p in recipients if p.name != me and me not in p.gagged]

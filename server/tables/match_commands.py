@@ -10,7 +10,6 @@ docs/protocol-decisions.md), with the explanation telnet mode adds to a refused 
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import assert_never
 
@@ -38,8 +37,6 @@ from server.tables.seam import (
     TableCommand,
 )
 from server.world.session import Session
-
-log = logging.getLogger(__name__)
 
 
 def live_match(host: TableHost, name: str) -> LiveMatch:
@@ -213,11 +210,8 @@ def _named_point(error: IllegalMoveError, colour: Colour) -> int | str:
 def _refusal(command: GameCommand, reason: Refusal, live: LiveMatch, player: int) -> str:
     """The FIBS reply for a refused action (§4.5-§4.7; docs/protocol-decisions.md)."""
     opponent_moving = live.match.phase is Phase.MOVE
-    text = replies.refusal(command, reason, live.names[1 - player], opponent_moving=opponent_moving)
-    if text is None:
-        log.warning("no FIBS reply for %s refusal %r", command, reason.value)
-        return replies.NOT_YOUR_TURN
-    return text
+    opponent = live.names[1 - player]
+    return replies.refusal(command, reason, opponent, opponent_moving=opponent_moving)
 
 
 def _move_error(error: IllegalMoveError, live: LiveMatch, player: int) -> str:

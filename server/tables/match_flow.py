@@ -9,14 +9,15 @@ Every player action goes through :func:`run`. Under the match's lock it
    asked, §4.5), until a player must decide (:func:`follow_up`);
 3. **settles** what the events change besides the match: dice statistics, the rating
    of a finished match (:mod:`server.tables.settle`);
-4. renders what each player and watcher is told (:mod:`server.tables.announce`, which only
-   reads; rendered before the save so that the lines go to the table as it was when
-   the action happened), then **saves** the match, or the finished match with its
-   ratings, and only once that succeeded gives the players their new ratings;
-5. and then **sends** the lines, through the presence (players and watchers may be on
-   other nodes): nothing is announced that is not durable. A board or pip count asked
-   for meanwhile waits for the lock and comes after these lines
-   (:func:`server.tables.match_lifecycle.announced`, D197).
+4. **saves** the match, or the finished match with its ratings, and only once that
+   succeeded gives the players their new ratings;
+5. and then emits the action's :class:`~server.tables.updates.TableUpdate` (the events
+   with the match as each batch left it, the notices, the settlement, the version
+   before and after), which each node's edge renders for its users with their own
+   settings and **sends** through the presence (:mod:`server.tables.edge`): nothing is
+   announced that is not durable. A board or pip count asked for meanwhile waits for
+   the lock and comes after these lines (:func:`server.tables.match_lifecycle.announced`,
+   D197).
 
 Starting, resuming and leaving a match, and what happens after an action (the clock,
 the match leaving the table) are :mod:`server.tables.match_lifecycle`'s.
@@ -35,12 +36,12 @@ from backgammon.match import Match, Phase
 from backgammon.moves import Play
 from backgammon.notation import format_move
 from protocol import replies
-from server.doors.output import Payload
-from server.tables.announce import Batch, Moment, Notice, Outbox, Told, announce, seated
+from server.tables.announce import seated
 from server.tables.host import TableHost
 from server.tables.matches import LiveMatch
-from server.tables.settle import Settlement, apply_ratings, rating_updates, settle
-from server.world.presence import Peer, Presence
+from server.tables.settle import apply_ratings, rating_updates, settle
+from server.tables.updates import Batch, Moment, Notice, Settlement, TableUpdate, Told
+from server.world.presence import Peer
 
 
 @dataclass
@@ -73,7 +74,9 @@ class Step:
         Looked up once per action: from the action to its save nothing awaits, so who
         sits at the table does not change meanwhile (after the save, look again)."""
         if self._seats is None:
-            self._seats = (seated(self.app, self.live, 0), seated(self.app, self.live, 1))
+            names = self.live.names
+            presence = self.app.presence
+            self._seats = (seated(presence, names, 0), seated(presence, names, 1))
         return self._seats
 
     def player(self, index: Player) -> Peer | None:
@@ -100,17 +103,31 @@ async def run(
     """
     step = Step(app, live)
     async with live.lock:
+        since = live.match.version
         events = action()
         if notice is not None:
             step.notice(*notice)
         step.act(events)
         follow_up(step, resumed=resumed)
         settlement = settle(app, live, step.events())
-        outbox = announce(app, live, step.told, settlement, step.seats())
         await save(app, live, settlement)
+        names = live.names
         if settlement.rated is not None:  # who is still at the table after the save
-            apply_ratings(app.presence, settlement, [seated(app, live, 0), seated(app, live, 1)])
-    send(app.presence, outbox)
+            seats = [seated(app.presence, names, 0), seated(app.presence, names, 1)]
+            apply_ratings(app.presence, settlement, seats)
+        update = TableUpdate(
+            live.table_id,
+            names,
+            live.length,
+            frozenset(live.watchers),
+            since,
+            live.match.version,
+            tuple(step.told),
+            settlement,
+        )
+    # No await between the lock's release and the lines: a board asked for during the
+    # save, waiting for the lock, follows them (D197).
+    app.deliver(update)
 
 
 # -- follow-up: the steps the server takes by itself ------------------------------------
@@ -223,20 +240,3 @@ async def save(app: TableHost, live: LiveMatch, settlement: Settlement) -> None:
         rating_updates=rating_updates(settlement),
         delete_saved=True,
     )
-
-
-# -- send ---------------------------------------------------------------------------------
-
-
-def send(presence: Presence, outbox: Outbox) -> None:
-    """One write per recipient (:meth:`~server.world.presence.Presence.send_payload`).
-    Recipients with exactly the same lines (everyone with ``toggle report`` who gets
-    only a match's end report) share one rendered :class:`Payload`, encoded once
-    (docs/performance.md §3)."""
-    shared: dict[tuple[str, ...], Payload] = {}
-    for peer, lines in outbox.take():
-        key = tuple(lines)
-        payload = shared.get(key)
-        if payload is None:
-            payload = shared[key] = Payload(key)
-        presence.send_payload(peer, payload)

@@ -338,7 +338,8 @@ async def leave(app: TableHost, session: Session) -> None:
     left = replies.has_left(session.name)
     if other is not None:
         app.presence.send(other, left)
-    for watcher in watchers_at(app.presence, live):  # FIBS tells them nothing (D174)
+    # FIBS tells the watchers nothing; here they hear it too (D174).
+    for watcher in watchers_at(app.presence, live.names, live.watchers):
         app.presence.send(watcher, left)
 
 
@@ -370,7 +371,7 @@ async def session_ended(app: TableHost, session: Session) -> None:
             presence.send(opponent, line)
             # The opponent's watchers hear what the opponent hears (D174); the
             # leaver's own watchers are told below that they watch no more.
-            for watcher in watchers_at(presence, live):
+            for watcher in watchers_at(presence, live.names, live.watchers):
                 if watcher.watching == opponent.name:
                     presence.send(watcher, line)
     for watcher in presence.watchers_of([session.name]):
@@ -391,6 +392,7 @@ def finish(app: TableHost, live: LiveMatch) -> None:
     instead of waiting for the next batch (D140); the others with the next batch.
     """
     stop_the_clock(live)
+    app.table_closed(live.table_id)
     presence = app.presence
     players = []
     for name in live.names:
@@ -402,7 +404,7 @@ def finish(app: TableHost, live: LiveMatch) -> None:
             if not app.stopping:
                 players.append(player)
     if players:
-        presence.flush_soon([*players, *watchers_at(presence, live)])
+        presence.flush_soon([*players, *watchers_at(presence, live.names, live.watchers)])
 
 
 # -- watching (§4.11) -------------------------------------------------------------------------

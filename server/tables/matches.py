@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -92,6 +94,9 @@ class LiveMatch:
     names: tuple[str, str]
     match: Match
     started_at: int
+    table_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    """The table's id while it runs: what its updates name (a resumed match gets a new
+    one)."""
     """Unix time the match began (the App's clock), kept across resumes."""
     watchers: set[str] = field(default_factory=set)
     """The names of the users who watch a player of this match (:func:`watchers_at`).
@@ -261,11 +266,13 @@ def _put_events(data: dict[str, Any], rows: tuple[SavedEvents, ...]) -> None:
     data["match"]["record"] = games[finished]
 
 
-def watchers_at(presence: Presence, live: LiveMatch) -> list[Peer]:
-    """The users watching a player of ``live`` now, as ``presence`` has them."""
-    names = live.names
-    peers = (presence.get(name) or presence.visitor(name) for name in live.watchers)
-    return [p for p in peers if p is not None and p.watching in names]
+def watchers_at(
+    presence: Presence, players: tuple[str, str], watchers: Iterable[str]
+) -> list[Peer]:
+    """The users of ``watchers`` who watch one of ``players`` now, as ``presence`` has
+    them (a name whose user watches no player here any more is skipped)."""
+    peers = (presence.get(name) or presence.visitor(name) for name in watchers)
+    return [p for p in peers if p is not None and p.watching in players]
 
 
 def match_options(

@@ -12,35 +12,16 @@ the players take their new ratings (through the presence) only once that save su
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from backgammon.board import Player
 from backgammon.events import DiceRolled, Event, GameWon, MatchWon, OpeningRoll
 from backgammon.match import Phase
-from backgammon.rating import INITIAL_RATING, RatingChange, rate_match
+from backgammon.rating import INITIAL_RATING, rate_match
 from db.records import RatingUpdate
 from server.tables.host import TableHost
 from server.tables.matches import LiveMatch
+from server.tables.updates import RatedMatch, Settlement
 from server.world.presence import Peer, Presence
-
-
-@dataclass(frozen=True, slots=True)
-class RatedMatch:
-    """A finished match's rating change, with the players as they were rated."""
-
-    change: RatingChange
-    winner: str
-    loser: str
-    winner_experience: int
-    """The winner's experience before the match (the ``toggle ratings`` report shows it)."""
-    loser_experience: int
-
-
-@dataclass(frozen=True, slots=True)
-class Settlement:
-    """What one action settled: the rating of the match it ended, if it ended a rated one."""
-
-    rated: RatedMatch | None = None
 
 
 def settle(app: TableHost, live: LiveMatch, events: Iterable[Event]) -> Settlement:

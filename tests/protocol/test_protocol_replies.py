@@ -9,7 +9,7 @@ import pytest
 
 from backgammon.errors import Refusal
 from protocol import replies
-from protocol.replies import Mode, MoveErrorReason, RatingCalculationPlayer, SavedMark
+from protocol.replies import GameCommand, Mode, MoveErrorReason, RatingCalculationPlayer, SavedMark
 
 # -- §1 ------------------------------------------------------------------------------------
 
@@ -439,27 +439,35 @@ def test_modes_differ_only_where_the_spec_says() -> None:
 
 def test_refusal_texts_per_command() -> None:
     """A refused game action answers the command's own text, else the common one (§4.5-§4.7)."""
-    assert replies.refusal("roll", Refusal.NOT_YOUR_TURN, "bob") == replies.NOT_YOUR_TURN_TO_ROLL
-    assert replies.refusal("move", Refusal.NOT_YOUR_TURN, "bob") == replies.NOT_YOUR_TURN_TO_MOVE
-    assert replies.refusal("double", Refusal.NOT_YOUR_TURN, "bob") == (
+    roll, move, double = GameCommand.ROLL, GameCommand.MOVE, GameCommand.DOUBLE
+    assert replies.refusal(roll, Refusal.NOT_YOUR_TURN, "bob") == replies.NOT_YOUR_TURN_TO_ROLL
+    assert replies.refusal(move, Refusal.NOT_YOUR_TURN, "bob") == replies.NOT_YOUR_TURN_TO_MOVE
+    assert replies.refusal(double, Refusal.NOT_YOUR_TURN, "bob") == (
         replies.NOT_YOUR_TURN_TO_DOUBLE
     )
-    assert replies.refusal("double", Refusal.NOT_YOUR_TURN, "bob", opponent_moving=True) == (
+    assert replies.refusal(double, Refusal.NOT_YOUR_TURN, "bob", opponent_moving=True) == (
         replies.wait_until_moved("bob")
     )
-    assert replies.refusal("redouble", Refusal.CUBE_LIMIT, "bob") == (
+    assert replies.refusal(GameCommand.REDOUBLE, Refusal.CUBE_LIMIT, "bob") == (
         replies.NOT_ALLOWED_TO_REDOUBLE
     )
-    assert replies.refusal("double", Refusal.CUBE_LIMIT, "bob") == replies.CUBE_LIMIT_NO_DOUBLE
-    assert replies.refusal("accept", Refusal.NOTHING_OFFERED, "bob") == (
+    assert replies.refusal(double, Refusal.CUBE_LIMIT, "bob") == replies.CUBE_LIMIT_NO_DOUBLE
+    assert replies.refusal(GameCommand.ACCEPT, Refusal.NOTHING_OFFERED, "bob") == (
         replies.didnt_double_or_resign("bob")
     )
-    for command in ("roll", "move", "double", "resign"):
+    for command in (roll, move, double, GameCommand.RESIGN):
         assert replies.refusal(command, Refusal.MUST_ANSWER_DOUBLE, "bob") == (
             replies.doubles_offer("bob")
         )
         assert replies.refusal(command, Refusal.MATCH_OVER, "bob") == replies.NOT_PLAYING
-    assert replies.refusal("roll", Refusal.HOLLAND, "bob") is None
+    assert replies.refusal(roll, Refusal.HOLLAND, "bob") == replies.NOT_YOUR_TURN
+
+
+def test_every_refusal_of_every_command_has_a_text() -> None:
+    """Total: whatever the core refuses, the player reads a FIBS line (never a log)."""
+    for command in GameCommand:
+        for reason in Refusal:
+            assert replies.refusal(command, reason, "bob"), (command, reason)
 
 
 def test_who_status_letters_in_order_of_precedence() -> None:

@@ -21,6 +21,7 @@ from server.app import App
 from server.config import Settings
 from server.tables.local import LocalTables
 from server.tables.seam import Moves, Roll, TableCommand, Tables
+from server.tables.updates import Notice, Settlement, TableUpdate
 from server.world.session import Session
 from tests.conftest import DbTarget
 
@@ -175,3 +176,57 @@ async def test_off_bears_off_and_its_line_leads_the_actions_lines(desk: Desk) ->
     lines = await desk.run(mover, "off")
     assert lines[0].startswith("Bear off: "), lines
     assert len(lines) > 1 and match.version > version
+
+
+# -- table updates at the edge (server/tables/edge.py) ----------------------------------
+
+
+def _update_after(desk: Desk, mover: str, *, since: int, version: int) -> TableUpdate:
+    """An update of ``mover``'s table that claims to follow version ``since``."""
+    live = desk.app.local_tables.matches[mover]
+    notice = Notice(live.player_of(mover), "a line of a missed action")
+    return TableUpdate(
+        live.table_id,
+        live.names,
+        live.length,
+        frozenset(live.watchers),
+        since,
+        version,
+        (notice,),
+        Settlement(),
+    )
+
+
+async def test_an_update_after_a_gap_brings_the_current_board_instead(desk: Desk) -> None:
+    mover, other = await playing(desk)
+    await desk.login("carol")
+    await desk.run("carol", f"watch {mover}")
+    await desk.settle()
+    for name in (mover, other, "carol"):
+        desk.heard(name)
+    version = desk.app.local_tables.matches[mover].match.version
+    later = version + 5
+    desk.app.local_tables.edge.deliver(_update_after(desk, mover, since=version + 1, version=later))
+    resynced = {name: desk.heard(name) for name in (mover, other, "carol")}
+    for name, lines in resynced.items():  # each one's board, as ``board`` shows it
+        assert lines and lines == await desk.run(name, "board"), name
+    # The edge goes on from the version it was told of: the next update follows it.
+    desk.app.local_tables.edge.deliver(_update_after(desk, mover, since=later, version=later + 1))
+    assert desk.heard(mover) == ["a line of a missed action"]
+
+
+async def test_an_update_older_than_the_last_one_seen_is_dropped(desk: Desk) -> None:
+    mover, other = await playing(desk)
+    live = desk.app.local_tables.matches[mover]
+    version = live.match.version
+    desk.app.local_tables.edge.deliver(
+        _update_after(desk, mover, since=version - 1, version=version)
+    )
+    assert desk.heard(mover) == [] and desk.heard(other) == []
+
+
+async def test_the_edge_forgets_a_table_that_left(desk: Desk) -> None:
+    mover, _ = await playing(desk)
+    assert desk.app.local_tables.edge.tables() == 1
+    await desk.run(mover, "leave")
+    assert desk.app.local_tables.edge.tables() == 0

@@ -128,7 +128,7 @@ from db.repository import Database  # noqa: E402
 from protocol.board_fibs import parse_board  # noqa: E402
 from protocol.errors import BoardLineError  # noqa: E402
 from server.world.passwords import ScryptCost, hash_password_sync  # noqa: E402
-from server.world.session import DEFAULT_TOGGLES  # noqa: E402
+from server.world.session import DEFAULT_TOGGLES, storable_toggles  # noqa: E402
 
 HOST = "127.0.0.1"
 """The only address this benchmark ever connects to."""
@@ -535,9 +535,9 @@ def production_cost(config: configparser.ConfigParser) -> ScryptCost:
 # -- the server under test ------------------------------------------------------------------
 
 
-PERSON_TOGGLES: dict[str, bool] = dict(DEFAULT_TOGGLES)
+PERSON_TOGGLES: dict[str, bool] = storable_toggles(DEFAULT_TOGGLES)
 """Idle users and chatters: a new account's toggles (notify and report on, as on FIBS)."""
-BOT_TOGGLES: dict[str, bool] = {**DEFAULT_TOGGLES, "ready": True, "notify": False, "report": False}
+BOT_TOGGLES: dict[str, bool] = {**PERSON_TOGGLES, "ready": True, "notify": False, "report": False}
 """Players: what bots set (bots/client.py BOT_TOGGLES): ready, no login and match reports."""
 
 

@@ -20,6 +20,7 @@ from typing import Final
 
 from backgammon.events import WinKind
 from protocol import replies
+from protocol.replies import Toggle
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,13 +90,15 @@ class WhoOrder(enum.Enum):
 # -- toggle (§4.15) -------------------------------------------------------------------------
 
 
-def parse_toggle_name(word: str) -> str | None:
-    """A toggle's name from its name, a synonym or a unique prefix (any case); None
-    for no toggle or more than one."""
+def parse_toggle_name(word: str) -> Toggle | None:
+    """A toggle from its name, a synonym or a unique prefix (any case); None for no
+    toggle or more than one."""
     word = word.lower()
-    word = replies.TOGGLE_SYNONYMS.get(word, word)
+    synonym = replies.TOGGLE_SYNONYMS.get(word)
+    if synonym is not None:
+        return synonym
     if word in replies.TOGGLES:
-        return word
+        return Toggle(word)
     found = [t for t in replies.TOGGLES if t.startswith(word)]
     return found[0] if len(found) == 1 else None
 

@@ -1569,110 +1569,116 @@ def port(number: int) -> str:
 # §4.15 toggle
 # =====================================================================================
 
-TOGGLES: Final[tuple[str, ...]] = (
-    "allowpip",
-    "autoboard",
-    "autodouble",
-    "automove",
-    "bell",
-    "crawford",
-    "double",
-    "greedy",
-    "moreboards",
-    "moves",
-    "notify",
-    "ratings",
-    "ready",
-    "report",
-    "silent",
-    "telnet",
-    "wrap",
-)
+
+class Toggle(enum.StrEnum):
+    """§4.15: the toggles, in the order ``toggle`` lists them; values are their names (as
+    typed, shown and stored)."""
+
+    ALLOWPIP = "allowpip"
+    AUTOBOARD = "autoboard"
+    AUTODOUBLE = "autodouble"
+    AUTOMOVE = "automove"
+    BELL = "bell"
+    CRAWFORD = "crawford"
+    DOUBLE = "double"
+    GREEDY = "greedy"
+    MOREBOARDS = "moreboards"
+    MOVES = "moves"
+    NOTIFY = "notify"
+    RATINGS = "ratings"
+    READY = "ready"
+    REPORT = "report"
+    SILENT = "silent"
+    TELNET = "telnet"
+    WRAP = "wrap"
+
+
+TOGGLES: Final[tuple[Toggle, ...]] = tuple(Toggle)
 """§4.15: the toggles in the order ``toggle`` lists them."""
-TOGGLE_SYNONYMS: Final[Mapping[str, str]] = {"autoroll": "double"}
+TOGGLE_SYNONYMS: Final[Mapping[str, Toggle]] = {"autoroll": Toggle.DOUBLE}
 """§4.15: ``autoroll`` is another name of ``double``."""
 
-_TOGGLE_MESSAGES: Final[Mapping[str, tuple[str, str]]] = {
-    "allowpip": (
+_TOGGLE_MESSAGES: Final[Mapping[Toggle, tuple[str, str]]] = {
+    Toggle.ALLOWPIP: (
         "** You allow the use the server's 'pip' command.",
         "** You don't allow the use of the server's 'pip' command.",
     ),
-    "autoboard": (
+    Toggle.AUTOBOARD: (
         "** The board will be refreshed after every move.",
         "** The board won't be refreshed after every move.",
     ),
-    "autodouble": (
+    Toggle.AUTODOUBLE: (
         "** You agree that doublets during opening double the cube.",
         "** You don't agree that doublets during opening double the cube.",
     ),
-    "automove": (
+    Toggle.AUTOMOVE: (
         "** Forced moves will be done automatically.",
         "** Forced moves won't be done automatically.",
     ),
-    "bell": (
+    Toggle.BELL: (
         "** Your terminal will ring the bell if someone talks to you or invites you",
         "** Your terminal won't ring the bell if someone talks to you or invites you",
     ),
-    "crawford": (
+    Toggle.CRAWFORD: (
         "** You insist on playing with the Crawford rule.",
         "** You would like to play without using the Crawford rule.",
     ),
-    "double": (
+    Toggle.DOUBLE: (
         "** You will be asked if you want to double.",
         "** You won't be asked if you want to double.",
     ),
-    "greedy": ("** Will use automatic greedy bearoffs.", "** Won't use automatic greedy bearoffs."),
-    "moreboards": (
+    Toggle.GREEDY: (
+        "** Will use automatic greedy bearoffs.",
+        "** Won't use automatic greedy bearoffs.",
+    ),
+    Toggle.MOREBOARDS: (
         "** Will send rawboards after rolling.",
         "** Won't send rawboards after rolling.",
     ),
-    "moves": (
+    Toggle.MOVES: (
         "** You want a list of moves after this game.",
         "** You won't see a list of moves after this game.",
     ),
-    "notify": (
+    Toggle.NOTIFY: (
         "** You'll be notified when new users log in.",
         "** You won't be notified when new users log in.",
     ),
-    "ratings": (
+    Toggle.RATINGS: (
         "** You'll see how the rating changes are calculated.",
         "** You won't see how the rating changes are calculated.",
     ),
-    "ready": (
+    Toggle.READY: (
         "** You're now ready to invite or join someone.",
         "** You're now refusing to play with someone.",
     ),
-    "report": (
+    Toggle.REPORT: (
         "** You will be informed about starting and ending matches.",
         "** You won't be informed about starting and ending matches.",
     ),
     # §4.15 ⚠: silent ON = you do not hear shouts (help text + original FCM, D19).
-    "silent": (
+    Toggle.SILENT: (
         "** You won't hear what other players shout.",
         "** You will hear what other players shout.",
     ),
-    "telnet": (
+    Toggle.TELNET: (
         "** You use telnet and don't need extra 'newlines'.",
         "** You use a client program and will receive extra 'newlines'.",
     ),
     # §4.15 ⚠: SPEC/Dart FCM/JIBS order (D19).
-    "wrap": (
+    Toggle.WRAP: (
         "** The server will wrap long lines.",
         "** Your terminal knows how to wrap long lines.",
     ),
 }
 
 
-def toggle_message(name: str, value: bool) -> str:
-    """§4.15: the reply after a toggle was flipped to ``value``.
-
-    :raises KeyError: for a name that is not in :data:`TOGGLES` (or a synonym).
-    """
-    on, off = _TOGGLE_MESSAGES[TOGGLE_SYNONYMS.get(name, name)]
+def toggle_message(name: Toggle, value: bool) -> str:
+    """§4.15: the reply after a toggle was flipped to ``value``."""
+    on, off = _TOGGLE_MESSAGES[name]
     return on if value else off
 
 
-def toggle_list(values: Mapping[str, bool]) -> list[str]:
+def toggle_list(values: Mapping[Toggle, bool]) -> list[str]:
     """§4.15: ``toggle`` alone: the header and one ``name  YES|NO`` line per toggle (column 17)."""
     return ["The current settings are:"] + [
         f"{name:<16}{'YES' if values[name] else 'NO'}" for name in TOGGLES

@@ -432,9 +432,7 @@ NAME_CALLS = frozenset(
 (attributes, type variables, loggers, modules, codecs, files, regular expressions)."""
 KEY_METHODS = frozenset({"get", "setdefault", "pop"})
 """Methods whose first argument is a key: the string is an identifier."""
-NAME_KEYWORDS = frozenset(
-    {"encoding", "errors", "encoding_errors", "toggle", "toggle_on", "toggle_off"}
-)
+NAME_KEYWORDS = frozenset({"encoding", "errors", "encoding_errors"})
 """Keyword arguments whose string value is an identifier (a codec, a toggle's name)."""
 NAME_CONSTANTS: dict[str, str] = {
     "TELNETLIB3_INTERNALS": "telnetlib3's internal attribute and parameter names",
@@ -614,7 +612,7 @@ def f(session: "Session", words: list[str]) -> None:
     log.info("logged %s", "too")
     if words[0] == "on" or words[1].startswith("-"):
         raise ValueError("internal")
-    session.toggles["ready"] = True
+    session.toggles[Toggle.READY] = True
     session.send(f"{42:>5}" + {"key": "You"}.get("key", "bar"))
     raise Reply("** Sorry.")
 '''

@@ -5,6 +5,7 @@ from __future__ import annotations
 from protocol import replies
 from protocol.arguments import parse_address, parse_password_change
 from protocol.parser import ParsedCommand
+from protocol.replies import Toggle
 from server.errors import Reply
 from server.handlers import valid
 from server.handlers.context import Context
@@ -34,7 +35,7 @@ async def wave(ctx: Context, cmd: ParsedCommand) -> None:
     session.waved = True
     text = replies.waves_again(session.name) if again else replies.waves(session.name)
     # The same line in both modes: rendered and encoded once.
-    audience = Audience(exclude=frozenset([session.name]), toggle_off="silent")
+    audience = Audience(exclude=frozenset([session.name]), toggle_off=Toggle.SILENT)
     ctx.app.presence.broadcast([text], audience)
     if again:
         session.send(replies.YOU_WAVE_AGAIN)

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from db.errors import UnknownUserError
 from protocol import replies
 from protocol.parser import ParsedCommand
-from protocol.replies import Mode
+from protocol.replies import Mode, Toggle
 from server.errors import Reply
 from server.handlers.context import Context
 from server.world.presence import Audience, Peer
@@ -27,7 +27,7 @@ Render = Callable[[str, str, Mode], str]
 
 def ring(recipient: Peer, line: str) -> str:
     """``line`` with a BEL when the recipient has ``toggle bell`` on (§2.4)."""
-    return line + replies.BELL if recipient.toggles["bell"] else line
+    return line + replies.BELL if recipient.toggles[Toggle.BELL] else line
 
 
 def check_gag(sender: Session, recipient: str, recipient_gags: Iterable[str]) -> None:
@@ -98,13 +98,13 @@ async def say(ctx: Context, cmd: ParsedCommand) -> None:
 async def shout(ctx: Context, cmd: ParsedCommand) -> None:
     """``shout <text>``: 13 to everyone who hears shouts, 17 to you (§4.12, §6.5)."""
     session = ctx.session
-    if session.toggles["silent"]:
+    if session.toggles[Toggle.SILENT]:
         raise Reply(replies.TOGGLE_SILENT_BEFORE_SHOUT)
     text = text_or_usage(cmd, 0)
     name = session.name
     ctx.app.presence.broadcast(
         lambda mode: [replies.shouts(name, text, mode)],
-        Audience(exclude=frozenset([name]), toggle_off="silent", not_gagging=name),
+        Audience(exclude=frozenset([name]), toggle_off=Toggle.SILENT, not_gagging=name),
     )
     session.send(replies.you_shout(text, session.mode))
 

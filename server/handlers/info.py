@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 from protocol import replies
 from protocol.arguments import WhoKind, WhoOrder, parse_who_filter
 from protocol.parser import ParsedCommand
+from protocol.replies import Toggle
 from server.errors import Reply
 from server.handlers.context import Context
 from server.handlers.settings import timezone_or_reply
@@ -28,7 +29,7 @@ def select(ctx: Context, args: tuple[str, ...]) -> list[Peer] | int:
         case WhoKind.COUNT:
             return len(sessions)
         case WhoKind.READY:
-            sessions = [s for s in sessions if s.toggles["ready"] and s.opponent is None]
+            sessions = [s for s in sessions if s.toggles[Toggle.READY] and s.opponent is None]
         case WhoKind.PLAYING:
             sessions = [s for s in sessions if s.opponent is not None]
         case WhoKind.AWAY:
@@ -58,7 +59,7 @@ def _status(session: Peer) -> str:
         playing=session.opponent is not None,
         watching=session.watching is not None,
         away=session.away is not None,
-        ready=session.toggles["ready"],
+        ready=session.toggles[Toggle.READY],
     )
 
 
@@ -129,7 +130,7 @@ async def whois(ctx: Context, cmd: ParsedCommand) -> None:
             host=online.host,
             online=True,
             idle_seconds=online.idle_seconds(),
-            ready=online.toggles["ready"],
+            ready=online.toggles[Toggle.READY],
             watching=online.watching,
             playing=online.opponent,
             away_message=online.away,

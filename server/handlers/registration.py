@@ -20,7 +20,12 @@ from server.handlers.account import log_out
 from server.handlers.context import Context
 from server.login import complete_login
 from server.world.passwords import hash_password
-from server.world.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, NewAccount
+from server.world.session import (
+    DEFAULT_SETTINGS,
+    DEFAULT_TOGGLES,
+    NewAccount,
+    storable_toggles,
+)
 
 
 async def name_problem(app: App, name: str) -> str | None:
@@ -90,7 +95,10 @@ async def retype_password(ctx: Context, line: str) -> None:
     hashed = await hash_password(account.password, ctx.app.cost)
     try:
         user = await ctx.app.db.create_user(
-            account.name, hashed, toggles=DEFAULT_TOGGLES, settings=DEFAULT_SETTINGS
+            account.name,
+            hashed,
+            toggles=storable_toggles(DEFAULT_TOGGLES),
+            settings=DEFAULT_SETTINGS,
         )
     except UserExistsError:
         _back_to_guest(ctx)

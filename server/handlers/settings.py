@@ -18,16 +18,19 @@ from protocol.arguments import (
     redoubles_shown,
 )
 from protocol.parser import ParsedCommand
+from protocol.replies import Toggle
 from server.errors import Reply
 from server.handlers import valid
 from server.handlers.context import Context
-from server.world.session import Session
+from server.world.session import Session, storable_toggles
 
 
 async def store(ctx: Context) -> None:
     """Persist the session's toggles and settings."""
     session = ctx.session
-    await ctx.app.db.save_settings(session.name, session.toggles, session.settings)
+    await ctx.app.db.save_settings(
+        session.name, storable_toggles(session.toggles), session.settings
+    )
 
 
 async def toggle(ctx: Context, cmd: ParsedCommand) -> None:
@@ -45,7 +48,7 @@ async def toggle(ctx: Context, cmd: ParsedCommand) -> None:
         session.toggles[name] = not session.toggles[name]
         session.send(replies.toggle_message(name, session.toggles[name]))
         changed = True
-        if name == "ready":
+        if name is Toggle.READY:
             ctx.app.presence.who_update(session)
     if changed:
         await store(ctx)

@@ -45,6 +45,7 @@ from backgammon.notation import format_move
 from backgammon.rating import RatingChange
 from protocol import replies
 from protocol.game_record import oldmoves_lines
+from protocol.replies import Toggle
 from server.tables.matches import watchers_at
 from server.tables.updates import Broadcast, Moment, Notice, Settlement, TableUpdate
 from server.world.presence import Audience, Peer, Presence
@@ -146,7 +147,7 @@ class _Table:
             lines = self.at().frame.lines(perspective, viewer.settings.boardstyle, you=you)
             self.out.extend(viewer, lines)
 
-    def board_for_players(self, *players: Player, toggle: str | None = None) -> None:
+    def board_for_players(self, *players: Player, toggle: Toggle | None = None) -> None:
         for p in players:
             peer = self.player(p)
             if peer is not None and (toggle is None or peer.toggles[toggle]):
@@ -190,7 +191,7 @@ def _announce_event(t: _Table, event: Event, settlement: Settlement) -> None:
             line = replies.moves(t.name(event.player), texts)
             out.add(t.player(1 - event.player), line)
             t.to_watchers(lambda p: line)
-            t.board_for_players(0, 1, toggle="autoboard")
+            t.board_for_players(0, 1, toggle=Toggle.AUTOBOARD)
             t.board_for_watchers()
         case CubeOffered():
             more = t.at().redouble_allowed
@@ -271,9 +272,9 @@ def _dice_rolled(t: _Table, event: DiceRolled) -> None:
     roller = t.player(event.player)
     t.out.add(roller, replies.you_roll(d1, d2))
     if event.moves:
-        t.board_for_players(event.player, toggle="moreboards")
+        t.board_for_players(event.player, toggle=Toggle.MOREBOARDS)
         t.out.add(roller, replies.please_move(event.moves))
-    elif roller is not None and roller.toggles["moreboards"]:
+    elif roller is not None and roller.toggles[Toggle.MOREBOARDS]:
         # A roll that cannot be played: the roller's board still shows it, before
         # "You can't move." (D108; MatchDog waits for a board after every roll).
         style = roller.settings.boardstyle
@@ -281,7 +282,7 @@ def _dice_rolled(t: _Table, event: DiceRolled) -> None:
     other = 1 - event.player
     t.out.add(t.player(other), replies.rolls(t.name(event.player), d1, d2))
     if event.moves:
-        t.board_for_players(other, toggle="autoboard")
+        t.board_for_players(other, toggle=Toggle.AUTOBOARD)
     t.to_watchers(lambda p: replies.rolls(t.name(event.player), d1, d2))
     if event.moves:
         t.board_for_watchers()
@@ -314,7 +315,7 @@ def _game_won(t: _Table, event: GameWon) -> None:
             out.add(watcher, replies.wins_game_watched(t.name(winner), event.points))
     for p in (0, 1):
         peer = t.player(p)
-        if peer is not None and peer.toggles["moves"]:
+        if peer is not None and peer.toggles[Toggle.MOVES]:
             record = oldmoves_lines(
                 moment.finished_game, names, t.update.length, moment.frame.o_player
             )
@@ -355,7 +356,7 @@ def _match_won(t: _Table, event: MatchWon, settlement: Settlement) -> None:
         rated.change, rated.winner, rated.loser, rated.winner_experience, rated.loser_experience
     )
     for peer in (winner_peer, loser_peer):
-        if peer is not None and peer.toggles["ratings"]:
+        if peer is not None and peer.toggles[Toggle.RATINGS]:
             out.extend(peer, block)
     out.add(winner_peer, replies.you_win_match(length, a, b))
     line = replies.wins_match(t.name(winner), length, a, b)
@@ -365,7 +366,7 @@ def _match_won(t: _Table, event: MatchWon, settlement: Settlement) -> None:
     # The report (§4.15 ``toggle report``): one broadcast to every user with the toggle
     # on, sent right after the table's lines (a player's or watcher's comes after theirs).
     report = replies.match_end_report(t.name(winner), t.name(loser), length, a, b)
-    t.broadcasts.append(Broadcast((report,), Audience(toggle_on="report")))
+    t.broadcasts.append(Broadcast((report,), Audience(toggle_on=Toggle.REPORT)))
 
 
 def _rating_block(

@@ -18,6 +18,7 @@ from db.records import SavedMatch
 from db.repository import Database
 from protocol import replies
 from protocol.game_record import last_game, oldmoves_lines
+from protocol.replies import Toggle
 from server.clock import Timer
 from server.config import Settings
 from server.errors import Reply
@@ -194,9 +195,9 @@ class LocalTables:
         if live is not None:
             opponent = live.opponent_of(session.name)
             other = self.presence.get(opponent)
-            if not session.toggles["allowpip"]:
+            if not session.toggles[Toggle.ALLOWPIP]:
                 raise Reply(replies.TOGGLE_ALLOWPIP_FIRST)
-            if other is not None and not other.toggles["allowpip"]:
+            if other is not None and not other.toggles[Toggle.ALLOWPIP]:
                 raise Reply(replies.doesnt_allow_pip(opponent))
             p = live.player_of(session.name)
             position = live.match.position

@@ -36,6 +36,7 @@ from backgammon.match import Match, Phase
 from backgammon.moves import Play
 from backgammon.notation import format_move
 from protocol import replies
+from protocol.replies import Toggle
 from server.tables.announce import seated
 from server.tables.host import TableHost
 from server.tables.matches import LiveMatch
@@ -151,7 +152,7 @@ def follow_up(step: Step, *, resumed: bool = False) -> None:
             if (
                 match.may_double(player)
                 and (resumed or not _needs_one_point(match, player))
-                and (peer is None or peer.toggles["double"])
+                and (peer is None or peer.toggles[Toggle.DOUBLE])
             ):
                 step.notice(player, replies.ROLL_OR_DOUBLE)
                 return
@@ -164,7 +165,7 @@ def follow_up(step: Step, *, resumed: bool = False) -> None:
                 return
             colour = match.colour(player)
             texts = [format_move(m, colour) for m in play.moves]
-            if peer.toggles["greedy"] and all(m.dst == 0 for m in play.moves):
+            if peer.toggles[Toggle.GREEDY] and all(m.dst == 0 for m in play.moves):
                 step.notice(player, replies.bearing_off(t.split("-")[0] for t in texts))
             else:
                 step.notice(player, replies.only_possible_move(texts))
@@ -186,12 +187,12 @@ def _automatic_play(match: Match, player: Peer) -> Play | None:
     bear-off with every die (``greedy``), §4.5. The plays are made only for a player
     with one of those toggles on."""
     toggles = player.toggles
-    if not (toggles["automove"] or toggles["greedy"]):
+    if not (toggles[Toggle.AUTOMOVE] or toggles[Toggle.GREEDY]):
         return None
     plays = match.legal_plays()
-    if toggles["automove"] and len(plays) == 1:
+    if toggles[Toggle.AUTOMOVE] and len(plays) == 1:
         return plays[0]
-    if toggles["greedy"]:
+    if toggles[Toggle.GREEDY]:
         for play in plays:
             if all(m.dst == 0 for m in play.moves):
                 return play

@@ -22,6 +22,7 @@ from backgammon.events import CubeOffered, CubeRedoubled, Event, ResignationOffe
 from backgammon.match import Match, MatchOptionsError, Phase
 from db.records import SavedMatch
 from protocol import replies
+from protocol.replies import Toggle
 from server.config import RulesDefaults
 from server.errors import Reply
 from server.tables import match_flow
@@ -45,7 +46,7 @@ async def invitable(app: TableHost, session: Session, target: Peer) -> SavedMatc
         raise Reply(replies.ALREADY_PLAYING)
     if target.name in app.matches:
         raise Reply(replies.already_playing_with(target.name))
-    if not target.toggles["ready"]:
+    if not target.toggles[Toggle.READY]:
         raise Reply(*_refusing_games(session, target.name))
     return await app.db.load_match(session.name, target.name)
 
@@ -95,11 +96,11 @@ def invite(
 ) -> None:
     """Send ``invitation`` (§4.3): it replaces ``session``'s earlier one, and switches
     their ``ready`` flag on."""
-    if not session.toggles["ready"]:
-        session.toggles["ready"] = True
+    if not session.toggles[Toggle.READY]:
+        session.toggles[Toggle.READY] = True
         app.presence.who_update(session)
     app.invitations[session.name] = invitation
-    bell = replies.BELL if target.toggles["bell"] else ""
+    bell = replies.BELL if target.toggles[Toggle.BELL] else ""
     if invitation.resume:
         session.send(replies.you_invited_resume(target.name))
         lines = replies.invitation_resume(session.name)
@@ -136,7 +137,7 @@ async def join(app: TableHost, session: Session, name: str) -> None:
     invitation = app.invitations.get(inviter.name)
     if invitation is None or invitation.invitee != session.name:
         raise Reply(replies.didnt_invite_you(inviter.name))
-    if not inviter.toggles["ready"]:
+    if not inviter.toggles[Toggle.READY]:
         raise Reply(*_refusing_games(session, inviter.name))
     del app.invitations[inviter.name]
     if session.watching is not None:
@@ -278,7 +279,7 @@ def _report(app: TableHost, live: LiveMatch, line: str) -> None:
     """A match start/resume line to users with ``report`` on and the players' watchers
     (the same line in both modes: encoded once, docs/performance.md §3)."""
     audience = Audience(
-        exclude=frozenset(live.names), toggle_on="report", also=frozenset(live.watchers)
+        exclude=frozenset(live.names), toggle_on=Toggle.REPORT, also=frozenset(live.watchers)
     )
     app.presence.broadcast([line], audience)
 

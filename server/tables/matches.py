@@ -25,6 +25,7 @@ from backgammon.events import Event, events_json_text
 from backgammon.match import Match, MatchOptions
 from backgammon.snapshot import match_from_json, match_to_json_text
 from db.records import SavedEvents, SavedMatch
+from protocol.replies import Toggle
 from server.config import RulesDefaults
 from server.tables.match_boards import BoardFrame, MatchBoards
 from server.world.presence import Peer, Presence
@@ -298,10 +299,10 @@ def match_options(
     if unlimited:
         finite = [n for n in limits if n is not None]
         redoubles = min(finite) if finite else None
-    both_auto = chosen or (first.toggles["autodouble"] and second.toggles["autodouble"])
+    both_auto = chosen or (first.toggles[Toggle.AUTODOUBLE] and second.toggles[Toggle.AUTODOUBLE])
     return MatchOptions(
         length=length or 0,
-        crawford=first.toggles["crawford"] or second.toggles["crawford"],
+        crawford=first.toggles[Toggle.CRAWFORD] or second.toggles[Toggle.CRAWFORD],
         holland=rules.holland and (chosen or not unlimited),
         jacoby=rules.jacoby and (chosen or unlimited),
         instant_redoubles=redoubles,

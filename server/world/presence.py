@@ -57,7 +57,7 @@ from typing import Protocol
 
 from db.records import UserSettings
 from protocol import clip
-from protocol.replies import HourUsers, Mode
+from protocol.replies import HourUsers, Mode, Toggle
 from server.doors.output import Payload
 from server.world.session import Session
 
@@ -104,7 +104,7 @@ class Peer(Protocol):
         ...
 
     @property
-    def toggles(self) -> Mapping[str, bool]: ...
+    def toggles(self) -> Mapping[Toggle, bool]: ...
 
     @property
     def gagged(self) -> AbstractSet[str]:
@@ -172,11 +172,11 @@ class Audience:
 
     exclude: frozenset[str] = frozenset()
     """Never these (the sender, a match's players)."""
-    toggle_on: str | None = None
+    toggle_on: Toggle | None = None
     """Only users with this toggle on (``report``)..."""
     also: frozenset[str] = frozenset()
     """...or named here (a match's watchers hear its start whatever their toggle)."""
-    toggle_off: str | None = None
+    toggle_off: Toggle | None = None
     """Not users with this toggle on (``silent`` users hear no shout)."""
     not_gagging: str | None = None
     """Not users who gagged this name (the shouter)."""

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from protocol import replies
-from protocol.replies import HourUsers, Mode
+from protocol.replies import HourUsers, Mode, Toggle
 from server.clock import LoopTimer, Timer
 from server.doors.output import Payload
 from server.errors import Reply
@@ -151,7 +151,7 @@ class _Batch:
 
     def key(self, session: Session, since: int) -> _Key:
         own = session if session in self.logged_in else None
-        return (session.clip, session.toggles["notify"], own, since)
+        return (session.clip, session.toggles[Toggle.NOTIFY], own, since)
 
     def _render(self, key: _Key) -> list[str]:
         clip_mode, notify, own, since = key

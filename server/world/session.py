@@ -19,33 +19,47 @@ from protocol import replies
 from protocol.clip import OwnInfo, WhoInfo
 from protocol.commands import DIALOG, SessionState
 from protocol.parser import ParsedCommand
-from protocol.replies import Mode
+from protocol.replies import Mode, Toggle
 from server.doors.output import Output, Payload
 
 log = logging.getLogger(__name__)
 
 # Defaults for new accounts (§4.15 table; the ⚠ ones decided in docs/server-decisions.md).
-DEFAULT_TOGGLES: Mapping[str, bool] = {
-    "allowpip": True,
-    "autoboard": True,
-    "autodouble": False,
-    "automove": False,
-    "bell": False,
-    "crawford": True,
-    "double": True,
-    "greedy": False,
-    "moreboards": True,
-    "moves": False,
-    "notify": True,
-    "ratings": False,
-    "ready": False,
-    "report": True,
-    "silent": False,
-    "telnet": True,
-    "wrap": False,
+DEFAULT_TOGGLES: Mapping[Toggle, bool] = {
+    Toggle.ALLOWPIP: True,
+    Toggle.AUTOBOARD: True,
+    Toggle.AUTODOUBLE: False,
+    Toggle.AUTOMOVE: False,
+    Toggle.BELL: False,
+    Toggle.CRAWFORD: True,
+    Toggle.DOUBLE: True,
+    Toggle.GREEDY: False,
+    Toggle.MOREBOARDS: True,
+    Toggle.MOVES: False,
+    Toggle.NOTIFY: True,
+    Toggle.RATINGS: False,
+    Toggle.READY: False,
+    Toggle.REPORT: True,
+    Toggle.SILENT: False,
+    Toggle.TELNET: True,
+    Toggle.WRAP: False,
 }
 DEFAULT_SETTINGS = UserSettings(boardstyle=2)
 """New accounts: ASCII boards (style 2) for people; every client sets style 3 itself."""
+
+
+def stored_toggles(values: Mapping[str, bool]) -> dict[Toggle, bool]:
+    """The toggles of a stored account (names as stored: a name no toggle has any more
+    is left out)."""
+    return {Toggle(name): value for name, value in values.items() if name in _TOGGLE_NAMES}
+
+
+def storable_toggles(toggles: Mapping[Toggle, bool]) -> dict[str, bool]:
+    """Toggles as the database stores them: by name."""
+    return {toggle.value: value for toggle, value in toggles.items()}
+
+
+_TOGGLE_NAMES = frozenset(t.value for t in Toggle)
 
 _LOBBY, _PLAYING, _WATCHING = SessionState.LOBBY, SessionState.PLAYING, SessionState.WATCHING
 """The logged-in states (``protocol.commands.USER``), for :attr:`Session.logged_in`."""
@@ -79,7 +93,7 @@ class Session:
     experience: int = 0
     address: str | None = None
     is_bot: bool = False
-    toggles: dict[str, bool] = field(default_factory=lambda: dict(DEFAULT_TOGGLES))
+    toggles: dict[Toggle, bool] = field(default_factory=lambda: dict(DEFAULT_TOGGLES))
     settings: UserSettings = DEFAULT_SETTINGS
     away: str | None = None
     gagged: set[str] = field(default_factory=set)
@@ -147,10 +161,10 @@ class Session:
         self.experience = user.experience
         self.address = user.address
         self.is_bot = user.is_bot
-        self.toggles = {**DEFAULT_TOGGLES, **user.toggles}
+        self.toggles = {**DEFAULT_TOGGLES, **stored_toggles(user.toggles)}
         # §4.15 (HELP save): double and greedy are reset at every login.
-        self.toggles["double"] = True
-        self.toggles["greedy"] = False
+        self.toggles[Toggle.DOUBLE] = True
+        self.toggles[Toggle.GREEDY] = False
         self.settings = user.settings
         self.gagged = set(user.gagged)
         self.blinded = set(user.blinded)
@@ -232,7 +246,7 @@ class Session:
             name=self.name,
             opponent=self.opponent,
             watching=self.watching,
-            ready=self.toggles["ready"],
+            ready=self.toggles[Toggle.READY],
             away=self.away is not None,
             rating=self.rating,
             experience=self.experience,
@@ -267,7 +281,7 @@ class Session:
             self.name,
             self.opponent,
             self.watching,
-            self.toggles["ready"],
+            self.toggles[Toggle.READY],
             self.away is not None,
             self.rating,
             math.copysign(1.0, self.rating),
@@ -283,25 +297,25 @@ class Session:
         t = self.toggles
         return OwnInfo(
             name=self.name,
-            allowpip=t["allowpip"],
-            autoboard=t["autoboard"],
-            autodouble=t["autodouble"],
-            automove=t["automove"],
+            allowpip=t[Toggle.ALLOWPIP],
+            autoboard=t[Toggle.AUTOBOARD],
+            autodouble=t[Toggle.AUTODOUBLE],
+            automove=t[Toggle.AUTOMOVE],
             away=self.away is not None,
-            bell=t["bell"],
-            crawford=t["crawford"],
-            double=t["double"],
+            bell=t[Toggle.BELL],
+            crawford=t[Toggle.CRAWFORD],
+            double=t[Toggle.DOUBLE],
             experience=self.experience,
-            greedy=t["greedy"],
-            moreboards=t["moreboards"],
-            moves=t["moves"],
-            notify=t["notify"],
+            greedy=t[Toggle.GREEDY],
+            moreboards=t[Toggle.MOREBOARDS],
+            moves=t[Toggle.MOVES],
+            notify=t[Toggle.NOTIFY],
             rating=self.rating,
-            ratings=t["ratings"],
-            ready=t["ready"],
+            ratings=t[Toggle.RATINGS],
+            ready=t[Toggle.READY],
             redoubles=self.settings.redoubles,
-            report=t["report"],
-            silent=t["silent"],
+            report=t[Toggle.REPORT],
+            silent=t[Toggle.SILENT],
             timezone=self.settings.timezone,
         )
 

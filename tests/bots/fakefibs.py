@@ -21,6 +21,7 @@ from protocol import replies
 from protocol.board_fibs import board_line
 from protocol.board_view import BoardState, SideState
 from protocol.clip import MotdBegin, MotdEnd, OwnInfo, Welcome, WhoInfo, WhoInfoEnd
+from protocol.replies import Toggle
 
 IAC_WILL_ECHO = b"\xff\xfb\x01"
 IAC_WONT_ECHO = b"\xff\xfc\x01"
@@ -264,7 +265,7 @@ class FakeFibs:
                 if line == "set boardstyle 3":
                     lines(replies.set_changed("boardstyle", "3"))
                 elif line.startswith("toggle "):
-                    toggle = line.split()[1]
+                    toggle = Toggle(line.split()[1])
                     values[toggle] = not values.get(toggle, False)
                     lines(replies.toggle_message(toggle, values[toggle]))
                 elif line == "show saved":

@@ -22,6 +22,7 @@ from bots.strategy import ME, BaseStrategy, CubeAnswer
 from protocol import replies
 from protocol.board_view import BoardView
 from protocol.clip import Logout
+from protocol.replies import Toggle
 from tests.bots.fakefibs import FakeFibs, FakeSession, board, own_info, who
 
 NAME, PASSWORD = "botty", "secret"
@@ -157,8 +158,8 @@ async def test_toggles_are_set_from_what_clip_2_says() -> None:
             toggled = {line.split()[1] for line in sent if line.startswith("toggle ")}
             assert toggled == {"ready", "moreboards", "notify", "report"}
             await session.quiet(0.2)
-            assert client.toggles["ready"] is True
-            assert client.toggles["notify"] is False
+            assert client.toggles[Toggle.READY] is True
+            assert client.toggles[Toggle.NOTIFY] is False
 
 
 async def test_no_toggle_is_sent_when_clip_2_already_matches() -> None:
@@ -169,9 +170,9 @@ async def test_no_toggle_is_sent_when_clip_2_already_matches() -> None:
 
 async def test_a_toggle_reply_showing_the_wrong_value_is_toggled_again() -> None:
     async with playing() as (_, session, client):
-        await session.send(replies.toggle_message("ready", False))
+        await session.send(replies.toggle_message(Toggle.READY, False))
         await session.expect("toggle ready")
-        assert client.toggles["ready"] is False
+        assert client.toggles[Toggle.READY] is False
 
 
 # -- match flow ----------------------------------------------------------------------------

@@ -48,6 +48,7 @@ from db.records import MatchRecord, SavedMatch
 from db.repository import Database
 from protocol import match_view
 from protocol.board_view import NO_DICE, BoardState, BoardView
+from protocol.replies import Toggle
 from server.app import App
 from server.config import Settings
 from server.service import Service
@@ -493,7 +494,7 @@ async def wait_ready(app: App, name: str) -> None:
     """Until ``name`` is logged in with ``ready`` on (the bot sets it after login)."""
     while True:
         session = app.registry.get(name)
-        if session is not None and session.toggles["ready"]:
+        if session is not None and session.toggles[Toggle.READY]:
             return
         await asyncio.sleep(0.02)
 

@@ -20,6 +20,7 @@ from bots.telnet import LineSplitter, Prompt, TelnetFilter
 from protocol import replies
 from protocol.board_fibs import parse_board
 from protocol.clip import WhoInfo
+from protocol.replies import Toggle
 from tests.bots.fakefibs import board, who
 
 # -- telnet and lines ----------------------------------------------------------------------
@@ -107,8 +108,8 @@ def test_line_splitter_handles_split_crlf_and_prompts() -> None:
             replies.saved_line(replies.SavedMark.OFFLINE, "bob", None, 0, 5),
             ev.SavedMatch("bob", online=False, playing=False, length=None, score=(0, 5)),
         ),
-        (replies.toggle_message("ready", True), ev.ToggleChanged("ready", True)),
-        (replies.toggle_message("notify", False), ev.ToggleChanged("notify", False)),
+        (replies.toggle_message(Toggle.READY, True), ev.ToggleChanged("ready", True)),
+        (replies.toggle_message(Toggle.NOTIFY, False), ev.ToggleChanged("notify", False)),
         (replies.set_changed("boardstyle", "3"), ev.SetChanged("boardstyle", "3")),
         (replies.shutdown_warning(30, restart=True), ev.ServerShutdown(30, restart=True)),
         (replies.NOT_YOUR_TURN_TO_MOVE, ev.Error(replies.NOT_YOUR_TURN_TO_MOVE)),

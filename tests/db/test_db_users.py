@@ -10,6 +10,7 @@ import pytest
 from db.errors import UnknownUserError, UserExistsError
 from db.records import User, UserSettings
 from db.repository import Database
+from protocol.replies import Toggle
 
 if TYPE_CHECKING:
     from tests.conftest import FakeClock
@@ -159,10 +160,10 @@ async def test_address_can_be_cleared_and_bot_flag_reset(database: Database) -> 
 async def test_toggles_are_read_only_values(database: Database) -> None:
     toggles = {"ready": True}
     user = await database.create_user("alice", "h", toggles=toggles)
-    toggles["ready"] = False
+    toggles[Toggle.READY] = False
     assert user.toggles == {"ready": True}
     with pytest.raises(TypeError):
-        user.toggles["ready"] = False  # type: ignore[index]
+        user.toggles[Toggle.READY] = False  # type: ignore[index]
     with pytest.raises(dataclasses.FrozenInstanceError):
         user.rating = 2000.0  # type: ignore[misc]
 

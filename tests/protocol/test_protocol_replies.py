@@ -9,7 +9,14 @@ import pytest
 
 from backgammon.errors import Refusal
 from protocol import replies
-from protocol.replies import GameCommand, Mode, MoveErrorReason, RatingCalculationPlayer, SavedMark
+from protocol.replies import (
+    GameCommand,
+    Mode,
+    MoveErrorReason,
+    RatingCalculationPlayer,
+    SavedMark,
+    Toggle,
+)
 
 # -- §1 ------------------------------------------------------------------------------------
 
@@ -344,17 +351,26 @@ wrap            NO
 
 
 def test_toggle_list() -> None:
-    values = {line.split()[0]: line.split()[1] == "YES" for line in TOGGLE_LIST.split("\n")[2:-1]}
+    values = {
+        Toggle(line.split()[0]): line.split()[1] == "YES" for line in TOGGLE_LIST.split("\n")[2:-1]
+    }
     assert replies.toggle_list(values) == TOGGLE_LIST.strip("\n").split("\n")
 
 
 def test_toggle_messages() -> None:
-    assert replies.toggle_message("ready", True) == "** You're now ready to invite or join someone."
-    assert replies.toggle_message("ready", False) == "** You're now refusing to play with someone."
-    assert replies.toggle_message("autoroll", False) == (
+    assert (
+        replies.toggle_message(Toggle.READY, True)
+        == "** You're now ready to invite or join someone."
+    )
+    assert (
+        replies.toggle_message(Toggle.READY, False)
+        == "** You're now refusing to play with someone."
+    )
+    assert replies.TOGGLE_SYNONYMS["autoroll"] is Toggle.DOUBLE
+    assert replies.toggle_message(Toggle.DOUBLE, False) == (
         "** You won't be asked if you want to double."
     )
-    assert replies.toggle_message("allowpip", True) == (
+    assert replies.toggle_message(Toggle.ALLOWPIP, True) == (
         "** You allow the use the server's 'pip' command."
     )
     assert set(replies.TOGGLES) == set(replies._TOGGLE_MESSAGES)

@@ -14,7 +14,7 @@ from server.app import App
 from server.config import Settings
 from server.service import Service
 from server.world.passwords import ScryptCost, hash_password_sync
-from server.world.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES
+from server.world.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, storable_toggles
 from tests.conftest import DbTarget
 
 TIMEOUT = 5.0
@@ -226,7 +226,7 @@ async def make_user(app: App, name: str, password: str = "secret", **values: Any
     await app.db.create_user(
         name,
         hash_password_sync(password, TEST_COST),
-        toggles=dict(DEFAULT_TOGGLES),
+        toggles=storable_toggles(DEFAULT_TOGGLES),
         settings=DEFAULT_SETTINGS,
         **values,
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from protocol.replies import Mode
+from protocol.replies import Mode, Toggle
 from server.app import App
 from server.handlers.context import Context
 from server.handlers.dispatch import dispatch
@@ -45,7 +45,7 @@ class Desk:
         await complete_login(self.app, session, user)
         session.end_reply()
         self.sessions[name] = session
-        if ready and not session.toggles["ready"]:
+        if ready and not session.toggles[Toggle.READY]:
             await self.run(name, "toggle ready")
         await self.settle()
         output.sent.clear()

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from backgammon.dice import ScriptedDice
 from protocol import replies
+from protocol.replies import Toggle
 from server.app import App
 from server.doors.output import Payload
 from server.world.session import Session
@@ -106,7 +107,7 @@ async def ready_pair(connect: Connect, app: App) -> tuple[ScriptedClient, Script
         await client.send("set boardstyle 3")
         await client.expect("Value of 'boardstyle' set to 3.")
     await bob.send("toggle ready")
-    await bob.expect(replies.toggle_message("ready", True))
+    await bob.expect(replies.toggle_message(Toggle.READY, True))
     return alice, bob
 
 

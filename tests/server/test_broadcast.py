@@ -22,6 +22,7 @@ from telnetlib3.stream_writer import TelnetWriter
 
 from backgammon.dice import SeededDice
 from protocol import replies
+from protocol.replies import Toggle
 from server.app import App
 from server.config import Settings
 from server.doors.output import Payload
@@ -199,7 +200,7 @@ async def test_login_and_logout_reach_each_mode_and_toggle_exactly(
 ) -> None:
     clip_on, clip_off = await login_all(connect, app, "clipon", "clipoff")
     await clip_off.send("toggle notify")
-    assert await clip_off.line() == replies.toggle_message("notify", False)
+    assert await clip_off.line() == replies.toggle_message(Toggle.NOTIFY, False)
     telnet_on = await telnet_login(connect, app, "telneton")
     telnet_off = await telnet_login(connect, app, "telnetoff")
     await command(telnet_off, "toggle notify")
@@ -237,7 +238,7 @@ async def test_login_and_logout_reach_each_mode_and_toggle_exactly(
 async def test_a_new_user_gets_the_who_list_in_one_piece(connect: Connect, app: App) -> None:
     """The who list of the CLIP login sequence: every user's CLIP 5 line, then 6."""
     await login_all(connect, app, "alice", "bob")
-    online(app, "bob").toggles["ready"] = True
+    online(app, "bob").toggles[Toggle.READY] = True
     carol = await clip_login(connect, app, "carol")
     got = carol.seen[carol.seen.index("4") + 1 :]
     now = time.monotonic()
@@ -263,10 +264,10 @@ CHANGES = [
     _change("login time", lambda s: setattr(s, "login_time", 1_700_000_000)),
     _change("client", lambda s: setattr(s, "client", "test_client")),
     _change("lobby", Session.enter_lobby),
-    _change("toggle ready", lambda s: s.toggles.__setitem__("ready", True)),
+    _change("toggle ready", lambda s: s.toggles.__setitem__(Toggle.READY, True)),
     _change("away", lambda s: setattr(s, "away", "lunch")),
     _change("back", lambda s: setattr(s, "away", None)),
-    _change("ready off", lambda s: s.toggles.__setitem__("ready", False)),
+    _change("ready off", lambda s: s.toggles.__setitem__(Toggle.READY, False)),
     _change("playing", lambda s: s.start_playing("bob")),
     _change("rating", lambda s: setattr(s, "rating", 1510.004)),
     _change("experience", lambda s: setattr(s, "experience", 1)),
@@ -302,7 +303,7 @@ def test_the_who_line_is_rebuilt_only_when_a_field_changes() -> None:
     session.last_input -= 3  # only the idle field changes: no rebuild
     assert session.who_line().split(" ")[IDLE] == "3"
     assert session._who_cache is cached
-    session.toggles["ready"] = True
+    session.toggles[Toggle.READY] = True
     session.who_line()
     assert session._who_cache is not cached
 
@@ -345,7 +346,7 @@ async def test_who_updates_and_rawwho_after_each_change(connect: Connect, app: A
 
     await _rawwho_is_fresh(app, carol)  # every line cached before the changes
     await bob.send("toggle ready")
-    assert await bob.line() == replies.toggle_message("ready", True)
+    assert await bob.line() == replies.toggle_message(Toggle.READY, True)
     await update("bob", 4, "1")
     await bob.send("away lunch")
     await update("bob", 5, "1")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from protocol import clip, replies
-from protocol.replies import Mode
+from protocol.replies import Mode, Toggle
 from server.app import App
 
 from .conftest import Connect, clip_login, make_user
@@ -70,7 +70,7 @@ async def test_tell_in_telnet_mode(connect: Connect, app: App) -> None:
 async def test_bell_follows_a_tell(connect: Connect, app: App) -> None:
     alice, bob = await login_all(connect, app, "alice", "bob")
     await bob.send("toggle bell")
-    assert await bob.line() == replies.toggle_message("bell", True)
+    assert await bob.line() == replies.toggle_message(Toggle.BELL, True)
     await alice.send("tell bob ring")
     assert await bob.line() == "12 alice ring" + replies.BELL
     assert await alice.line() == "16 bob ring"
@@ -104,7 +104,7 @@ async def test_say_only_to_the_opponent(connect: Connect, app: App) -> None:
 async def test_shout_respects_silent(connect: Connect, app: App) -> None:
     alice, bob, carol = await login_all(connect, app, "alice", "bob", "carol")
     await carol.send("toggle silent")
-    assert await carol.line() == replies.toggle_message("silent", True)
+    assert await carol.line() == replies.toggle_message(Toggle.SILENT, True)
     await alice.send("shout anybody for a 5 point match?")
     assert await alice.line() == replies.you_shout("anybody for a 5 point match?", CLIP)
     assert await bob.line() == replies.shouts("alice", "anybody for a 5 point match?", CLIP)

@@ -7,7 +7,7 @@ import pytest
 
 from backgammon.dice import ScriptedDice
 from protocol import replies
-from protocol.replies import MoveErrorReason
+from protocol.replies import MoveErrorReason, Toggle
 from server.app import App
 from server.config import Settings
 
@@ -60,7 +60,7 @@ async def _telnet_match(
     app.coin = lambda: coin  # 0: the inviter plays O
     bob = await clip_login(connect, app, "bob")
     await bob.send("toggle ready")
-    await bob.expect(replies.toggle_message("ready", True))
+    await bob.expect(replies.toggle_message(Toggle.READY, True))
     alice = await telnet_login(connect, app, "alice")
     await command(alice, "set boardstyle 3")
     await command(alice, "invite bob 1")
@@ -150,7 +150,7 @@ async def test_a_clip_player_gets_fibs_move_error_alone(connect: Connect, app: A
 async def test_invite_errors_explain(connect: Connect, app: App) -> None:
     bob = await clip_login(connect, app, "bob")
     await bob.send("toggle ready")
-    await bob.expect(replies.toggle_message("ready", True))
+    await bob.expect(replies.toggle_message(Toggle.READY, True))
     await clip_login(connect, app, "carol")
     alice = await telnet_login(connect, app, "alice")
     assert await command(alice, "invite bob 100") == [

@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 
 from protocol import clip, commands, replies
-from protocol.replies import SavedMark
+from protocol.replies import SavedMark, Toggle
 from server.app import App
 
 from .conftest import Connect, clip_login, make_user
@@ -30,7 +30,7 @@ def rawwho_names(client_lines: list[str]) -> list[str]:
 async def test_who_and_rawwho_filters(connect: Connect, app: App) -> None:
     alice, bob, carol = await login_all(connect, app, "alice", "bob", "carol")
     await bob.send("toggle ready")
-    assert await bob.line() == replies.toggle_message("ready", True)
+    assert await bob.line() == replies.toggle_message(Toggle.READY, True)
     for client in (alice, bob, carol):
         await who_update_seen(client, "bob")
     await carol.send("away gone")

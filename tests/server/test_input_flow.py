@@ -18,6 +18,7 @@ import pytest
 
 from backgammon.dice import ScriptedDice
 from protocol import replies
+from protocol.replies import Toggle
 from server.app import App
 from server.config import ConfigError, Settings, load
 from server.doors.output import TOO_LONG
@@ -150,7 +151,7 @@ async def test_a_move_sent_twice_is_answered_as_fibs_answers_it(connect: Connect
         await client.send("set boardstyle 3")
         await client.expect("Value of 'boardstyle' set to 3.")
         await client.send("toggle ready")
-        await client.expect(replies.toggle_message("ready", True))
+        await client.expect(replies.toggle_message(Toggle.READY, True))
     await alice.send("invite bob 3")
     await bob.expect("Type 'join alice' to accept.")
     await bob.send("join alice")

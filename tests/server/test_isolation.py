@@ -18,6 +18,7 @@ import pytest
 
 from backgammon.dice import SeededDice
 from protocol import replies
+from protocol.replies import Toggle
 from server.app import App
 from server.config import Settings
 from server.service import Service
@@ -142,7 +143,7 @@ async def _watched_match(connect: Connect, app: App) -> tuple[ScriptedClient, ..
         await client.send("watch alice")
         await client.expect(replies.now_watching("alice"))
     await bob.send("toggle ready")
-    await bob.expect(replies.toggle_message("ready", True))
+    await bob.expect(replies.toggle_message(Toggle.READY, True))
     await alice.send("invite bob 1")
     await bob.expect(replies.type_join("alice"))
     return alice, bob, carol, mallory

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from protocol import clip, commands, replies
-from protocol.replies import Mode, SavedMark
+from protocol.replies import Mode, SavedMark, Toggle
 
 from .conftest import ScriptedClient, check_known_lines
 from .known_lines import catalogue
@@ -25,7 +25,7 @@ KNOWN = [
     replies.says("someone_long_named", "hello: there", Mode.TELNET),
     replies.you_say("bob", "hi", Mode.TELNET),
     replies.finally_logs_in("dave"),
-    replies.toggle_message("silent", True),
+    replies.toggle_message(Toggle.SILENT, True),
     *replies.toggle_list({t: True for t in replies.TOGGLES}),
     replies.set_changed("redoubles", "unlimited"),
     *replies.whois(

@@ -7,6 +7,7 @@ import pytest
 from backgammon.dice import SeededDice
 from protocol import replies
 from protocol.board_fibs import parse_board
+from protocol.replies import Toggle
 from server.app import App
 from server.config import Settings
 
@@ -36,7 +37,7 @@ async def test_one_point_match(connect: Connect, app: App) -> None:
     alice, bob = await ready_pair(connect, app)
     carol = await clip_login(connect, app, "carol")  # report is on by default
     await alice.send("toggle ratings")
-    await alice.expect(replies.toggle_message("ratings", True))
+    await alice.expect(replies.toggle_message(Toggle.RATINGS, True))
     await _start(alice, bob, "1")
     await bob.expect(replies.now_playing("alice", 1))
     await alice.expect(replies.player_joined("bob", 1))

@@ -10,6 +10,7 @@ from backgammon.notation import format_moves
 from backgammon.snapshot import match_to_json
 from protocol import replies
 from protocol.board_fibs import parse_board
+from protocol.replies import Toggle
 from server.app import App
 from server.config import RulesDefaults, Settings
 
@@ -55,7 +56,7 @@ async def start(
     for client in (alice, bob):
         await client.send("set redoubles 1")
     await alice.send("toggle ready")
-    await alice.expect(replies.toggle_message("ready", True))
+    await alice.expect(replies.toggle_message(Toggle.READY, True))
     await alice.send(f"invite bob {length}")
     await bob.expect("Type 'join alice' to accept.")
     await bob.send("join alice")
@@ -206,7 +207,7 @@ async def test_rules_chosen_with_invite(connect: Connect, app: App) -> None:
     alice = await clip_login(connect, app, "alice")
     bob = await clip_login(connect, app, "bob")
     await bob.send("toggle ready")
-    await bob.expect(replies.toggle_message("ready", True))
+    await bob.expect(replies.toggle_message(Toggle.READY, True))
     await alice.send("invite bob 5 jacoby")
     await alice.expect(replies.bad_match_rules("the Jacoby rule is for unlimited matches only"))
     await alice.send("invite bob 5 fancy")

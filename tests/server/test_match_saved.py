@@ -13,6 +13,7 @@ from backgammon.match import Match, MatchOptions, Phase
 from backgammon.snapshot import match_to_json
 from protocol import replies
 from protocol.board_fibs import parse_board
+from protocol.replies import Toggle
 from server.app import App
 from server.config import Settings
 from server.service import Service
@@ -93,7 +94,7 @@ async def players(connect: Connect, app: App) -> tuple[ScriptedClient, ScriptedC
     """:func:`ready_pair`, alice ready too."""
     alice, bob = await ready_pair(connect, app)
     await alice.send("toggle ready")
-    await alice.expect(replies.toggle_message("ready", True))
+    await alice.expect(replies.toggle_message(Toggle.READY, True))
     return alice, bob
 
 
@@ -115,9 +116,9 @@ async def test_drop_mid_turn_and_resume_with_the_same_dice(connect: Connect, app
     again = await clip_login(connect, app, live.names[starter], create=False)
     await again.send("set boardstyle 3")
     await again.send("toggle ready")
-    await again.expect(replies.toggle_message("ready", False))  # ready is stored as it was
+    await again.expect(replies.toggle_message(Toggle.READY, False))  # ready is stored as it was
     await again.send("toggle ready")
-    await again.expect(replies.toggle_message("ready", True))
+    await again.expect(replies.toggle_message(Toggle.READY, True))
     first, second = (again, other) if starter == 0 else (other, again)
     a_board, _ = await resume(first, second)
     resumed = app.local_tables.matches["alice"].match

@@ -11,6 +11,7 @@ import pytest
 
 from backgammon.events import Event
 from protocol import replies
+from protocol.replies import Toggle
 from server.app import App
 from server.config import Settings
 from server.tables import announce
@@ -60,7 +61,7 @@ async def _resigned_match(connect: Connect, app: App) -> tuple[ScriptedClient, S
     alice = await clip_login(connect, app, "alice")
     bob = await clip_login(connect, app, "bob")
     await bob.send("toggle ready")
-    await bob.expect(replies.toggle_message("ready", True))
+    await bob.expect(replies.toggle_message(Toggle.READY, True))
     await alice.send("invite bob 1")
     await bob.expect("Type 'join alice' to accept.")
     await bob.send("join alice")

@@ -7,6 +7,7 @@ import pytest
 from backgammon.dice import ScriptedDice
 from protocol import clip, replies
 from protocol.board_fibs import parse_board
+from protocol.replies import Toggle
 from server.app import App
 from server.config import Settings
 
@@ -32,7 +33,7 @@ async def test_a_watcher_sees_everything_and_can_do_nothing(connect: Connect, ap
         await client.send("set boardstyle 3")
         await client.expect("Value of 'boardstyle' set to 3.")
     await bob.send("toggle ready")
-    await bob.expect(replies.toggle_message("ready", True))
+    await bob.expect(replies.toggle_message(Toggle.READY, True))
     await alice.send("invite bob 1")
     await bob.expect(replies.type_join("alice"))
     await bob.send("join alice")
@@ -126,7 +127,7 @@ async def test_blinding_a_watcher_stops_the_watching(connect: Connect, app: App)
         await client.send("set boardstyle 3")
         await client.expect("Value of 'boardstyle' set to 3.")
     await bob.send("toggle ready")
-    await bob.expect(replies.toggle_message("ready", True))
+    await bob.expect(replies.toggle_message(Toggle.READY, True))
     await alice.send("invite bob 1")
     await bob.expect(replies.type_join("alice"))
     await bob.send("join alice")

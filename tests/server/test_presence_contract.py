@@ -18,7 +18,7 @@ from typing import Protocol
 import pytest
 
 from protocol import clip, replies
-from protocol.replies import Mode
+from protocol.replies import Mode, Toggle
 from server.doors.output import Payload
 from server.errors import Reply
 from server.world.presence import WHO_END, Audience, Presence
@@ -175,13 +175,13 @@ async def test_a_peer_shows_the_user_s_state(world: World) -> None:
     world.login("alice")
     bob = world.login("bob", clip_mode=False, node=1)
     bob.away = "lunch"
-    bob.toggles["ready"] = True
+    bob.toggles[Toggle.READY] = True
     bob.blinded.add("carol")
     world.presence.who_update(bob)
     await world.settle()
     peer = world.presence.get("bob")
     assert peer is not None
-    assert (peer.mode, peer.clip, peer.away, peer.toggles["ready"]) == (
+    assert (peer.mode, peer.clip, peer.away, peer.toggles[Toggle.READY]) == (
         Mode.TELNET,
         False,
         "lunch",
@@ -240,12 +240,12 @@ async def test_a_broadcast_reaches_its_audience_in_each_mode(world: World) -> No
     world.login("bob", clip_mode=False, node=1)
     carol = world.login("carol")
     dave = world.login("dave", node=1)
-    carol.toggles["silent"] = True
+    carol.toggles[Toggle.SILENT] = True
     dave.gagged.add("alice")
     world.presence.who_update(carol)
     world.presence.who_update(dave)
     await quiet(world, "alice", "bob", "carol", "dave")
-    audience = Audience(exclude=frozenset(["alice"]), toggle_off="silent", not_gagging="alice")
+    audience = Audience(exclude=frozenset(["alice"]), toggle_off=Toggle.SILENT, not_gagging="alice")
     world.act(
         "alice",
         lambda: world.presence.broadcast(
@@ -265,10 +265,12 @@ async def test_an_audience_by_toggle_takes_the_named_ones_too(world: World) -> N
         world.login(name, node=n % 2) for n, name in enumerate(("alice", "bob", "carol", "dave"))
     ]
     for session in sessions[2:]:
-        session.toggles["report"] = False
+        session.toggles[Toggle.REPORT] = False
         world.presence.who_update(session)
     await quiet(world, "alice", "bob", "carol", "dave")
-    audience = Audience(exclude=frozenset(["alice"]), toggle_on="report", also=frozenset(["dave"]))
+    audience = Audience(
+        exclude=frozenset(["alice"]), toggle_on=Toggle.REPORT, also=frozenset(["dave"])
+    )
     world.presence.broadcast(["report"], audience)
     await world.settle()
     assert {n: world.heard(n) for n in ("alice", "bob", "carol", "dave")} == {
@@ -281,9 +283,9 @@ async def test_an_audience_by_toggle_takes_the_named_ones_too(world: World) -> N
 
 def test_an_audience_is_plain_data() -> None:
     """A bus back end ships the audience with the lines: it compares and hashes by value."""
-    a = Audience(exclude=frozenset(["x"]), toggle_off="silent")
-    assert a == Audience(exclude=frozenset(["x"]), toggle_off="silent")
-    assert hash(a) == hash(Audience(exclude=frozenset(["x"]), toggle_off="silent"))
+    a = Audience(exclude=frozenset(["x"]), toggle_off=Toggle.SILENT)
+    assert a == Audience(exclude=frozenset(["x"]), toggle_off=Toggle.SILENT)
+    assert hash(a) == hash(Audience(exclude=frozenset(["x"]), toggle_off=Toggle.SILENT))
 
 
 # -- status notices ---------------------------------------------------------------------------
@@ -434,11 +436,11 @@ async def test_a_second_login_replaces_the_first(world: World) -> None:
 AUDIENCES = [
     Audience(),
     Audience(exclude=frozenset(["u0", "u3"])),
-    Audience(toggle_off="silent"),
-    Audience(toggle_on="report"),
-    Audience(toggle_on="report", also=frozenset(["u1", "u2"])),
+    Audience(toggle_off=Toggle.SILENT),
+    Audience(toggle_on=Toggle.REPORT),
+    Audience(toggle_on=Toggle.REPORT, also=frozenset(["u1", "u2"])),
     Audience(not_gagging="u0"),
-    Audience(frozenset(["u0"]), "report", frozenset(["u4", "u5"]), "silent", "u0"),
+    Audience(frozenset(["u0"]), Toggle.REPORT, frozenset(["u4", "u5"]), Toggle.SILENT, "u0"),
 ]
 
 
@@ -450,8 +452,8 @@ async def test_a_broadcast_reaches_exactly_whom_the_audience_admits(
     names = [f"u{i}" for i in range(8)]
     for i, name in enumerate(names):
         session = world.login(name, node=i % 2)
-        session.toggles["silent"] = i % 2 == 1
-        session.toggles["report"] = i % 3 == 0
+        session.toggles[Toggle.SILENT] = i % 2 == 1
+        session.toggles[Toggle.REPORT] = i % 3 == 0
         if i % 4 == 2:
             session.gagged.add("u0")
         world.presence.who_update(session)

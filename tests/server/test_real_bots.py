@@ -28,11 +28,12 @@ from db.records import UserSettings
 from protocol import replies
 from protocol.board_fibs import parse_board
 from protocol.board_view import BoardView
+from protocol.replies import Toggle
 from server import config
 from server.app import App
 from server.config import Settings
 from server.world.passwords import hash_password_sync
-from server.world.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES
+from server.world.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, storable_toggles
 from tests.conftest import GNUBG_MISSING
 
 from .conftest import TEST_COST, Connect, clip_login
@@ -76,13 +77,13 @@ async def _bot_account(app: App, name: str, *, saved: bool) -> None:
     """A bot's account, ``ready`` on (bots are invited). ``saved``: moreboards on and
     board style 3 stored with the account, as GammonBot's and MatchDog's accounts have
     (neither sets them itself; the BaldLies client does, after login)."""
-    toggles = {**DEFAULT_TOGGLES, "ready": True}
+    toggles = {**DEFAULT_TOGGLES, Toggle.READY: True}
     if saved:
-        toggles["moreboards"] = True
+        toggles[Toggle.MOREBOARDS] = True
     await app.db.create_user(
         name,
         hash_password_sync("secret", TEST_COST),
-        toggles=toggles,
+        toggles=storable_toggles(toggles),
         settings=UserSettings(boardstyle=3) if saved else DEFAULT_SETTINGS,
     )
 

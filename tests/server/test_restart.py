@@ -17,6 +17,7 @@ import pytest
 
 from db.repository import Database
 from protocol import clip, replies
+from protocol.replies import Toggle
 from server.app import App
 from server.config import Settings
 from server.service import Service
@@ -166,7 +167,7 @@ async def test_shutdown_on_a_signal(tmp_path: Path, signum: signal.Signals) -> N
         await alice.send("login shutdown_test 1008 alice secret")
         await alice.expect("6")
         await alice.send("toggle bell")
-        assert await alice.line() == replies.toggle_message("bell", True)
+        assert await alice.line() == replies.toggle_message(Toggle.BELL, True)
         await alice.send("address alice@example.org")
         await alice.expect("6")
         process.send_signal(signum)
@@ -185,7 +186,7 @@ async def test_shutdown_on_a_signal(tmp_path: Path, signum: signal.Signals) -> N
     finally:
         await db.close()
     assert user is not None
-    assert user.toggles["bell"] and user.address == "alice@example.org"
+    assert user.toggles[Toggle.BELL] and user.address == "alice@example.org"
     assert user.last_logout_at is not None  # the logout was stored before the exit
 
 

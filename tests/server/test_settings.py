@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from protocol import clip, replies
+from protocol.replies import Toggle
 from server.app import App
 from server.world.session import DEFAULT_TOGGLES
 
@@ -39,7 +40,7 @@ async def test_every_toggle_survives_a_relogin(connect: Connect, app: App) -> No
     alice = await relogin(connect, app, alice, "alice")
     own = clip.OwnInfo.parse(next(line for line in alice.seen if line.startswith("2 ")))
     assert own.ready and not own.notify and own.bell and own.silent
-    expected.update(double=True, greedy=False)
+    expected.update({Toggle.DOUBLE: True, Toggle.GREEDY: False})
     await alice.send("toggle")
     assert [await alice.line() for _ in range(18)] == replies.toggle_list(expected)
     stored = await app.db.get_user("alice")
@@ -49,9 +50,9 @@ async def test_every_toggle_survives_a_relogin(connect: Connect, app: App) -> No
 async def test_toggle_synonym_prefix_and_unknown(connect: Connect, app: App) -> None:
     alice = await clip_login(connect, app, "alice")
     await alice.send("toggle autoroll")  # another name of double (§4.15)
-    assert await alice.line() == replies.toggle_message("double", False)
+    assert await alice.line() == replies.toggle_message(Toggle.DOUBLE, False)
     await alice.send("to moreb")  # `to` is toggle, a unique prefix of moreboards
-    assert await alice.line() == replies.toggle_message("moreboards", False)
+    assert await alice.line() == replies.toggle_message(Toggle.MOREBOARDS, False)
     await alice.send("toggle nonsense")
     assert await alice.line() == replies.dont_know_toggle("nonsense")
     await alice.send("save")
@@ -119,7 +120,7 @@ async def test_set_errors(connect: Connect, app: App) -> None:
 
 async def test_toggle_and_set_in_telnet_mode(connect: Connect, app: App) -> None:
     alice = await telnet_login(connect, app, "alice")
-    assert await command(alice, "toggle bell") == [replies.toggle_message("bell", True)]
+    assert await command(alice, "toggle bell") == [replies.toggle_message(Toggle.BELL, True)]
     assert await command(alice, "set boardstyle 1") == [replies.set_changed("boardstyle", "1")]
     reply = await command(alice, "toggle")
     assert reply[0] == "The current settings are:" and "bell            YES" in reply

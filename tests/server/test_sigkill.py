@@ -51,7 +51,7 @@ from protocol.board_fibs import parse_board
 from protocol.mat_export import transcript_from_snapshot
 from server.tables.matches import whole_snapshot
 from server.world.passwords import hash_password_sync
-from server.world.session import DEFAULT_TOGGLES
+from server.world.session import DEFAULT_TOGGLES, storable_toggles
 from tests.conftest import PG_URL_VARIABLE, postgres_database, terminate_backends
 
 from .conftest import IAC_WONT_TTYPE, TEST_COST, ScriptedClient
@@ -325,7 +325,7 @@ async def _with_players(url: str) -> str:
             await db.create_user(
                 name,
                 hash_password_sync("secret", TEST_COST),
-                toggles={**DEFAULT_TOGGLES, "ready": True},
+                toggles={**storable_toggles(DEFAULT_TOGGLES), "ready": True},
                 settings=UserSettings(boardstyle=3),
             )
     finally:

@@ -12,7 +12,7 @@ import pytest
 
 from backgammon.dice import ScriptedDice
 from protocol import clip, replies
-from protocol.replies import Mode
+from protocol.replies import Mode, Toggle
 from server.app import App
 from server.config import ConfigError, load
 from server.world import registry
@@ -36,7 +36,7 @@ async def test_a_match_start_reaches_the_others_as_one_who_update(
 ) -> None:
     alice, bob, carol = await login_all(connect, app, "alice", "bob", "carol")
     await bob.send("toggle ready")
-    assert await bob.line() == replies.toggle_message("ready", True)
+    assert await bob.line() == replies.toggle_message(Toggle.READY, True)
     for client in (alice, bob, carol):
         await who_update_seen(client, "bob")
     await alice.send("invite bob 1")
@@ -58,7 +58,7 @@ async def test_changes_within_the_interval_wait_and_merge(
     monkeypatch.setattr(app.registry, "status_interval", 3600.0)
     for value in (True, False, True):
         await bob.send("toggle ready")
-        assert await bob.line() == replies.toggle_message("ready", value)
+        assert await bob.line() == replies.toggle_message(Toggle.READY, value)
     await alice.send("away back soon")
     assert await alice.line() == replies.YOURE_AWAY
     await bob.nothing()  # within the interval: nothing yet
@@ -80,9 +80,9 @@ async def test_no_who_update_follows_a_logout(
     await _batch_sent(app, (alice, bob, carol))
     monkeypatch.setattr(app.registry, "status_interval", 3600.0)
     await bob.send("toggle ready")
-    assert await bob.line() == replies.toggle_message("ready", True)
+    assert await bob.line() == replies.toggle_message(Toggle.READY, True)
     await carol.send("toggle ready")
-    assert await carol.line() == replies.toggle_message("ready", True)
+    assert await carol.line() == replies.toggle_message(Toggle.READY, True)
     await bob.send("bye")
     await bob.closed()
     block = await alice.expect("6", timeout=0.5)  # a logout does not wait the interval
@@ -96,7 +96,7 @@ async def test_one_change_alone_is_sent_at_once(connect: Connect, app: App) -> N
     await _batch_sent(app, (alice, bob))
     await alice.nothing(app.registry.status_interval)  # the interval has passed
     await bob.send("toggle ready")
-    assert await bob.line() == replies.toggle_message("ready", True)
+    assert await bob.line() == replies.toggle_message(Toggle.READY, True)
     assert clip.WhoInfo.parse(await who_update_seen(alice, "bob")).ready
 
 
@@ -162,7 +162,7 @@ async def test_a_login_reaches_the_others_before_what_the_user_does(
     """carol logs in and at once tells, shouts, invites or watches: alice hears of the
     login first (7, carol's 5, 6), though no batch would leave for an hour."""
     alice, bob = await login_all(connect, app, "alice", "bob")
-    online(app, "alice").toggles["ready"] = True  # invitations allowed
+    online(app, "alice").toggles[Toggle.READY] = True  # invitations allowed
     await _batch_sent(app, (alice, bob))
     _hold_batches(monkeypatch, app)
     carol = await clip_login(connect, app, "carol")
@@ -250,7 +250,7 @@ async def test_the_end_of_a_match_reaches_players_and_watchers_at_once(
     app.coin = lambda: 0
     alice, bob, carol, dave = await login_all(connect, app, "alice", "bob", "carol", "dave")
     everyone = (alice, bob, carol, dave)
-    online(app, "bob").toggles["ready"] = True
+    online(app, "bob").toggles[Toggle.READY] = True
     await alice.send("invite bob 1")
     await bob.expect(replies.type_join("alice"))
     await bob.send("join alice")
@@ -307,7 +307,7 @@ async def test_a_dropped_player_s_opponent_hears_it_at_once_and_in_order(
     app.dice = lambda: ScriptedDice((3, 1))
     app.coin = lambda: 0
     alice, bob = await login_all(connect, app, "alice", "bob")
-    online(app, "bob").toggles["ready"] = True
+    online(app, "bob").toggles[Toggle.READY] = True
     await alice.send("invite bob 1")
     await bob.expect(replies.type_join("alice"))
     await bob.send("join alice")
@@ -334,7 +334,7 @@ async def test_changes_of_one_user_in_an_interval_make_one_who_line(
     await _batch_sent(app, (alice, bob))
     for value in (True, False, True):
         await bob.send("toggle ready")
-        assert await bob.line() == replies.toggle_message("ready", value)
+        assert await bob.line() == replies.toggle_message(Toggle.READY, value)
     block = await alice.expect("6")
     assert len(block) == 1 and clip.WhoInfo.parse(block[0]).ready
     await alice.nothing(registry.DEFAULT_STATUS_INTERVAL + 0.3)

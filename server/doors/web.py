@@ -54,9 +54,9 @@ PAGE_PATH: Final = "/"
 STATIC_PATH: Final = "/static/{name}"
 """Where the page's other files are (aiohttp's route syntax)."""
 STATIC_FOLDER: Final = "static"
-"""The folder of the page's files next to this module, shipped in the package
-(pyproject.toml's package data)."""
-STATIC_DIR: Final = Path(__file__).with_name(STATIC_FOLDER)
+"""The folder of the page's files in the ``server`` package (``server/static/``), shipped
+with it (pyproject.toml's package data)."""
+STATIC_DIR: Final = Path(__file__).parents[1] / STATIC_FOLDER
 PAGE: Final = "index.html"
 """The file served at :data:`PAGE_PATH`."""
 CONTENT_TYPES: Final = {

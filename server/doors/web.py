@@ -23,8 +23,10 @@ endpoint implements the transport seam of :mod:`server.doors.output`:
 
 Every connection of the web port goes through an :class:`HttpGate` before aiohttp sees
 a byte: it counts among the connections not logged in (the telnet door's caps), has
-``[web] request_timeout`` for each request, and once it is a WebSocket each frame's
-header is looked at first (an unmasked one closes it, RFC 6455 §5.1). aiohttp's own
+``[web] request_timeout`` for each request, passes the telnet door's input budget
+(:mod:`server.doors.budget`), and once it is a WebSocket each frame's header is looked
+at first (an unmasked one closes it, RFC 6455 §5.1; each frame costs the budget more
+than its bytes). aiohttp's own
 answer to a malformed request is replaced (:class:`HttpHandler`): the page's headers, no
 version, and one log line a minute instead of a traceback each.
 
@@ -56,6 +58,7 @@ from protocol import replies
 from server.clock import Cancellable, Timer
 from server.config import Settings
 from server.doors.admission import QuietLog
+from server.doors.budget import InputBudget
 from server.doors.output import TOO_LONG, LineQueue, Payload, Shell, crlf_lines
 
 log = logging.getLogger(__name__)
@@ -113,6 +116,16 @@ PLAIN_TEXT: Final = "text/plain; charset=utf-8"
 """The media type of :func:`http_answer`'s text."""
 CONNECTION_CLOSE: Final = "close"
 """The ``Connection`` option that closes the connection after the answer (RFC 9112 §9.6)."""
+FRAME_COST: Final = 64
+"""What a WebSocket frame costs the input budget besides its bytes (D264): aiohttp's
+work per frame (a message, a queue entry) is the same for an empty frame, so a flood of
+empty ones is as bounded as one of bytes (256 frames a second at 16 KiB/s)."""
+MAX_FRAME_HEADER: Final = 14
+"""The longest frame header: two bytes, a 64-bit length and the masking key (§5.2)."""
+CONTROL_COST: Final = 1024
+"""What a control frame costs the input budget besides its bytes (D264): a ping makes
+the server write a pong, which a client that never reads lets pile up (16 a second at
+16 KiB/s, which no browser ever sends)."""
 HTTP_ERROR_LOG_INTERVAL: Final = 60.0
 """Seconds between two log lines about clients' malformed HTTP requests (D259)."""
 ERROR_REASON_CHARS: Final = 200
@@ -375,48 +388,56 @@ class FrameWalker:
     """Walks a client's WebSocket byte stream frame by frame (RFC 6455 §5.2), reading
     only the frame headers: no payload is copied or unmasked here (aiohttp does that).
 
-    :meth:`walk` says how many frames, and how many control frames (opcodes 8-15,
-    §5.5), begin in the bytes given, and whether one of them is not masked: a client
-    MUST mask every frame, and a server MUST close the connection on an unmasked one
-    (§5.1). A header split across reads is kept until its end comes.
+    :meth:`walk` says how much of the bytes given to take within an allowance and what
+    they cost: each byte one, and each frame :data:`FRAME_COST` more (a control frame,
+    opcodes 8-15 of §5.5, :data:`CONTROL_COST` more again), charged when its header is
+    complete. It also says whether a frame is not masked: a client MUST mask every
+    frame, and a server MUST close the connection on an unmasked one (§5.1).
     """
 
     __slots__ = ("_head", "_skip")
 
     def __init__(self) -> None:
         self._head = b""
+        """The beginning of a frame header split across reads (already taken)."""
         self._skip = 0
         """Bytes of the current frame's payload still to come."""
 
-    def walk(self, data: bytes) -> tuple[int, int, bool]:
-        """(frames, control frames, an unmasked frame seen) in ``data``."""
-        frames = controls = 0
-        if self._head:
-            data, self._head = self._head + data, b""
-        size = len(data)
+    def walk(self, data: bytes, allowance: float) -> tuple[int, float, bool]:
+        """(bytes taken, their cost, an unmasked frame seen) for ``data``: a new frame
+        is begun only while the cost so far is below ``allowance``, so that the budget
+        is never overdrawn by more than one frame."""
+        cost = 0.0
         pos = 0
-        while True:
-            if self._skip:
+        size = len(data)
+        while pos < size:
+            if self._skip:  # the payload: each byte costs one
                 step = min(self._skip, size - pos)
                 pos += step
+                cost += step
                 self._skip -= step
-            if pos >= size:
-                return frames, controls, False
-            second = data[pos + 1] if size - pos > 1 else 0x80
-            if not second & 0x80:  # the MASK bit (§5.2)
-                return frames, controls, True
-            length = second & 0x7F
+                continue
+            if not self._head and cost >= allowance:
+                break
+            head = self._head + data[pos : pos + MAX_FRAME_HEADER]
+            if len(head) >= 2 and not head[1] & 0x80:  # the MASK bit (§5.2)
+                return pos, cost, True
+            length = head[1] & 0x7F if len(head) >= 2 else 0
             extended = 2 if length == 126 else 8 if length == 127 else 0
-            header = 2 + extended + 4  # the masking key's four bytes (§5.3)
-            if size - pos < header:
-                self._head = data[pos:]
-                return frames, controls, False
+            header = 2 + extended + 4  # and the masking key's four bytes (§5.3)
+            if len(head) < header:  # the rest of the header comes in a later read
+                self._head = head
+                cost += size - pos
+                return size, cost, False
+            taken = header - len(self._head)
+            self._head = b""
             if extended:
-                length = int.from_bytes(data[pos + 2 : pos + 2 + extended])
-            frames += 1
-            controls += (data[pos] >> 3) & 1  # opcode 8-15: a control frame (§5.5)
-            pos += header
+                length = int.from_bytes(head[2 : 2 + extended])
+            control = head[0] & 0x08  # opcode 8-15 (§5.5)
+            cost += taken + FRAME_COST + (CONTROL_COST if control else 0)
+            pos += taken
             self._skip = length
+        return pos, cost, False
 
 
 class HttpHandler(web.RequestHandler):
@@ -474,6 +495,12 @@ class HttpGate(asyncio.Protocol):
       until that request is answered, so that the bytes after a WebSocket request are
       read as frames from their first byte (no handler of the door reads a request's
       body, which would wait here too).
+    * **Input budget.** Everything the client sends passes the telnet door's input
+      budget first (``[limits] max_input_rate``, :class:`~server.doors.budget.InputBudget`),
+      each WebSocket frame costing :data:`FRAME_COST` more and each control frame
+      :data:`CONTROL_COST` more (D264): beyond it the input waits with the connection's
+      reading paused. aiohttp sees the connection through the budget's
+      :class:`~server.doors.budget.ReadGate`.
     * **Frames.** Once the WebSocket is open (:meth:`upgrade`), each frame's header is
       looked at before aiohttp parses it: an unmasked frame closes the connection with
       code 1002 (RFC 6455 §5.1, D262).
@@ -501,6 +528,14 @@ class HttpGate(asyncio.Protocol):
         self._held = bytearray()
         self._frames: FrameWalker | None = None
         """Set once the connection is a WebSocket."""
+        self._budget = InputBudget(settings.max_input_rate, self._parse)
+
+    @property
+    def transport(self) -> asyncio.Transport:
+        """The connection's own transport (aiohttp's protocol sees it through the
+        budget's gate)."""
+        assert self._transport is not None
+        return self._transport
 
     # -- asyncio.Protocol ---------------------------------------------------------------
 
@@ -517,15 +552,10 @@ class HttpGate(asyncio.Protocol):
             return
         self._counted = self._served = True
         self._arm()
-        self._handler.connection_made(transport)
+        self._handler.connection_made(self._budget.gate(self._transport))
 
     def data_received(self, data: bytes) -> None:
-        if self._frames is not None:
-            self._frames_received(data)
-        elif self._answering:
-            self._hold(data)
-        else:
-            self._request_received(data)
+        self._budget.feed(data)
 
     def eof_received(self) -> None:
         if self._served:
@@ -539,6 +569,7 @@ class HttpGate(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._budget.close()
         self._held.clear()
         self._leave()
         if self._served:
@@ -558,18 +589,14 @@ class HttpGate(asyncio.Protocol):
             return
         self._answering = False
         self._arm()
-        held, self._held = bytes(self._held), bytearray()
-        if held:
-            self._request_received(held)
+        self._release()
 
     def upgrade(self) -> None:
         """The connection becomes a WebSocket: what follows is frames."""
         self._frames = FrameWalker()
         self._answering = False
         self._disarm()
-        held, self._held = bytes(self._held), bytearray()
-        if held:
-            self._frames_received(held)
+        self._release()
 
     def hand_over(self) -> None:
         """The session takes over this connection's place among those not logged in
@@ -607,6 +634,24 @@ class HttpGate(asyncio.Protocol):
         else:
             transport.close()
 
+    def _release(self) -> None:
+        """What waited for an answer goes through the budget again, first."""
+        held, self._held = bytes(self._held), bytearray()
+        if held:
+            self._budget.put_back(held)
+
+    def _parse(self, data: bytes, allowance: float) -> tuple[int, float]:
+        """What the budget lets through (an :data:`~server.doors.budget.Parse`): frames
+        once a WebSocket, else a request's bytes (held while the request before them is
+        answered), which cost their bytes."""
+        if self._frames is not None:
+            return self._frames_received(data, allowance)
+        if self._answering:
+            self._hold(data)
+        else:
+            self._request_received(data)
+        return len(data), len(data)
+
     def _request_received(self, data: bytes) -> None:
         """Give aiohttp the bytes up to the end of a request's headers (the empty line,
         RFC 9112 §2.1; empty lines before a request are skipped, §2.2); hold the rest
@@ -634,13 +679,16 @@ class HttpGate(asyncio.Protocol):
         if len(self._held) > self._held_limit and self._transport is not None:
             self._transport.abort()
 
-    def _frames_received(self, data: bytes) -> None:
+    def _frames_received(self, data: bytes, allowance: float) -> tuple[int, float]:
+        """Pass to aiohttp the frames of ``data`` that ``allowance`` reaches, once they
+        are seen to be masked; return the bytes taken and their cost."""
         assert self._frames is not None
-        _, _, unmasked = self._frames.walk(data)
+        used, cost, unmasked = self._frames.walk(data, allowance)
         if unmasked:
             self._fail(WSCloseCode.PROTOCOL_ERROR, replies.WEB_FRAME_NOT_MASKED)
-            return
-        self._handler.data_received(data)
+            return len(data), cost
+        self._handler.data_received(data[:used])
+        return used, cost
 
     def _fail(self, code: int, reason: str) -> None:
         """Fail the WebSocket connection (RFC 6455 §7.1.7): a close frame with ``code``
@@ -700,10 +748,10 @@ def make_app(settings: Settings, shell: Shell) -> web.Application:
             compress=False, max_msg_size=settings.max_unread_input, autoping=True
         )
         await ws.prepare(request)  # a bad handshake raises aiohttp's 400 here
-        transport = request.transport
-        if transport is None:
-            return ws
         gate = _gate(request)
+        transport = gate.transport
+        if transport.is_closing():
+            return ws
         gate.upgrade()
         lines = WebLines(ws, max_len=settings.max_line_length)
         output = WebOutput(transport, gate.host, buffer_limit=settings.write_buffer_limit)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
+import random
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -19,12 +21,14 @@ import pytest
 
 from protocol import replies
 from server.config import Settings
-from server.doors.web import SECURITY_HEADERS
+from server.doors.web import CONTROL_COST, FRAME_COST, SECURITY_HEADERS, FrameWalker, HttpGate
 from server.service import Service
 from tests.conftest import DbTarget
 
-from .conftest import IAC_WONT_TTYPE, TIMEOUT, ScriptedClient, make_user
+from .conftest import IAC_WONT_TTYPE, TIMEOUT, Connect, ScriptedClient, clip_login, make_user
 from .fake_clock import FakeTimer
+from .sessions import online, who_update_seen
+from .test_abuse import answers
 from .web_clients import RawHttp, WebClient, client_frame, upgrade_request, web_serving
 
 pytestmark = pytest.mark.known_lines
@@ -347,3 +351,99 @@ async def test_slow_web_connections_cannot_starve_the_telnet_door(
     with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
         await WebClient.open(service)
     assert refused.value.status == 503
+
+
+# -- item 1: the WebSocket's input budget ------------------------------------------------------
+
+
+async def raw_login(service: Service, opened: list[RawHttp], name: str) -> RawHttp:
+    """A WebSocket on a raw connection, logged in as ``name`` (CLIP), read up to the ``6``."""
+    await make_user(service.app, name)
+    client = await open_raw(service, opened)
+    await upgraded(service, client)
+    await client.send(client_frame(f"login web 1008 {name} secret".encode()))
+    await client.text_until("6")
+    return client
+
+
+def web_gate(service: Service, name: str) -> HttpGate:
+    """The :class:`HttpGate` of ``name``'s WebSocket."""
+    output: Any = online(service.app, name).output
+    gate = output._transport.get_protocol()
+    assert isinstance(gate, HttpGate)
+    return gate
+
+
+FLOODS = {
+    # Three seconds' worth of bytes (three over-long lines).
+    "bytes": b"".join(client_frame(b"x" * 16_000) for _ in range(3)),
+    # 320 bytes, but each ping costs a pong.
+    "pings": b"".join(client_frame(b"ping", opcode=0x9) for _ in range(32)),
+    # 2.4 KB of empty continuation frames inside one message.
+    "empty frames": client_frame(b"tell alice ", final=False)
+    + b"".join(client_frame(b"", opcode=0x0, final=False) for _ in range(400))
+    + client_frame(b"flooded", opcode=0x0),
+}
+"""Floods of one to three seconds of the default input budget (16 KiB/s): in bytes, or
+in frames that cost more than their bytes."""
+
+
+@pytest.mark.parametrize("flood", sorted(FLOODS))
+@with_settings(max_input_rate=16_384, max_unread_input=1 << 20)
+async def test_a_websocket_flood_waits_within_the_input_budget(
+    service: Service, connect: Connect, raw: list[RawHttp], flood: str
+) -> None:
+    """What a WebSocket sends is parsed within the telnet door's input budget, frames
+    and control frames costing more than their bytes: past it the input waits with the
+    socket paused, alice is answered meanwhile, and mallory's next line comes through
+    in order once it is paid for; nothing is lost (every ping gets its pong)."""
+    app = service.app
+    alice = await clip_login(connect, app, "alice")
+    mallory = await raw_login(service, raw, "mallory")
+    await who_update_seen(alice, "mallory")
+    gate = web_gate(service, "mallory")
+    await mallory.send(FLOODS[flood])
+    await mallory.send(client_frame(b"tell alice after the flood"))
+    async with asyncio.timeout(TIMEOUT):
+        while not gate._budget.held:
+            await asyncio.sleep(0.005)
+    assert not gate.transport.is_reading(), "the socket was not paused"
+    await answers(alice)
+    if flood == "empty frames":
+        assert await alice.expect_prefix("12 mallory") == "12 mallory flooded"
+    assert await alice.expect_prefix("12 mallory") == "12 mallory after the flood"
+    pongs = 0
+    while True:
+        opcode, data = await mallory.frame()
+        if opcode == 0xA:
+            pongs += 1
+        elif data == b"16 alice after the flood":
+            break
+    assert pongs == (32 if flood == "pings" else 0)
+    assert not gate._budget.held and gate.transport.is_reading()
+
+
+def test_the_frame_walker_charges_each_frame_wherever_the_reads_cut() -> None:
+    """Frames of every header form (7-, 16- and 64-bit lengths), data and control, cut
+    into reads anywhere: each byte costs one and each frame its surcharge, whatever the
+    cuts; an allowance stops the walk before a frame, never inside a header."""
+    rng = random.Random(34)
+    sizes = [0, 1, 125, 126, 300, 65_535, 65_536, 70_000]
+    frames = [(rng.choice([0x1, 0x0, 0x9, 0xA]), rng.choice(sizes)) for _ in range(40)]
+    frames = [(op, size if op < 8 else min(size, 125)) for op, size in frames]
+    stream = b"".join(client_frame(bytes(size), opcode=op) for op, size in frames)
+    surcharge = sum(FRAME_COST + (CONTROL_COST if op >= 8 else 0) for op, _ in frames)
+    for _ in range(20):
+        cuts = sorted(rng.sample(range(1, len(stream)), 30))
+        walker = FrameWalker()
+        total = 0.0
+        for start, end in zip([0, *cuts], [*cuts, len(stream)], strict=True):
+            used, cost, unmasked = walker.walk(stream[start:end], math.inf)
+            assert (used, unmasked) == (end - start, False)
+            total += cost
+        assert total == len(stream) + surcharge
+    walker = FrameWalker()
+    pings = client_frame(b"", opcode=0x9) * 10
+    used, cost, _ = walker.walk(pings, 3 * (CONTROL_COST + FRAME_COST))
+    assert (used, cost) == (18, 3 * (6 + CONTROL_COST + FRAME_COST))  # three pings, whole
+    assert walker.walk(pings[used:] + client_frame(b"x", masked=False), math.inf)[2]

@@ -209,17 +209,18 @@ def upgrade_request(
     return ("\r\n".join(fields) + "\r\n\r\n").encode()
 
 
-def client_frame(data: bytes, *, opcode: int = 1, masked: bool = True) -> bytes:
-    """One final client frame (RFC 6455 §5.2): masked with a random key, as a client
-    must (§5.3), unless ``masked`` is False."""
+def client_frame(data: bytes, *, opcode: int = 1, masked: bool = True, final: bool = True) -> bytes:
+    """One client frame (RFC 6455 §5.2), final unless ``final`` is False: masked with a
+    random key, as a client must (§5.3), unless ``masked`` is False."""
     size = len(data)
+    first = (0x80 if final else 0) | opcode
     mask_bit = 0x80 if masked else 0
     if size < 126:
-        header = bytes([0x80 | opcode, mask_bit | size])
+        header = bytes([first, mask_bit | size])
     elif size < 1 << 16:
-        header = bytes([0x80 | opcode, mask_bit | 126]) + size.to_bytes(2)
+        header = bytes([first, mask_bit | 126]) + size.to_bytes(2)
     else:
-        header = bytes([0x80 | opcode, mask_bit | 127]) + size.to_bytes(8)
+        header = bytes([first, mask_bit | 127]) + size.to_bytes(8)
     if not masked:
         return header + data
     key = os.urandom(4)

@@ -146,20 +146,21 @@ class InputBudget:
     def feed(self, data: bytes) -> None:
         """Input within the budget is parsed now; the rest is held back, reading paused,
         and parsed as the budget allows."""
-        if not self.rate:
-            self._parse(data, math.inf)
-            return
-        self._held += data
-        if self._pump_handle is None:
-            self._pump()
+        self._queue(data, first=False)
 
     def put_back(self, data: bytes) -> None:
         """Bytes the parser took earlier and kept (the web door's, while a request was
         answered): parsed again before anything received since, within the budget."""
+        self._queue(data, first=True)
+
+    def _queue(self, data: bytes, *, first: bool) -> None:
         if not self.rate:
             self._parse(data, math.inf)
             return
-        self._held[:0] = data
+        if first:
+            self._held[:0] = data
+        else:
+            self._held += data
         if self._pump_handle is None:
             self._pump()
 

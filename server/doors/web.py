@@ -696,7 +696,7 @@ class HttpGate(asyncio.Protocol):
         transport = self._transport
         if transport is None or transport.is_closing():
             return
-        log.info("web socket from %s closed (%d): %s", self.host, code, reason)
+        log.debug("web socket from %s closed (%d): %s", self.host, code, reason)
         transport.write(close_frame(code, reason))
         transport.close()
 

@@ -1,6 +1,6 @@
 """The web door against hostile clients (issue 34 items 1, 7 and 8): slow HTTP, the
-pre-login caps shared with telnet, malformed requests, RFC 6455's rules and the Origin
-check against the configured host names.
+pre-login caps shared with telnet, malformed requests, RFC 6455's rules, the Origin
+check against the configured host names, and the WebSocket's input budget.
 
 Real sockets on port 0: raw asyncio streams for malformed HTTP and hand-made WebSocket
 frames (tests/server/web_clients.py), every read under a time-out. Time passes on a
@@ -28,7 +28,7 @@ from tests.conftest import DbTarget
 from .conftest import IAC_WONT_TTYPE, TIMEOUT, Connect, ScriptedClient, clip_login, make_user
 from .fake_clock import FakeTimer
 from .sessions import online, who_update_seen
-from .test_abuse import answers
+from .test_abuse import answers, with_settings
 from .web_clients import RawHttp, WebClient, client_frame, upgrade_request, web_serving
 
 pytestmark = pytest.mark.known_lines
@@ -43,10 +43,6 @@ def timer() -> FakeTimer:
 def settings(settings: Settings, request: pytest.FixtureRequest) -> Settings:
     changes: dict[str, Any] = getattr(request, "param", {})
     return settings.replace(**changes)
-
-
-def with_settings(**changes: Any) -> pytest.MarkDecorator:
-    return pytest.mark.parametrize("settings", [changes], indirect=True, ids=["settings"])
 
 
 @pytest.fixture

@@ -2209,6 +2209,11 @@ UNKNOWN_VERSION: Final = "0"
 """The version ``version`` and ``about`` show for a server run from an uninstalled tree."""
 WEB_ORIGIN_REFUSED: Final = "This page may not connect to this server."
 """The HTTP 403 answer to a WebSocket request from another site's page (docs/web.md, D251)."""
+WEB_VERSION_REFUSED: Final = "This server speaks WebSocket version 13 only."
+"""The HTTP 426 answer to a WebSocket request of another version (RFC 6455 §4.4, D262)."""
+WEB_FRAME_NOT_MASKED: Final = "client frames must be masked"
+"""The reason in the close frame (code 1002) that ends a WebSocket whose client sent an
+unmasked frame (RFC 6455 §5.1, D262)."""
 
 
 class WhoStatus(enum.StrEnum):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import configparser
 import dataclasses
 import ipaddress
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,8 @@ class Settings:
     web_host: str = "127.0.0.1"  # [web] host
     web_port: int = 8080  # [web] port; 0: no web listener
     web_origins: str = ""  # [web] origins, space-separated; empty: same origin only
+    web_hosts: tuple[str, ...] = ("127.0.0.1", "localhost")  # [web] hosts, with [web] host
+    web_request_timeout: float = 5.0  # [web] request_timeout, seconds for an HTTP request
     scrypt_n: int = 16384  # [passwords] scrypt_n
     scrypt_r: int = 8  # [passwords] scrypt_r
     scrypt_p: int = 1  # [passwords] scrypt_p
@@ -122,6 +125,8 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("web", "host"): ("web_host", str),
     ("web", "port"): ("web_port", int),
     ("web", "origins"): ("web_origins", str),
+    ("web", "hosts"): ("web_hosts", tuple),
+    ("web", "request_timeout"): ("web_request_timeout", float),
     ("passwords", "scrypt_n"): ("scrypt_n", int),
     ("passwords", "scrypt_r"): ("scrypt_r", int),
     ("passwords", "scrypt_p"): ("scrypt_p", int),
@@ -200,6 +205,16 @@ def _is_origin(text: str) -> bool:
     return scheme in ("http", "https") and bool(sep) and bool(rest) and "/" not in rest
 
 
+_HOST = re.compile(r"[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]")
+"""A host name, an IPv4 address, or an IPv6 address in brackets, as a ``Host`` header
+names them (RFC 9110 §7.2) without the port."""
+
+
+def _is_host(text: str) -> bool:
+    """A host as ``[web] hosts`` lists it: a name or address, no scheme, path or port."""
+    return _HOST.fullmatch(text) is not None
+
+
 def _validate(settings: Settings) -> None:
     checks = [
         (0 <= settings.port <= 65535, "[server] port must be 0..65535"),
@@ -247,6 +262,12 @@ def _validate(settings: Settings) -> None:
             all(_is_origin(o) for o in settings.web_origins.split()),
             "[web] origins must be origins such as https://example.org, space-separated",
         ),
+        (
+            all(_is_host(h) for h in settings.web_hosts),
+            "[web] hosts must be host names or addresses without scheme or port, "
+            "such as play.example.org or [::1]",
+        ),
+        (settings.web_request_timeout > 0, "[web] request_timeout must be above 0"),
         (settings.scrypt_r >= 1, "[passwords] scrypt_r must be 1 or more"),
         (settings.scrypt_p >= 1, "[passwords] scrypt_p must be 1 or more"),
     ]

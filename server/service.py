@@ -82,11 +82,13 @@ class Service:
         """Listen for HTTP and WebSocket connections on ``[web] host``/``port`` (or on
         ``sock``, already bound); nothing when ``[web] port`` is 0 and no ``sock``.
         WebSocket connections run the same shell as telnet ones (server/doors/web.py)."""
-        settings = self.app.settings
+        app = self.app
+        settings = app.settings
         if sock is None and not settings.web_port:
             return
         shell: Shell = self._shell
-        self.web = await web.start_server(settings, shell, sock=sock)
+        guard = web.Guard(app.pre_login, app.refusal_log, app.timer)
+        self.web = await web.start_server(settings, shell, guard, sock=sock)
 
     async def _shell(self, lines: LineSource, output: Output) -> None:
         """One connection, as a task :meth:`stop` can wait for."""

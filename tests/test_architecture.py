@@ -451,6 +451,12 @@ NAME_CONSTANTS: dict[str, str] = {
     "SECURITY_HEADERS": "HTTP header values for browsers (framing)",
     "FRAME_HEADERS": "struct formats of WebSocket frame headers (framing)",
     "PAYLOAD_FORM": "the web door's key in a Payload's cache",
+    "WS_VERSION": "the WebSocket version token of RFC 6455 §4.1 (framing)",
+    "WS_VERSION_HEADERS": "HTTP header values of the 426 answer (RFC 6455 §4.4, framing)",
+    "HTTP_STATUS_LINE": "the form of an HTTP status line (RFC 9112 §4, framing)",
+    "HTTP_FIELD": "the form of an HTTP header field (RFC 9112 §5, framing)",
+    "PLAIN_TEXT": "an HTTP media type (framing)",
+    "CONNECTION_CLOSE": "an HTTP connection option (RFC 9112 §9.6, framing)",
 }
 """Module constants whose strings are names or notes for developers, never sent, with why."""
 PARSE_METHODS = frozenset(

@@ -14,8 +14,9 @@ sends faster than its commands are taken (server/connection.py reads them at the
 configured rate) is held back by TCP instead of growing the server's memory. Before
 that, what one connection costs is bounded where its bytes arrive
 (:meth:`QuietTelnetServer.data_received`): at most ``[limits] max_input_rate`` bytes a
-second go to telnetlib3's parsing, in slices of :data:`INPUT_SLICE`; the rest waits
-with the socket paused (D211).
+second go to telnetlib3's parsing, in slices of
+:data:`~server.doors.budget.INPUT_SLICE`; the rest waits with the socket paused (D211,
+:mod:`server.doors.budget`, shared with the web door).
 
 No client can put its connection in a state the server cannot write (D210): the
 encoding is UTF-8 whatever a client negotiates (CHARSET, NEW_ENVIRON's LANG), a
@@ -41,13 +42,12 @@ from __future__ import annotations
 import asyncio
 import codecs
 import collections
-import contextlib
 import datetime
 import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final, Literal
+from typing import Any, ClassVar, Final, Literal, cast
 
 import telnetlib3
 from telnetlib3.server_base import BaseServer
@@ -57,6 +57,7 @@ from telnetlib3.telopt import ECHO, MCCP2_COMPRESS, MCCP3_COMPRESS, WILL, WONT, 
 
 from protocol import replies
 from server.config import Settings
+from server.doors.budget import InputBudget
 from server.doors.output import TOO_LONG, LineQueue, Payload, crlf_lines
 
 log = logging.getLogger(__name__)
@@ -109,10 +110,6 @@ ENCODING: Final = "utf8"
 CHARSETS: Final = ("UTF-8", "US-ASCII")
 """The character sets the server offers and accepts in a CHARSET negotiation (RFC
 2066): UTF-8, and ASCII, whose text is the same bytes in UTF-8. Any other is refused."""
-INPUT_SLICE: Final = 4096
-"""Most bytes of one connection handed to telnetlib3's parsing in one turn of the event
-loop: about 3.5 ms for the costliest input (telnet commands byte after byte,
-docs/performance.md), so nobody else waits longer for it."""
 _NEVER_AGREED: Final = frozenset({MCCP2_COMPRESS, MCCP3_COMPRESS})
 """Options whose subnegotiation is ignored even when a client claims them: the server
 never offers compression (a client's compressed input would bypass the input budget)."""
@@ -171,40 +168,6 @@ class GuardedWriter(TelnetWriterUnicode):
         return chosen[0] if chosen else None
 
 
-class _ReadGate:
-    """A connection's transport as its reader sees it: reading is paused while the
-    reader holds too much (its own pause) or the input budget holds bytes back
-    (:meth:`hold`), and resumed only when neither does."""
-
-    def __init__(self, transport: Any) -> None:
-        self._transport = transport
-        self._reader_paused = False
-        self._held = False
-        self._paused = False
-
-    def pause_reading(self) -> None:
-        self._reader_paused = True
-        self._apply()
-
-    def resume_reading(self) -> None:
-        self._reader_paused = False
-        self._apply()
-
-    def hold(self, held: bool) -> None:
-        self._held = held
-        self._apply()
-
-    def _apply(self) -> None:
-        paused = self._reader_paused or self._held
-        if paused == self._paused or self._transport.is_closing():
-            return
-        self._paused = paused
-        if paused:
-            self._transport.pause_reading()
-        else:
-            self._transport.resume_reading()
-
-
 class QuietTelnetServer(telnetlib3.TelnetServer):
     """Skip the on-connect ``IAC DO TTYPE``: raw TCP clients and bots see only text.
 
@@ -224,16 +187,12 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
     """Bytes a second of one connection's input that are parsed, in bursts of one
     second's worth (``[limits] max_input_rate``; :func:`start_server` sets it); 0: no
     limit."""
-    _gate: _ReadGate | None = None
-    _pump_handle: asyncio.TimerHandle | asyncio.Handle | None = None
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault(READER_FACTORY_KEYWORD, FlowReader)
         kwargs.setdefault(WRITER_FACTORY_KEYWORD, GuardedWriter)
         super().__init__(**kwargs)
-        self._held = bytearray()
-        self._tokens = float(self.input_rate)
-        self._stamp = 0.0
+        self._budget = InputBudget(self.input_rate, self._parse)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """telnetlib3's setup, then the transport for the reader's flow control (behind
@@ -241,21 +200,16 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
         whole lines (``line_mode``) and removes control characters itself, so
         telnetlib3 need not look at each byte of the input in Python."""
         super().connection_made(transport)
-        self._gate = _ReadGate(transport)
-        with contextlib.suppress(RuntimeError):
-            self._stamp = asyncio.get_running_loop().time()
+        gate = self._budget.gate(cast(asyncio.Transport, transport))
         reader = self.reader
         if reader is not None:
-            reader.set_transport(self._gate)  # type: ignore[arg-type]
+            reader.set_transport(gate)
         writer = self.writer
         if writer is not None:
             writer.slc_simulated = False
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if self._pump_handle is not None:
-            self._pump_handle.cancel()
-            self._pump_handle = None
-        self._held.clear()
+        self._budget.close()
         super().connection_lost(exc)
 
     def begin_negotiation(self) -> None:
@@ -286,46 +240,12 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
 
     def data_received(self, data: bytes) -> None:
         """Input within the budget is parsed now; the rest is held back, the socket
-        paused, and parsed as the budget allows (:meth:`_pump`)."""
-        if not self.input_rate:
-            self._parse(data)
-            return
-        self._held += data
-        if self._pump_handle is None:
-            self._pump()
+        paused, and parsed as the budget allows (:class:`~server.doors.budget.InputBudget`)."""
+        self._budget.feed(data)
 
-    def _pump(self) -> None:
-        """Parse what the budget allows of the held input (one slice at most), then
-        come back when more is due; reading stays paused while anything is held."""
-        self._pump_handle = None
-        held = self._held
-        if not held or self._closing:
-            held.clear()
-            return
-        rate = self.input_rate
-        loop = asyncio.get_running_loop()
-        now = loop.time()
-        self._tokens = min(float(rate), self._tokens + (now - self._stamp) * rate)
-        self._stamp = now
-        size = min(len(held), INPUT_SLICE, int(self._tokens))
-        if size:
-            chunk = bytes(held[:size])
-            del held[:size]
-            self._tokens -= size
-            self._parse(chunk)
-        gate = self._gate
-        if held and not self._closing:
-            if gate is not None:
-                gate.hold(True)
-            wanted = min(len(held), INPUT_SLICE)
-            delay = max(0.0, (wanted - self._tokens) / rate)
-            self._pump_handle = (
-                loop.call_later(delay, self._pump) if delay else loop.call_soon(self._pump)
-            )
-        elif gate is not None:
-            gate.hold(False)
-
-    def _parse(self, data: bytes) -> None:
+    def _parse(self, data: bytes, allowance: float) -> tuple[int, float]:
+        """Parse all of ``data`` (telnetlib3's way, or the plain-input shortcut), which
+        costs the budget its bytes (``allowance`` covers them)."""
         reader = self.reader
         if self._plain_is_data and reader is not None and _PLAIN_INPUT.fullmatch(data):
             # What BaseServer.data_received does with bytes that hold no command.
@@ -333,9 +253,10 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
             self._rx_bytes += len(data)
             self._trace_recv(data)
             reader.feed_data(data)
-            return
-        super().data_received(data)
-        self._plain_is_data = self._plain_input_is_data()
+        else:
+            super().data_received(data)
+            self._plain_is_data = self._plain_input_is_data()
+        return len(data), len(data)
 
     def _plain_input_is_data(self) -> bool:
         """True when telnetlib3 would hand plain input to the reader unchanged and do
@@ -397,7 +318,6 @@ TELNETLIB3_INTERNALS: Final = (
     Internal("protocol", "_trace_recv", params=("data",)),
     Internal("protocol", "_tls_checked", kind=bool),
     Internal("protocol", "_mccp3_decompressor"),
-    Internal("protocol", "_closing", kind=bool),
     Internal("protocol", "encoding", params=("outgoing", "incoming")),
     Internal("protocol", "on_charset", params=("charset",)),
     Internal("protocol", "on_request_charset", params=()),

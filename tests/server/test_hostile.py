@@ -224,10 +224,10 @@ async def test_input_over_the_budget_waits_with_the_socket_paused(
     while transport.is_reading() and time.monotonic() < deadline:
         await asyncio.sleep(0.01)
     assert not transport.is_reading(), "the socket was never paused"
-    assert protocol._held, "nothing was held back"
+    assert protocol._budget.held, "nothing was held back"
     await answers(alice)
     assert await alice.expect_prefix("12 mallory", 10) == "12 mallory after the flood"
-    assert not protocol._held and transport.is_reading()
+    assert not protocol._budget.held and transport.is_reading()
     assert await mallory.line() == replies.LINE_TOO_LONG  # the 48 KiB line, dropped
 
 

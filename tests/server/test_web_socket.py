@@ -250,22 +250,39 @@ def test_a_message_is_split_into_clean_lines() -> None:
 
 def test_origin_checks() -> None:
     none: frozenset[str] = frozenset()
-    assert origin_allowed(None, "example.org", none)
-    assert origin_allowed("https://Example.org", "example.org", none)
-    assert origin_allowed("http://127.0.0.1:8080", "127.0.0.1:8080", none)
-    assert not origin_allowed("http://127.0.0.1:8081", "127.0.0.1:8080", none)
-    assert not origin_allowed("null", "example.org", none)
-    assert origin_allowed("https://a.example", "example.org", frozenset({"https://a.example"}))
+    own = frozenset({"example.org", "127.0.0.1", "::1"})
+    assert origin_allowed(None, "example.org", none, own)
+    assert origin_allowed("https://Example.org", "example.org", none, own)
+    assert origin_allowed("http://127.0.0.1:8080", "127.0.0.1:8080", none, own)
+    assert origin_allowed("http://[::1]:8080", "[::1]:8080", none, own)
+    assert not origin_allowed("http://127.0.0.1:8081", "127.0.0.1:8080", none, own)
+    assert not origin_allowed("null", "example.org", none, own)
+    assert not origin_allowed("http://127.0.0.1:8080", None, none, own)
+    # DNS rebinding: Host and Origin agree, but the host is none of the server's names.
+    assert not origin_allowed("http://evil.example:8080", "evil.example:8080", none, own)
+    allowed = frozenset({"https://a.example"})
+    assert origin_allowed("https://a.example", "evil.example", allowed, own)
 
 
 def test_the_web_settings(tmp_path: Path) -> None:
     shipped = load(Path(__file__).parents[2] / "fibs.conf")
     assert (shipped.web_host, shipped.web_port, shipped.web_origins) == ("127.0.0.1", 8080, "")
+    assert shipped.web_hosts == Settings().web_hosts == ("127.0.0.1", "localhost")
+    assert shipped.web_request_timeout == Settings().web_request_timeout == 5.0
     path = tmp_path / "fibs.conf"
     path.write_text("[web]\nport = 0\norigins = https://a.example http://b.example:81\n")
     assert load(path).web_port == 0
     path.write_text("[web]\norigins = a.example\n")
     with pytest.raises(ConfigError, match=r"^\[web\] origins"):
+        load(path)
+    path.write_text("[web]\nhosts = play.example.org, [::1] 192.0.2.7\n")
+    assert load(path).web_hosts == ("play.example.org", "[::1]", "192.0.2.7")
+    for bad in ("https://play.example.org", "play.example.org:443", "a/b"):
+        path.write_text(f"[web]\nhosts = {bad}\n")
+        with pytest.raises(ConfigError, match=r"^\[web\] hosts"):
+            load(path)
+    path.write_text("[web]\nrequest_timeout = 0\n")
+    with pytest.raises(ConfigError, match=r"^\[web\] request_timeout must be above 0"):
         load(path)
 
 

@@ -150,8 +150,11 @@ class Referee:
             assert self.game is not None and self.game.partner == event.partner
             self.ledger[event.partner] += event.points
             self.ledger[self.game.box] -= event.points
-        elif isinstance(event, PlayerLeft) and event.mid_game and self.game is not None:
-            self.game.left.add(event.name)
+        elif isinstance(event, PlayerLeft) and self.game is not None:
+            if event.mid_game:
+                self.game.left.add(event.name)
+            elif event.name in self.game.joined:  # a newcomer gone before being seated
+                self.game.joined.remove(event.name)
         elif isinstance(event, PlayerJoined) and self.game is not None and not event.seated:
             self.game.joined.append(event.name)
         elif isinstance(event, ChouetteGameFinished):

@@ -108,6 +108,24 @@ class Refusal(enum.Enum):
     HOLLAND = "holland"  # the Holland rule: both sides roll twice first
     DEAD_CUBE = "dead_cube"  # the cube already wins the match as it is
     CUBE_LIMIT = "cube_limit"  # the cube reached its limit
+    # The chouette (backgammon/chouette.py, docs/chouette.md):
+    TABLE_FULL = "table_full"  # ten players already at the table
+    ALREADY_SEATED = "already_seated"  # a join by someone already at the table
+    NOT_SEATED = "not_seated"  # the player is not at the table (or has left it)
+    NOT_ENOUGH_PLAYERS = "not_enough_players"  # a game needs two players
+    ABSENT = "absent"  # an absent player acts, or is asked to answer
+    PARTNER_UNANSWERED = "partner_unanswered"  # the box partner offer waits for its answer
+    NOT_BOX = "not_box"  # only the box may do that
+    NOT_CAPTAIN = "not_captain"  # only the (acting) captain may do that
+    NOT_IN_GAME = "not_in_game"  # that member's cube is not in the game (settled, or none)
+    NOT_YOUR_CUBE = "not_your_cube"  # a cube decision for a member who did not delegate it
+    ALREADY_DOUBLED = "already_doubled"  # a second double on one cube before the box answers
+    BOX_MUST_ACCEPT_HALF = "box_must_accept_half"  # the box's constraint on initial doubles
+    BOX_DOUBLE_NEEDS_CAPTAIN = "box_double_needs_captain"  # L.A.: cubes level, captain included
+    SINGLE_CUBE = "single_cube"  # the single cube moves for the whole team, never in part
+    BEAVERS_OFF = "beavers_off"  # a beaver (or raccoon) the table's settings do not allow
+    BAD_PROXY = "bad_proxy"  # a delegation to someone who cannot be a proxy
+    NO_DECISION = "no_decision"  # a time-out with no decision waiting
 
 
 class ActionError(BackgammonError):

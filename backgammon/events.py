@@ -13,9 +13,9 @@ import enum
 import json
 import types
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 from backgammon.board import Player
 from backgammon.dice import Roll
@@ -181,10 +181,15 @@ Event: TypeAlias = (
 
 EVENT_TYPES: dict[str, type[Event]] = {cls.__name__: cls for cls in typing.get_args(Event)}
 
+_T = TypeVar("_T")
+
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 """Each event class's field names in order (``dataclasses.fields`` builds a new tuple
 per call, and every event of every match is serialized once)."""
+_FIELD_HINTS: dict[type, tuple[tuple[str, Any], ...]] = {}
+"""Each event class's field names in order with their types (``typing.get_type_hints``
+is slow, and every event of a restored record is rebuilt)."""
 _PLAIN: frozenset[type] = frozenset({int, bool, str, float, type(None)})
 """Value types that are their own JSON form."""
 _TEXT_FIELDS: dict[type, tuple[tuple[str, Callable[[Any], Any] | None], ...]] = {}
@@ -196,14 +201,20 @@ _COMPACT = json.JSONEncoder(separators=(",", ":"))
 
 def event_to_json(event: Event) -> dict[str, Any]:
     """A JSON-ready dict: ``{"type": "CheckersMoved", "player": 0, ...}``."""
-    cls = type(event)
+    return frozen_to_json(event)
+
+
+def frozen_to_json(value: Any) -> dict[str, Any]:
+    """Any frozen event dataclass (a match's or a chouette's) as a JSON-ready dict: its
+    class name as ``type``, then its fields in order, in :func:`event_to_json`'s form."""
+    cls = type(value)
     names = _FIELD_NAMES.get(cls)
     if names is None:
         names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
     data: dict[str, Any] = {"type": cls.__name__}
     for name in names:
-        value = getattr(event, name)
-        data[name] = value if type(value) in _PLAIN else _to_json(value)
+        field = getattr(value, name)
+        data[name] = field if type(field) in _PLAIN else _to_json(field)
     return data
 
 
@@ -264,11 +275,23 @@ def event_from_json(data: dict[str, Any]) -> Event:
 
     :raises SnapshotError: an unknown type or fields that do not fit it.
     """
+    return frozen_from_json(EVENT_TYPES, data)
+
+
+def frozen_from_json(types: Mapping[str, type[_T]], data: dict[str, Any]) -> _T:
+    """The value of :func:`frozen_to_json`'s dict, its class looked up in ``types`` by
+    name (:data:`EVENT_TYPES` for a match's events).
+
+    :raises SnapshotError: an unknown type or fields that do not fit it.
+    """
     try:
-        cls = EVENT_TYPES[data["type"]]
-        hints = typing.get_type_hints(cls)
-        values = {f.name: _from_json(hints[f.name], data[f.name]) for f in dataclasses.fields(cls)}
-        return cls(**values)
+        cls = types[data["type"]]
+        hints = _FIELD_HINTS.get(cls)
+        if hints is None:
+            names = dataclasses.fields(cls)  # type: ignore[arg-type]  # _T: a frozen dataclass
+            types_of = typing.get_type_hints(cls)
+            hints = _FIELD_HINTS[cls] = tuple((f.name, types_of[f.name]) for f in names)
+        return cls(**{name: _from_json(hint, data[name]) for name, hint in hints})
     except (KeyError, TypeError, ValueError) as exc:
         raise SnapshotError(f"not a valid event: {data!r}") from exc
 

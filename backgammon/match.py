@@ -155,6 +155,19 @@ class Resignation:
     points: int
 
 
+def win_kind(position: Position, winner: Player) -> WinKind:
+    """Single, gammon or backgammon for a game that ``winner`` just bore off in
+    ``position`` (also the chouette's board, backgammon/chouette.py)."""
+    loser = 1 - winner
+    if position.off(loser):
+        return WinKind.SINGLE
+    counts = position.counts(loser)
+    # The winner's home board (their points 1..6) is the loser's 19..24.
+    if counts[BAR] or any(counts[19:25]):
+        return WinKind.BACKGAMMON
+    return WinKind.GAMMON
+
+
 class Match:
     """A match between players 0 and 1, to ``options.length`` points or unlimited.
 
@@ -500,15 +513,7 @@ class Match:
         return kind.multiplier
 
     def _win_kind(self, winner: Player) -> WinKind:
-        """Single, gammon or backgammon for a game that ``winner`` just bore off."""
-        loser = 1 - winner
-        if self.position.off(loser):
-            return WinKind.SINGLE
-        counts = self.position.counts(loser)
-        # The winner's home board (their points 1..6) is the loser's 19..24.
-        if counts[BAR] or any(counts[19:25]):
-            return WinKind.BACKGAMMON
-        return WinKind.GAMMON
+        return win_kind(self.position, winner)
 
     # -- state changes ---------------------------------------------------------------
 

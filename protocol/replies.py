@@ -1945,6 +1945,28 @@ def refusal(
             return _for(command, resign=ALREADY_DID_THAT)
         case Refusal.GAME_IN_PROGRESS:
             return NOT_YOUR_TURN
+        case (
+            Refusal.TABLE_FULL
+            | Refusal.ALREADY_SEATED
+            | Refusal.NOT_SEATED
+            | Refusal.NOT_ENOUGH_PLAYERS
+            | Refusal.ABSENT
+            | Refusal.PARTNER_UNANSWERED
+            | Refusal.NOT_BOX
+            | Refusal.NOT_CAPTAIN
+            | Refusal.NOT_IN_GAME
+            | Refusal.NOT_YOUR_CUBE
+            | Refusal.ALREADY_DOUBLED
+            | Refusal.BOX_MUST_ACCEPT_HALF
+            | Refusal.BOX_DOUBLE_NEEDS_CAPTAIN
+            | Refusal.SINGLE_CUBE
+            | Refusal.BEAVERS_OFF
+            | Refusal.BAD_PROXY
+            | Refusal.NO_DECISION
+        ):
+            # The chouette's (backgammon/chouette.py): a match never refuses with them;
+            # their texts come with the chouette's commands (issue 31, item 2).
+            return NOT_YOUR_TURN
         case _:
             assert_never(reason)
 

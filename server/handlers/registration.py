@@ -23,9 +23,10 @@ from server.world.passwords import hash_password
 from server.world.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, NewAccount
 
 
-async def name_problem(app: App, name: str) -> str | None:
-    """Why ``name`` cannot be registered (the reply), or None when it can."""
-    problem = name_form_problem(name)
+async def name_problem(app: App, name: str, *, scrubbed: bool = False) -> str | None:
+    """Why ``name`` cannot be registered (the reply), or None when it can; ``scrubbed``:
+    it was typed with control characters (D259)."""
+    problem = name_form_problem(name, scrubbed=scrubbed)
     if problem is None and await app.db.user_exists(name):
         return replies.name_taken(name)
     return problem
@@ -35,7 +36,7 @@ async def name(ctx: Context, cmd: ParsedCommand) -> None:
     """``name <x>``: check the name, then ask for its password with echo off."""
     session = ctx.session
     chosen = cmd.args[0]
-    problem = await name_problem(ctx.app, chosen)
+    problem = await name_problem(ctx.app, chosen, scrubbed=cmd.scrubbed)
     if problem:
         raise Reply(problem)
     session.new_account = NewAccount(chosen)

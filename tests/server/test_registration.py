@@ -124,3 +124,30 @@ async def test_passwords_a_login_line_cannot_carry_are_refused(connect: Connect,
     await again.prompt(replies.LOGIN_PROMPT)
     await again.send("login test_client 1008 carol s3cret!")
     await again.expect("6")
+
+
+async def test_a_name_typed_with_control_characters_is_refused(connect: Connect, app: App) -> None:
+    """Issue 34 item 12, D259: the telnet door removes control characters from every line
+    (D75), but a name typed with one (NUL, ESC, DEL) is refused, not registered as the
+    letters left; the same name typed plainly then registers."""
+    client = await as_guest(connect)
+    for typed in (b"ca\x00sey", b"ca\x1bsey", b"case\x7fy", b"\x07casey"):
+        await client.send_raw(b"name " + typed + b"\r\n")
+        assert await client.prompt(replies.TELNET_PROMPT) == [replies.NAME_INVALID], typed
+    assert not await app.db.user_exists("casey")
+    await client.send("name casey")
+    await client.prompt(replies.GIVE_PASSWORD_PROMPT)
+
+
+async def test_reserved_words_are_no_names(connect: Connect, app: App) -> None:
+    """Issue 34 item 12, D259: the login words, every command's name and alias (any case)
+    and a name of underscores alone are refused as new names."""
+    client = await as_guest(connect)
+    for word in ("who", "login", "guest", "visitor", "connect", "Tell", "ADIOS", "shout"):
+        await client.send(f"name {word}")
+        assert await client.prompt(replies.TELNET_PROMPT) == [replies.name_taken(word)], word
+    for word in ("_", "___"):
+        await client.send(f"name {word}")
+        assert await client.prompt(replies.TELNET_PROMPT) == [replies.NAME_INVALID], word
+    await client.send("name who_else")  # a command's name inside a name is fine
+    await client.prompt(replies.GIVE_PASSWORD_PROMPT)

@@ -25,7 +25,7 @@ from server.doors.admission import (
     address_key,
     open_file_limit,
 )
-from server.doors.throttle import LoginThrottle
+from server.doors.throttle import Attempt, LoginThrottle
 from server.tables.dice_stats import DiceStats
 from server.tables.matches import Invitation, LiveMatch
 from server.world.passwords import ScryptCost, hash_password
@@ -69,7 +69,7 @@ class App:
         self.trusted = Networks(settings.trusted_networks)
         """``[limits] trusted_networks``: no per-address caps or throttling there."""
         self.throttle = LoginThrottle(self.timer, settings.login_delay)
-        """Login attempts per address and per account name (:mod:`server.doors.throttle`)."""
+        """Login attempts per address and account name (:mod:`server.doors.throttle`)."""
         self.pre_login = PreLogin(
             settings.max_pre_login,
             settings.max_pre_login_per_address,
@@ -100,13 +100,10 @@ class App:
 
     # -- logging in -------------------------------------------------------------------
 
-    def throttle_keys(self, host: str, name: str) -> list[str]:
-        """The throttle's keys of a login attempt from ``host`` at the account ``name``:
-        the name's, and the address's unless ``host`` is trusted."""
-        keys = [f"name:{name}"]
-        if host not in self.trusted:
-            keys.append(f"addr:{address_key(host)}")
-        return keys
+    def login_attempt(self, host: str, name: str) -> Attempt:
+        """A login attempt from ``host`` at the account ``name``, as the login throttle
+        counts it (:mod:`server.doors.throttle`)."""
+        return Attempt(address_key(host), name, trusted=host in self.trusted)
 
     async def dummy_hash(self) -> str:
         """A hash of a random password at the configured cost, made once: what an

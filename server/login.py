@@ -4,8 +4,8 @@ Until a user is logged in, the connection answers only the ``login: `` prompt; a
 failed login gets nothing but a new prompt (§1.5), and the connection closes after
 ``[limits] login_attempts`` failures or when its ``[limits] login_timeout`` from the
 connect has run out (D231). Every password check first waits its turn in the login
-throttle (server/doors/throttle.py, D232), a little longer each time for the same address
-and the same name.
+throttle (server/doors/throttle.py, D232, D260), a little longer each time for the same
+address and, once that address has failed on it, the same name.
 ``guest`` ends this dialog too: the guest state's commands, ``name`` and its password
 prompts among them, run through dispatch (server/handlers/registration.py).
 """
@@ -121,8 +121,8 @@ async def _authenticate(app: App, session: Session, name: str, password: str) ->
     out ends the connection (``Connection timed out.``). An unknown name's password is
     checked against a hash of the configured cost, as a real one would be.
     """
-    keys = app.throttle_keys(session.output.host, name)
-    if not await app.throttle.admit(keys, session.login_deadline):
+    attempt = app.login_attempt(session.output.host, name)
+    if not await app.throttle.admit(attempt, session.login_deadline):
         _time_out(session)
         return None
     user = await app.db.get_user(name)
@@ -130,7 +130,7 @@ async def _authenticate(app: App, session: Session, name: str, password: str) ->
     ok = await verify_password(password, stored)
     if not ok or user is None:
         return None
-    app.throttle.succeeded(keys)
+    app.throttle.succeeded(attempt)
     return user
 
 

@@ -165,6 +165,10 @@ VISITOR_WELCOME: Final[tuple[str, ...]] = (
 """D256: the visitor's greeting (telnet mode; a CLIP visitor gets the who list)."""
 TOO_MANY_VISITORS: Final = "** Too many visitors are watching right now. Please try again later."
 """D257: ``[limits] max_visitors`` visitors are on already (or visitors are off)."""
+TOO_MANY_VISITORS_FROM_ADDRESS: Final = (
+    "** Too many visitors from your address are watching right now. Please try again later."
+)
+"""D262: ``[limits] max_visitors_per_address`` visitors from this address are on already."""
 
 
 def visitor_refused(word: str) -> str:
@@ -1839,6 +1843,17 @@ TOO_MANY_WAITING_FROM_ADDRESS: Final = (
 )
 """D230: ``[limits] max_pre_login_per_address`` connections from the same address have
 not logged in yet; the new one gets this line instead of the banner and is closed."""
+TOO_MANY_REGISTRATIONS: Final = (
+    "** Sorry, too many new accounts were made in the last minute. Please try again later."
+)
+"""D261: ``[limits] registrations_per_minute`` accounts were registered in the last
+minute; the guest stays a guest and may try ``name`` again later."""
+TOO_MANY_REGISTRATIONS_FROM_ADDRESS: Final = (
+    "** Sorry, too many new accounts were made from your address in the last minute."
+    " Please try again later."
+)
+"""D261: ``[limits] registrations_per_address`` accounts came from this address in the
+last minute."""
 
 
 def idle_warning(seconds: int) -> str:

@@ -19,9 +19,11 @@ from server.clock import LoopTimer, Timer
 from server.config import Settings
 from server.doors.admission import (
     REFUSAL_LOG_INTERVAL,
+    AddressCounts,
     Networks,
     PreLogin,
     QuietLog,
+    Registrations,
     address_key,
     open_file_limit,
 )
@@ -77,6 +79,15 @@ class App:
             open_file_limit(),
         )
         """The connections that have not logged in (:mod:`server.doors.admission`)."""
+        self.visitor_addresses = AddressCounts(settings.max_visitors_per_address, self.trusted)
+        """The visitors of each address (``[limits] max_visitors_per_address``, D262)."""
+        self.registrations = Registrations(
+            settings.registrations_per_minute,
+            settings.registrations_per_address,
+            self.trusted,
+            self.timer.now,
+        )
+        """The accounts registered in the last minute, in all and per address (D261)."""
         self.refusal_log = QuietLog(log, REFUSAL_LOG_INTERVAL, self.timer.now)
         """The log of connections refused by those caps: one line per interval at most."""
         self._dummy_hash: str | None = None

@@ -26,6 +26,7 @@ from server.handlers.dispatch import dispatch
 from server.login import admit_connection, leave_pre_login, login_dialog, reader_before_login
 from server.tables.match_lifecycle import session_ended
 from server.world.session import Session
+from server.world.visitors import leave_as_visitor
 
 log = logging.getLogger(__name__)
 
@@ -262,7 +263,7 @@ async def end_session(app: App, session: Session) -> None:
     try:
         if session.visitor:  # D256: no logout to announce or store
             await session_ended(app, session)
-            app.presence.remove_visitor(session)
+            leave_as_visitor(app, session)
         elif session.logged_in:
             await session_ended(app, session)
             app.presence.remove(session)

@@ -1,5 +1,8 @@
 """Guest registration (§1.7): ``name <x>``, then the password twice, then logged in.
 
+New accounts are limited per minute, in all and per address (D261): ``name`` is
+refused over a limit, and so is the account's creation if others were made meanwhile.
+
 ``name`` is an ordinary command of the guest state. A good name moves the session into
 the password dialog: :attr:`SessionState.NEW_PASSWORD` and then
 :attr:`SessionState.RETYPE_PASSWORD`, whose next line dispatch hands to
@@ -36,7 +39,9 @@ async def name(ctx: Context, cmd: ParsedCommand) -> None:
     """``name <x>``: check the name, then ask for its password with echo off."""
     session = ctx.session
     chosen = cmd.args[0]
-    problem = await name_problem(ctx.app, chosen, scrubbed=cmd.scrubbed)
+    problem = ctx.app.registrations.refusal(session.output.host) or await name_problem(
+        ctx.app, chosen, scrubbed=cmd.scrubbed
+    )
     if problem:
         raise Reply(problem)
     session.new_account = NewAccount(chosen)
@@ -88,6 +93,11 @@ async def retype_password(ctx: Context, line: str) -> None:
         return
     output.echo_on()
     session.send("")
+    refusal = ctx.app.registrations.refusal(output.host)  # others registered meanwhile
+    if refusal is not None:
+        _back_to_guest(ctx)
+        raise Reply(refusal)
+    ctx.app.registrations.count(output.host)
     hashed = await hash_password(account.password, ctx.app.cost)
     try:
         user = await ctx.app.db.create_user(

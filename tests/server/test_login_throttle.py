@@ -21,7 +21,7 @@ from server.world import passwords
 from server.world.passwords import ScryptCost
 from tests.conftest import DbTarget
 
-from .conftest import IAC_WONT_TTYPE, ScriptedClient, make_user, running, serving
+from .conftest import ScriptedClient, connect_from, make_user, running, serving
 from .fake_clock import FakeTimer
 
 
@@ -54,12 +54,9 @@ async def clients(app: App) -> AsyncIterator[list[ScriptedClient]]:
 async def at_prompt(
     app: App, opened: list[ScriptedClient], source: str = "127.0.0.1"
 ) -> ScriptedClient:
-    """A client at the ``login:`` prompt, connected from the loopback address ``source``
-    (any of 127.0.0.0/8: a client of its own address, as the throttle counts it)."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", app.port, local_addr=(source, 0))
-    client = ScriptedClient(reader, writer)
+    """A client at the ``login:`` prompt, connected from ``source`` (a loopback address)."""
+    client = await connect_from(app, source)
     opened.append(client)
-    await client.send_raw(IAC_WONT_TTYPE)
     await client.prompt(replies.LOGIN_PROMPT)
     return client
 

@@ -35,7 +35,8 @@ class MigrationError(DatabaseError):
 
 
 class UserExistsError(DatabaseError):
-    """``create_user`` with a name that is already registered (exact, case-sensitive)."""
+    """``create_user`` with a name that is already registered: exactly, or one that
+    differs only in case (D263, unless the caller allows look-alikes)."""
 
     def __init__(self, name: str) -> None:
         super().__init__(f"user {name!r} already exists")

@@ -4,7 +4,8 @@ Conventions (see docs/database.md):
 
 * Times are whole Unix seconds (``BIGINT``), the unit FIBS itself sends (CLIP 1, 5, 9).
 * A user's name is the primary key, compared exactly (case-sensitive, as on FIBS) on both
-  back ends, and other tables refer to users by name.
+  back ends, and other tables refer to users by name; an index on its lower case finds
+  the names that differ only in case (new ones are refused, D263).
 * A match length of ``NULL`` means an unlimited match.
 * JSON produced by the rules core (saved-match snapshots, rules, move records) is stored as
   opaque text, byte for byte; only the toggles column is interpreted (a JSON object).
@@ -30,6 +31,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    func,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -55,6 +57,8 @@ NAMING_CONVENTION: Final = {
 """Deterministic constraint names, so migrations can address them by name."""
 
 _CASCADE: Final = "CASCADE"
+USERS_NAME_LOWER: Final = "ix_users_name_lower"
+"""The index of the users' names in lower case (an expression: named by hand)."""
 
 
 def _user_fk() -> ForeignKey:
@@ -103,6 +107,12 @@ class UserRow(Base):
     address: Mapped[str | None] = mapped_column(String)
     """E-mail address from the ``address`` command."""
     is_bot: Mapped[bool] = mapped_column(Boolean)
+
+
+Index(USERS_NAME_LOWER, func.lower(UserRow.name))
+"""Names without regard to case (revision 0003): a new name is refused when one that
+differs only in case is registered, and ``whois`` names the look-alikes (D263). Not
+unique: look-alikes registered before stay."""
 
 
 class GagRow(Base):

@@ -240,11 +240,16 @@ class Database:
         rating: float = DEFAULT_RATING,
         experience: int = 0,
         created_at: float | None = None,
+        allow_look_alikes: bool = False,
     ) -> User:
         """Register a new account and return it as stored.
 
         :param toggles: the toggle values to store (the server's defaults for new users).
-        :raises UserExistsError: the exact name is taken.
+        :param allow_look_alikes: register the name even when another that differs only
+            in case is registered (accounts from before D263, tests); by default that
+            name counts as taken.
+        :raises UserExistsError: the name is taken, exactly or (unless allowed) without
+            regard to case.
         :raises ValueError: an empty name, negative experience, or a toggle value that is
             not a bool.
         """
@@ -266,11 +271,20 @@ class Database:
             "is_bot": is_bot,
             **_settings_values(settings),
         }
-        statement = self._sql.insert_user
-        try:
-            await self._runner.write(lambda tx: tx.execute(statement, values), key=name)
+        insert, names_like = self._sql.insert_user, self._sql.names_like
+
+        def job(tx: Transaction) -> bool:
+            if not allow_look_alikes and tx.execute(names_like, {"name": name}):
+                return False
+            tx.execute(insert, values)
+            return True
+
+        try:  # keyed by the lower case: look-alikes registered at once run one after the other
+            created = await self._runner.write(job, key=name.lower())
         except ConstraintViolation as exc:
             raise UserExistsError(name) from exc
+        if not created:
+            raise UserExistsError(name)
         return _user(tuple(values[key] for key in USER_COLUMNS), (), ())
 
     async def get_user(self, name: str) -> User | None:
@@ -292,6 +306,13 @@ class Database:
         """Whether an account called exactly ``name`` exists."""
         statement = self._sql.user_exists
         return bool(await self._runner.read(lambda tx: tx.execute(statement, {"name": name})))
+
+    async def names_like(self, name: str) -> list[str]:
+        """Every registered name equal to ``name`` without regard to case (``name``
+        itself among them when registered), in code-point order (D263)."""
+        statement = self._sql.names_like
+        rows = await self._runner.read(lambda tx: tx.execute(statement, {"name": name}))
+        return [found for (found,) in rows]
 
     async def update_login(self, name: str, host: str, *, at: float | None = None) -> None:
         """Record a login from ``host`` (read :meth:`get_user` first for the previous one).

@@ -111,6 +111,11 @@ class Statements:
         self.insert_user: Final = insert(UserRow).values(_values(UserRow, USER_COLUMNS))
         self.user: Final = select(*_columns(UserRow, USER_COLUMNS)).where(UserRow.name == name)
         self.user_exists: Final = select(UserRow.name).where(UserRow.name == name)
+        self.names_like: Final = (
+            select(UserRow.name)
+            .where(func.lower(UserRow.name) == func.lower(name))
+            .order_by(self._name_order(UserRow.name))
+        )
         self.count_users: Final = select(func.count()).select_from(UserRow)
         self.gags: Final = ListStatements(GagRow, dialect)
         self.blinds: Final = ListStatements(BlindRow, dialect)

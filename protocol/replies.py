@@ -1419,6 +1419,8 @@ class WhoisInfo:
     email: str | None = None
     bot: bool = False
     """Say that the user is a bot (telnet mode only, D179)."""
+    look_alikes: tuple[str, ...] = ()
+    """Other users whose names differ from this one only in case (D263)."""
 
 
 def whois(info: WhoisInfo) -> list[str]:
@@ -1448,7 +1450,14 @@ def whois(info: WhoisInfo) -> list[str]:
         lines.append(f"  {is_away(info.name, info.away_message)}")
     lines.append(f"  Rating: {clip.format_rating(info.rating)} Experience: {info.experience}")
     lines.append(f"  Email address: {info.email}" if info.email else "  No email address.")
+    if info.look_alikes:
+        lines.append(look_alikes_line(info.look_alikes))
     return lines
+
+
+def look_alikes_line(names: Sequence[str]) -> str:
+    """D263: the last line of ``whois`` when other users' names differ only in case."""
+    return f"  Not the same user as {', '.join(names)}: the names differ only in case."
 
 
 def whois_date(when: dt.datetime) -> str:

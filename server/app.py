@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from backgammon.dice import DiceRoller, SystemDice
 from db.repository import Database
+from protocol import replies
 from server.clock import LoopTimer, Timer
 from server.config import Settings
 from server.doors.admission import (
@@ -28,10 +29,11 @@ from server.doors.admission import (
     open_file_limit,
 )
 from server.doors.throttle import Attempt, LoginThrottle
+from server.errors import Reply
 from server.tables.dice_stats import DiceStats
 from server.tables.matches import Invitation, LiveMatch
 from server.world.passwords import ScryptCost, hash_password
-from server.world.presence import Presence
+from server.world.presence import Peer, Presence
 from server.world.registry import LocalPresence
 
 log = logging.getLogger(__name__)
@@ -115,6 +117,33 @@ class App:
         """A login attempt from ``host`` at the account ``name``, as the login throttle
         counts it (:mod:`server.doors.throttle`)."""
         return Attempt(address_key(host), name, trusted=host in self.trusted)
+
+    # -- naming users ------------------------------------------------------------------
+
+    async def complete(self, prefix: str) -> Peer:
+        """The online user ``prefix`` names (:meth:`Presence.complete`), but never one
+        reached by crossing case when ``prefix`` is exactly a registered user who is not
+        online: with ``casey`` registered, ``tell casey`` does not reach ``Casey`` (D263).
+
+        :raises Reply: nobody (``** There is no one called x``) or several candidates.
+        """
+        peer = self.presence.complete(prefix)
+        if await self._crossed_case(peer, prefix):
+            raise Reply(replies.no_one_called(prefix))
+        return peer
+
+    async def find(self, prefix: str) -> Peer | None:
+        """:meth:`Presence.find`, with :meth:`complete`'s rule: None rather than another
+        user reached by crossing case from an exact registered name."""
+        peer = self.presence.find(prefix)
+        if peer is not None and await self._crossed_case(peer, prefix):
+            return None
+        return peer
+
+    async def _crossed_case(self, peer: Peer, prefix: str) -> bool:
+        """Whether ``peer`` was found for ``prefix`` only without regard to case while
+        ``prefix`` is exactly a registered name (asked of the store only then)."""
+        return not peer.name.startswith(prefix) and await self.db.user_exists(prefix)
 
     async def dummy_hash(self) -> str:
         """A hash of a random password at the configured cost, made once: what an

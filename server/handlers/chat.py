@@ -68,7 +68,7 @@ def talk(ctx: Context, target: Peer, text: str, render: Render = replies.says) -
 async def tell(ctx: Context, cmd: ParsedCommand) -> None:
     """``tell <name> <text>``: name completion (§4.1, §4.12)."""
     text = text_or_usage(cmd, 1)
-    talk(ctx, ctx.app.presence.complete(cmd.args[0]), text)
+    talk(ctx, await ctx.app.complete(cmd.args[0]), text)
 
 
 async def tellx(ctx: Context, cmd: ParsedCommand) -> None:
@@ -83,7 +83,7 @@ async def tellx(ctx: Context, cmd: ParsedCommand) -> None:
 async def alert(ctx: Context, cmd: ParsedCommand) -> None:
     """``alert <name> <text>``: a tell shown as CLIP 20 (§2.1 ⚠, optional; BaldLies)."""
     text = text_or_usage(cmd, 1)
-    talk(ctx, ctx.app.presence.complete(cmd.args[0]), text, replies.alert)
+    talk(ctx, await ctx.app.complete(cmd.args[0]), text, replies.alert)
 
 
 async def say(ctx: Context, cmd: ParsedCommand) -> None:
@@ -197,7 +197,7 @@ async def _user_name(ctx: Context, prefix: str) -> str:
 
     :raises Reply: ``** There is no one called '<name>'``, or an ambiguous prefix.
     """
-    online = ctx.app.presence.find(prefix)
+    online = await ctx.app.find(prefix)
     if online is not None:
         return online.name
     if await ctx.app.db.user_exists(prefix):

@@ -71,7 +71,7 @@ async def invite(ctx: Context, cmd: ParsedCommand) -> None:
     app = ctx.app
     if not cmd.args:
         raise Reply(replies.INVITE_WHO)
-    target = app.presence.complete(cmd.args[0])
+    target = await app.complete(cmd.args[0])
     saved = await match_lifecycle.invitable(app, session, target)
     if len(cmd.args) == 1:
         invitation = match_lifecycle.resume_invitation(session, target, saved)
@@ -369,7 +369,7 @@ async def pip(ctx: Context, cmd: ParsedCommand) -> None:
 async def look(ctx: Context, cmd: ParsedCommand) -> None:
     if not cmd.args:
         raise Reply(replies.LOOK_AT_WHO)
-    target = ctx.app.presence.complete(cmd.args[0])
+    target = await ctx.app.complete(cmd.args[0])
     if target.name == ctx.session.name:
         raise Reply(replies.YOU_LOOK_GREAT)
     live = await announced(ctx.app, target.name)
@@ -417,7 +417,7 @@ def _restored(ctx: Context, saved: SavedMatch) -> LiveMatch:
 async def watch(ctx: Context, cmd: ParsedCommand) -> None:
     if not cmd.args:
         raise Reply(replies.WATCH_WHO)
-    match_lifecycle.watch(ctx.app, ctx.session, cmd.args[0])
+    await match_lifecycle.watch(ctx.app, ctx.session, cmd.args[0])
 
 
 async def unwatch(ctx: Context, cmd: ParsedCommand) -> None:

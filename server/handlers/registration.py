@@ -30,7 +30,7 @@ async def name_problem(app: App, name: str, *, scrubbed: bool = False) -> str | 
     """Why ``name`` cannot be registered (the reply), or None when it can; ``scrubbed``:
     it was typed with control characters (D259)."""
     problem = name_form_problem(name, scrubbed=scrubbed)
-    if problem is None and await app.db.user_exists(name):
+    if problem is None and await app.db.names_like(name):  # taken, also in another case (D263)
         return replies.name_taken(name)
     return problem
 

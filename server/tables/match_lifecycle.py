@@ -128,7 +128,7 @@ async def join(app: App, session: Session, name: str) -> None:
     inviter = app.presence.get(name)
     if inviter is None:
         try:
-            inviter = app.presence.complete(name)
+            inviter = await app.complete(name)
         except Reply:
             raise Reply(replies.cant_find_player(name)) from None
     if inviter.name in app.matches:
@@ -425,7 +425,7 @@ def stop_watching(app: App, session: Session, *, quiet: bool = False) -> None:
     presence.who_update(session)
 
 
-def watch(app: App, session: Session, name: str) -> None:
+async def watch(app: App, session: Session, name: str) -> None:
     """``session`` starts watching ``name`` and, when ``name`` plays, their match (§4.11):
     a watcher of someone else stops that first, and a player's ``blind`` keeps them out."""
     if session.name in app.matches:
@@ -434,7 +434,7 @@ def watch(app: App, session: Session, name: str) -> None:
     target = presence.get(name)
     if target is None:
         try:
-            target = presence.complete(name)
+            target = await app.complete(name)
         except Reply:
             raise Reply(replies.no_one_there(name)) from None
     if target.name == session.name:

@@ -43,6 +43,15 @@ class UserExistsError(DatabaseError):
         self.name = name
 
 
+class MessageLimitError(DatabaseError):
+    """``store_message`` over a bound (D264): the recipient has as many stored messages
+    as allowed (``by_sender`` False), or the sender has (``by_sender`` True)."""
+
+    def __init__(self, *, by_sender: bool) -> None:
+        super().__init__("the sender's" if by_sender else "the recipient's")
+        self.by_sender = by_sender
+
+
 class UnknownUserError(DatabaseError, LookupError):
     """An operation named a user that is not registered.
 

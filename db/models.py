@@ -139,14 +139,16 @@ class BlindRow(Base):
 
 
 class MessageRow(Base):
-    """A ``message`` waiting for its recipient; deleted when delivered."""
+    """A ``message`` waiting for its recipient; deleted once its delivery is confirmed
+    (the recipient's next command, D264)."""
 
     __tablename__ = "messages"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     recipient: Mapped[str] = mapped_column(String, _user_fk(), index=True)
-    sender: Mapped[str] = mapped_column(String)
-    """Plain name, not a reference: a message outlives its sender's account."""
+    sender: Mapped[str] = mapped_column(String, index=True)
+    """Plain name, not a reference: a message outlives its sender's account. Indexed
+    (revision 0004): a sender's stored messages are counted at each store (D264)."""
     sent_at: Mapped[int] = mapped_column(BigInteger)
     text: Mapped[str] = mapped_column(Text)
 

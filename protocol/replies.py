@@ -310,6 +310,17 @@ def message_saved(name: str, mode: Mode) -> str:
     return f"Message saved for {name}."
 
 
+def messages_full(name: str) -> str:
+    """D264: ``name`` has ``[limits] max_stored_messages`` waiting; nothing was stored."""
+    return f"** {name} has too many messages waiting already. Your message was not saved."
+
+
+TOO_MANY_MESSAGES_SENT: Final = (
+    "** You have too many messages waiting to be read already. Your message was not saved."
+)
+"""D264: the sender has ``[limits] max_stored_messages_per_sender`` stored for others."""
+
+
 def says(name: str, text: str, mode: Mode) -> str:
     """§2.4 code 12: a tell to you or your opponent's say; telnet ⚠ ``<name> says: <text>`` (D4)."""
     return clip.Says(name, text).format() if mode is Mode.CLIP else f"{name} says: {text}"

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 
-from db.records import User
+from db.errors import DatabaseError
+from db.records import StoredMessage, User
 from protocol import clip, replies
 from protocol.arguments import LEAVE, LoginKind, parse_login_line
 from protocol.commands import SessionState
@@ -28,6 +30,8 @@ from server.world.passwords import verify_password
 from server.world.presence import WHO_END
 from server.world.session import Session
 from server.world.visitors import enter_as_visitor
+
+log = logging.getLogger(__name__)
 
 MAX_CLIENT_NAME = 20
 """§1.3: a longer client name makes the CLIP login fail."""
@@ -228,7 +232,7 @@ async def complete_login(
     session.load_user(user)
     session.login_time = int(app.clock())
     session.enter_lobby()
-    messages = await app.db.take_messages(user.name)
+    messages = await app.db.messages_for(user.name)
     if first_lines:
         session.send_lines(first_lines)
     if session.clip:
@@ -237,20 +241,14 @@ async def complete_login(
             session.own_info().format(),
         )
         session.send_lines(clip.motd(app.motd))
-        session.send_lines(
-            replies.message_line(m.sender, m.sent_at, m.text, Mode.CLIP) for m in messages
-        )
+        deliver_stored(session, messages)
     else:
         session.send(replies.user_authenticated(user.name))
         if user.last_login_at is not None:
             when = dt.datetime.fromtimestamp(user.last_login_at, dt.UTC)
             session.send(replies.last_login(replies.telnet_date(when), previous_host))
         session.send_lines(app.motd)
-        if messages:
-            session.send(replies.MESSAGES_FOR_YOU)
-            session.send_lines(
-                replies.message_line(m.sender, m.sent_at, m.text, Mode.TELNET) for m in messages
-            )
+        deliver_stored(session, messages)
     presence.add(session)
     if session.clip:
         # The who list and its CLIP 6 end in one write, from the cached CLIP 5 lines,
@@ -258,6 +256,31 @@ async def complete_login(
         # every login: docs/performance.md §3).
         session.send_payload(Payload([*presence.who_list(), WHO_END]))
     presence.announce_login(session, again=online)
+
+
+def deliver_stored(session: Session, messages: Sequence[StoredMessage]) -> None:
+    """Write the stored ``messages`` to ``session`` (telnet: after ``There are messages
+    for you:``). They stay stored until the session's next line confirms that the client
+    was there to read them (:func:`confirm_delivered`, D264): a client that drops first
+    gets them again at its next login."""
+    if not messages:
+        return
+    if not session.clip:
+        session.send(replies.MESSAGES_FOR_YOU)
+    session.send_lines(
+        replies.message_line(m.sender, m.sent_at, m.text, session.mode) for m in messages
+    )
+    session.delivered_messages += tuple(m.id for m in messages)
+
+
+async def confirm_delivered(app: App, session: Session) -> None:
+    """The client sent a line after its stored messages were written to it: delete them
+    (D264). Should that fail, they stay stored and come again at the next login."""
+    ids, session.delivered_messages = session.delivered_messages, ()
+    try:
+        await app.db.delete_messages(session.name, ids)
+    except DatabaseError as exc:
+        log.warning("stored messages of %s not deleted (sent again later): %s", session.name, exc)
 
 
 def admit_connection(app: App, session: Session) -> bool:

@@ -140,7 +140,7 @@ class BlindRow(Base):
 
 class MessageRow(Base):
     """A ``message`` waiting for its recipient; deleted once its delivery is confirmed
-    (the recipient's next command, D264)."""
+    (the recipient's connection sent a line after it, D264)."""
 
     __tablename__ = "messages"
 

@@ -35,11 +35,21 @@ class MigrationError(DatabaseError):
 
 
 class UserExistsError(DatabaseError):
-    """``create_user`` with a name that is already registered (exact, case-sensitive)."""
+    """``create_user`` with a name that is already registered: exactly, or one that
+    differs only in case (D269, unless the caller allows look-alikes)."""
 
     def __init__(self, name: str) -> None:
         super().__init__(f"user {name!r} already exists")
         self.name = name
+
+
+class MessageLimitError(DatabaseError):
+    """``store_message`` over a bound (D270): the recipient has as many stored messages
+    as allowed (``by_sender`` False), or the sender has (``by_sender`` True)."""
+
+    def __init__(self, *, by_sender: bool) -> None:
+        super().__init__("the sender's" if by_sender else "the recipient's")
+        self.by_sender = by_sender
 
 
 class UnknownUserError(DatabaseError, LookupError):

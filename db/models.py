@@ -4,7 +4,8 @@ Conventions (see docs/database.md):
 
 * Times are whole Unix seconds (``BIGINT``), the unit FIBS itself sends (CLIP 1, 5, 9).
 * A user's name is the primary key, compared exactly (case-sensitive, as on FIBS) on both
-  back ends, and other tables refer to users by name.
+  back ends, and other tables refer to users by name; an index on its lower case finds
+  the names that differ only in case (new ones are refused, D269).
 * A match length of ``NULL`` means an unlimited match.
 * JSON produced by the rules core (saved-match snapshots, rules, move records) is stored as
   opaque text, byte for byte; only the toggles column is interpreted (a JSON object).
@@ -30,6 +31,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    func,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -55,6 +57,8 @@ NAMING_CONVENTION: Final = {
 """Deterministic constraint names, so migrations can address them by name."""
 
 _CASCADE: Final = "CASCADE"
+USERS_NAME_LOWER: Final = "ix_users_name_lower"
+"""The index of the users' names in lower case (an expression: named by hand)."""
 
 
 def _user_fk() -> ForeignKey:
@@ -105,6 +109,12 @@ class UserRow(Base):
     is_bot: Mapped[bool] = mapped_column(Boolean)
 
 
+Index(USERS_NAME_LOWER, func.lower(UserRow.name))
+"""Names without regard to case (revision 0003): a new name is refused when one that
+differs only in case is registered, and ``whois`` names the look-alikes (D269). Not
+unique: look-alikes registered before stay."""
+
+
 class GagRow(Base):
     """``owner`` does not want to hear ``target`` (the ``gag`` command)."""
 
@@ -129,14 +139,16 @@ class BlindRow(Base):
 
 
 class MessageRow(Base):
-    """A ``message`` waiting for its recipient; deleted when delivered."""
+    """A ``message`` waiting for its recipient; deleted once its delivery is confirmed
+    (the recipient's connection sent a line after it, D270)."""
 
     __tablename__ = "messages"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     recipient: Mapped[str] = mapped_column(String, _user_fk(), index=True)
-    sender: Mapped[str] = mapped_column(String)
-    """Plain name, not a reference: a message outlives its sender's account."""
+    sender: Mapped[str] = mapped_column(String, index=True)
+    """Plain name, not a reference: a message outlives its sender's account. Indexed
+    (revision 0004): a sender's stored messages are counted at each store (D270)."""
     sent_at: Mapped[int] = mapped_column(BigInteger)
     text: Mapped[str] = mapped_column(Text)
 

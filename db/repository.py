@@ -17,9 +17,9 @@ Cancellation: a write that has been submitted is finished even if the awaiting t
 cancelled (for example the connection task of a player who just dropped, whose match is
 being saved); the caller still gets its ``CancelledError`` at once, and
 :meth:`Database.close` waits for such writes. The runner keeps this promise
-(:mod:`db.runner`): every method here makes exactly one write. Only
-:meth:`Database.take_messages` may be skipped: a cancelled caller could not deliver what
-it took, so the taking is abandoned if it has not started.
+(:mod:`db.runner`): every method here makes exactly one write. (Stored messages are
+read, not taken: they are deleted only once their delivery is confirmed, D270, so a
+cancelled reader loses none.)
 
 Concurrency: many coroutines may call one :class:`Database` at once. On SQLite the
 runner's batches run in turn (SQLite has a single writer anyway), and each write
@@ -50,7 +50,12 @@ from db.engine import (
     require_sqlite_file,
     sqlite_path,
 )
-from db.errors import ConstraintViolation, UnknownUserError, UserExistsError
+from db.errors import (
+    ConstraintViolation,
+    MessageLimitError,
+    UnknownUserError,
+    UserExistsError,
+)
 from db.pgwriter import PgRunner
 from db.records import (
     DEFAULT_RATING,
@@ -240,11 +245,16 @@ class Database:
         rating: float = DEFAULT_RATING,
         experience: int = 0,
         created_at: float | None = None,
+        allow_look_alikes: bool = False,
     ) -> User:
         """Register a new account and return it as stored.
 
         :param toggles: the toggle values to store (the server's defaults for new users).
-        :raises UserExistsError: the exact name is taken.
+        :param allow_look_alikes: register the name even when another that differs only
+            in case is registered (accounts from before D269, tests); by default that
+            name counts as taken.
+        :raises UserExistsError: the name is taken, exactly or (unless allowed) without
+            regard to case.
         :raises ValueError: an empty name, negative experience, or a toggle value that is
             not a bool.
         """
@@ -266,11 +276,20 @@ class Database:
             "is_bot": is_bot,
             **_settings_values(settings),
         }
-        statement = self._sql.insert_user
-        try:
-            await self._runner.write(lambda tx: tx.execute(statement, values), key=name)
+        insert, names_like = self._sql.insert_user, self._sql.names_like
+
+        def job(tx: Transaction) -> bool:
+            if not allow_look_alikes and tx.execute(names_like, {"name": name}):
+                return False
+            tx.execute(insert, values)
+            return True
+
+        try:  # keyed by the lower case: look-alikes registered at once run one after the other
+            created = await self._runner.write(job, key=name.lower())
         except ConstraintViolation as exc:
             raise UserExistsError(name) from exc
+        if not created:
+            raise UserExistsError(name)
         return _user(tuple(values[key] for key in USER_COLUMNS), (), ())
 
     async def get_user(self, name: str) -> User | None:
@@ -292,6 +311,13 @@ class Database:
         """Whether an account called exactly ``name`` exists."""
         statement = self._sql.user_exists
         return bool(await self._runner.read(lambda tx: tx.execute(statement, {"name": name})))
+
+    async def names_like(self, name: str) -> list[str]:
+        """Every registered name equal to ``name`` without regard to case (``name``
+        itself among them when registered), in code-point order (D269)."""
+        statement = self._sql.names_like
+        rows = await self._runner.read(lambda tx: tx.execute(statement, {"name": name}))
+        return [found for (found,) in rows]
 
     async def update_login(self, name: str, host: str, *, at: float | None = None) -> None:
         """Record a login from ``host`` (read :meth:`get_user` first for the previous one).
@@ -401,11 +427,22 @@ class Database:
     # -- stored messages ------------------------------------------------------------------
 
     async def store_message(
-        self, recipient: str, sender: str, text: str, *, sent_at: float | None = None
+        self,
+        recipient: str,
+        sender: str,
+        text: str,
+        *,
+        sent_at: float | None = None,
+        max_for_recipient: int | None = None,
+        max_from_sender: int | None = None,
     ) -> StoredMessage:
-        """Store a message until ``recipient`` next logs in.
+        """Store a message until ``recipient`` has confirmed its delivery (D270).
 
+        :param max_for_recipient: refuse it when ``recipient`` has this many stored.
+        :param max_from_sender: refuse it when ``sender`` has this many stored (for
+            anyone). Both are counted in the same transaction as the insert.
         :raises UnknownUserError: the recipient does not exist.
+        :raises MessageLimitError: a bound is reached; nothing is stored.
         """
         values: dict[str, Any] = {
             "recipient": recipient,
@@ -413,31 +450,41 @@ class Database:
             "sent_at": self._now(sent_at),
             "text": text,
         }
-        statement = self._sql.insert_message
+        sql = self._sql
+
+        def over(tx: Transaction, statement: Any, bound: int | None, **params: str) -> bool:
+            return bound is not None and int(tx.execute(statement, params)[0][0]) >= bound
+
+        def job(tx: Transaction) -> int:
+            if over(tx, sql.count_messages, max_for_recipient, recipient=recipient):
+                raise MessageLimitError(by_sender=False)
+            if over(tx, sql.count_messages_from, max_from_sender, sender=sender):
+                raise MessageLimitError(by_sender=True)
+            return int(tx.execute(sql.insert_message, values)[0][0])
+
         try:
-            rows = await self._runner.write(lambda tx: tx.execute(statement, values), key=recipient)
+            message_id = await self._runner.write(job, key=recipient)
         except ConstraintViolation as exc:
             raise UnknownUserError(recipient) from exc
-        return StoredMessage(id=rows[0][0], **values)
+        return StoredMessage(id=message_id, **values)
 
-    async def take_messages(self, recipient: str) -> list[StoredMessage]:
-        """Return and delete every message stored for ``recipient``, oldest first.
+    async def messages_for(self, recipient: str) -> list[StoredMessage]:
+        """The messages stored for ``recipient``, oldest first; they stay stored until
+        :meth:`delete_messages` (the server calls it once their delivery is confirmed)."""
+        statement = self._sql.messages_for
+        rows = await self._runner.read(lambda tx: tx.execute(statement, {"recipient": recipient}))
+        return [StoredMessage(**dict(zip(MESSAGE_COLUMNS, row, strict=True))) for row in rows]
 
-        One ``DELETE ... RETURNING`` statement: two concurrent calls never both get a
-        message, and a message stored meanwhile is either returned now or kept. With no
-        message waiting (the usual login) it only reads.
-        """
-        if not await self.count_messages(recipient):
-            return []
-        statement = self._sql.take_messages
-        rows = await self._runner.write(
-            lambda tx: tx.execute(statement, {"recipient": recipient}),
-            abandonable=True,
-            key=recipient,
-        )
-        messages = [StoredMessage(**dict(zip(MESSAGE_COLUMNS, row, strict=True))) for row in rows]
-        messages.sort(key=lambda message: (message.sent_at, message.id))
-        return messages
+    async def delete_messages(self, recipient: str, ids: Iterable[int]) -> int:
+        """Delete the messages ``ids`` of ``recipient`` (delivered and confirmed); how
+        many were still there. Ids of other recipients' messages are left alone."""
+        statement = self._sql.delete_message
+        params = [{"id": message_id, "recipient": recipient} for message_id in ids]
+
+        def job(tx: Transaction) -> int:
+            return sum(len(tx.execute(statement, each)) for each in params)
+
+        return await self._runner.write(job, key=recipient)
 
     async def count_messages(self, recipient: str) -> int:
         """How many messages wait for ``recipient``."""

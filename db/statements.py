@@ -111,6 +111,11 @@ class Statements:
         self.insert_user: Final = insert(UserRow).values(_values(UserRow, USER_COLUMNS))
         self.user: Final = select(*_columns(UserRow, USER_COLUMNS)).where(UserRow.name == name)
         self.user_exists: Final = select(UserRow.name).where(UserRow.name == name)
+        self.names_like: Final = (
+            select(UserRow.name)
+            .where(func.lower(UserRow.name) == func.lower(name))
+            .order_by(self._name_order(UserRow.name))
+        )
         self.count_users: Final = select(func.count()).select_from(UserRow)
         self.gags: Final = ListStatements(GagRow, dialect)
         self.blinds: Final = ListStatements(BlindRow, dialect)
@@ -121,12 +126,20 @@ class Statements:
         self.insert_message: Final = (
             insert(MessageRow).values(_values(MessageRow, message_keys)).returning(MessageRow.id)
         )
-        self.take_messages: Final = (
-            delete(MessageRow)
+        self.messages_for: Final = (
+            select(*_columns(MessageRow, MESSAGE_COLUMNS))
             .where(MessageRow.recipient == recipient)
-            .returning(*_columns(MessageRow, MESSAGE_COLUMNS))
+            .order_by(MessageRow.sent_at, MessageRow.id)
+        )
+        self.delete_message: Final = (
+            delete(MessageRow)
+            .where(MessageRow.id == _param(MessageRow.id), MessageRow.recipient == recipient)
+            .returning(MessageRow.id)
         )
         self.count_messages: Final = select(func.count()).where(MessageRow.recipient == recipient)
+        self.count_messages_from: Final = select(func.count()).where(
+            MessageRow.sender == _param(MessageRow.sender)
+        )
 
         # -- saved matches
         pair = and_(

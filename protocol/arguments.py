@@ -20,6 +20,7 @@ from typing import Final
 
 from backgammon.events import WinKind
 from protocol import replies
+from protocol.commands import COMMAND_LIST
 from protocol.replies import Toggle
 
 
@@ -446,15 +447,22 @@ def parse_login_line(line: str) -> LoginLine:
 MAX_NAME: Final = 20
 """D52: user names are 1 to 20 letters or underscores."""
 _NAME: Final = re.compile(r"[A-Za-z_]+\Z")
-RESERVED_NAMES: Final = frozenset({GUEST, LEAVE})
-"""Names no one may register (any case): ``guest`` is the login word (§1.7), ``bye``
-leaves at the login prompt (D194)."""
+RESERVED_NAMES: Final = frozenset(
+    {GUEST, LEAVE, VISITOR.rstrip("!"), _CLIP_LOGIN, _CONNECT}
+    | {word for command in COMMAND_LIST for word in command.words}
+)
+"""Names no one may register (any case, D265): the login words (``guest``, §1.7;
+``bye``, D194; ``visitor``, D256; ``login`` and ``connect``) and every command's name and
+alias (``who``, ``tell``, ``adios``...): a line that names such a user reads like a
+command. Accounts registered before keep their names."""
 
 
-def name_form_problem(name: str) -> str | None:
+def name_form_problem(name: str, *, scrubbed: bool = False) -> str | None:
     """Why ``name`` is not a name one can register (the reply), or None; whether it is
-    taken is the store's to say (§1.7, D52)."""
-    if not _NAME.match(name):
+    taken is the store's to say (§1.7, D52). ``scrubbed``: the line had control
+    characters (:class:`protocol.parser.ScrubbedLine`), which no name may hold: the name
+    is refused, not taken as what is left (D265)."""
+    if scrubbed or not _NAME.match(name) or not name.strip("_"):  # ``_`` alone: D265
         return replies.NAME_INVALID
     if len(name) > MAX_NAME:
         return replies.NAME_TOO_LONG

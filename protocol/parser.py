@@ -14,6 +14,9 @@ Rules (§1.1, §4.1):
 * Otherwise the first word is resolved by :func:`protocol.commands.resolve`.
 * ``!!`` repeats the last command unless that was a chat command (§4.1). The parser does
   not remember lines; the session does, with :func:`repeat`.
+* A line from which the transport removed control characters (D75) comes as a
+  :class:`ScrubbedLine`; its command says so (:attr:`ParsedCommand.scrubbed`), so that a
+  name typed with one is refused rather than read as what is left (D265).
 
 Errors are :class:`~protocol.errors.CommandError` subclasses carrying the typed word;
 :func:`error_lines` is their FIBS reply. Dispatch should check the session state with
@@ -41,6 +44,18 @@ _WORD = re.compile(r"\S+")
 _MOVE_START = re.compile(r"(?:[0-9]|bar\Z|(?:bar|b|off|o|home|h)-)", re.IGNORECASE)
 
 
+class ScrubbedLine(str):
+    """An input line from which the transport removed control characters (D75): its
+    text is what is left, and it says that something was there. The transports make
+    one only when they removed something, so every other line stays a plain ``str``.
+
+    A name is refused when typed with a control character (``name na<NUL>me`` does not
+    register ``name``, D265); every other use of the line reads the text left.
+    """
+
+    __slots__ = ()
+
+
 def clean(line: str) -> str:
     """The line as FIBS reads it (§1.1): no CR/LF, tabs as spaces, trimmed, 7-bit."""
     text = line.rstrip("\r\n").replace("\t", " ").strip()
@@ -60,6 +75,9 @@ class ParsedCommand:
     """The cleaned line (see :func:`clean`)."""
     word: str
     """The command word as typed; empty for a move without the word ``move``."""
+    scrubbed: bool = False
+    """The line had control characters, removed before it got here (a
+    :class:`ScrubbedLine`, D265)."""
 
     @property
     def name(self) -> str:
@@ -96,10 +114,11 @@ def parse(line: str) -> ParsedCommand | None:
     if not words:
         return None
     first = words[0]
+    scrubbed = isinstance(line, ScrubbedLine)
     if _is_move(first, len(words)):
-        return ParsedCommand(COMMANDS["move"], tuple(words), raw, "")
+        return ParsedCommand(COMMANDS["move"], tuple(words), raw, "", scrubbed)
     command = resolve(first)
-    parsed = ParsedCommand(command, tuple(words[1:]), raw, first)
+    parsed = ParsedCommand(command, tuple(words[1:]), raw, first, scrubbed)
     if not command.arguments_ok(len(parsed.args)):
         raise UsageError(command.name, first)
     return parsed

@@ -165,6 +165,10 @@ VISITOR_WELCOME: Final[tuple[str, ...]] = (
 """D256: the visitor's greeting (telnet mode; a CLIP visitor gets the who list)."""
 TOO_MANY_VISITORS: Final = "** Too many visitors are watching right now. Please try again later."
 """D257: ``[limits] max_visitors`` visitors are on already (or visitors are off)."""
+TOO_MANY_VISITORS_FROM_ADDRESS: Final = (
+    "** Too many visitors from your address are watching right now. Please try again later."
+)
+"""D268: ``[limits] max_visitors_per_address`` visitors from this address are on already."""
 
 
 def visitor_refused(word: str) -> str:
@@ -304,6 +308,17 @@ def message_saved(name: str, mode: Mode) -> str:
     if mode is Mode.CLIP:
         return clip.MessageSaved(name).format()
     return f"Message saved for {name}."
+
+
+def messages_full(name: str) -> str:
+    """D270: ``name`` has ``[limits] max_stored_messages`` waiting; nothing was stored."""
+    return f"** {name} has too many messages waiting already. Your message was not saved."
+
+
+TOO_MANY_MESSAGES_SENT: Final = (
+    "** You have too many messages waiting to be read already. Your message was not saved."
+)
+"""D270: the sender has ``[limits] max_stored_messages_per_sender`` stored for others."""
 
 
 def says(name: str, text: str, mode: Mode) -> str:
@@ -1415,6 +1430,8 @@ class WhoisInfo:
     email: str | None = None
     bot: bool = False
     """Say that the user is a bot (telnet mode only, D179)."""
+    look_alikes: tuple[str, ...] = ()
+    """Other users whose names differ from this one only in case (D269)."""
 
 
 def whois(info: WhoisInfo) -> list[str]:
@@ -1444,7 +1461,14 @@ def whois(info: WhoisInfo) -> list[str]:
         lines.append(f"  {is_away(info.name, info.away_message)}")
     lines.append(f"  Rating: {clip.format_rating(info.rating)} Experience: {info.experience}")
     lines.append(f"  Email address: {info.email}" if info.email else "  No email address.")
+    if info.look_alikes:
+        lines.append(look_alikes_line(info.look_alikes))
     return lines
+
+
+def look_alikes_line(names: Sequence[str]) -> str:
+    """D269: the last line of ``whois`` when other users' names differ only in case."""
+    return f"  Not the same user as {', '.join(names)}: the names differ only in case."
 
 
 def whois_date(when: dt.datetime) -> str:
@@ -1845,6 +1869,17 @@ TOO_MANY_WAITING_FROM_ADDRESS: Final = (
 )
 """D230: ``[limits] max_pre_login_per_address`` connections from the same address have
 not logged in yet; the new one gets this line instead of the banner and is closed."""
+TOO_MANY_REGISTRATIONS: Final = (
+    "** Sorry, too many new accounts were made in the last minute. Please try again later."
+)
+"""D267: ``[limits] registrations_per_minute`` accounts were registered in the last
+minute; the guest stays a guest and may try ``name`` again later."""
+TOO_MANY_REGISTRATIONS_FROM_ADDRESS: Final = (
+    "** Sorry, too many new accounts were made from your address in the last minute."
+    " Please try again later."
+)
+"""D267: ``[limits] registrations_per_address`` accounts came from this address in the
+last minute."""
 
 
 def idle_warning(seconds: int) -> str:

@@ -19,18 +19,21 @@ from server.clock import LoopTimer, Timer
 from server.config import Settings
 from server.doors.admission import (
     REFUSAL_LOG_INTERVAL,
+    AddressCounts,
     Networks,
     PreLogin,
     QuietLog,
+    Registrations,
     address_key,
     open_file_limit,
 )
-from server.doors.throttle import LoginThrottle
+from server.doors.throttle import Attempt, LoginThrottle
 from server.tables.dice_stats import DiceStats
 from server.tables.local import LocalTables
 from server.tables.seam import Tables
+from server.world import names
 from server.world.passwords import ScryptCost, hash_password
-from server.world.presence import Presence
+from server.world.presence import Peer, Presence
 from server.world.registry import LocalPresence
 
 log = logging.getLogger(__name__)
@@ -75,7 +78,7 @@ class App:
         self.trusted = Networks(settings.trusted_networks)
         """``[limits] trusted_networks``: no per-address caps or throttling there."""
         self.throttle = LoginThrottle(self.timer, settings.login_delay)
-        """Login attempts per address and per account name (:mod:`server.doors.throttle`)."""
+        """Login attempts per address and account name (:mod:`server.doors.throttle`)."""
         self.pre_login = PreLogin(
             settings.max_pre_login,
             settings.max_pre_login_per_address,
@@ -83,6 +86,15 @@ class App:
             open_file_limit(),
         )
         """The connections that have not logged in (:mod:`server.doors.admission`)."""
+        self.visitor_addresses = AddressCounts(settings.max_visitors_per_address, self.trusted)
+        """The visitors of each address (``[limits] max_visitors_per_address``, D268)."""
+        self.registrations = Registrations(
+            settings.registrations_per_minute,
+            settings.registrations_per_address,
+            self.trusted,
+            self.timer.now,
+        )
+        """The accounts registered in the last minute, in all and per address (D267)."""
         self.refusal_log = QuietLog(log, REFUSAL_LOG_INTERVAL, self.timer.now)
         """The log of connections refused by those caps: one line per interval at most."""
         self._dummy_hash: str | None = None
@@ -108,13 +120,25 @@ class App:
 
     # -- logging in -------------------------------------------------------------------
 
-    def throttle_keys(self, host: str, name: str) -> list[str]:
-        """The throttle's keys of a login attempt from ``host`` at the account ``name``:
-        the name's, and the address's unless ``host`` is trusted."""
-        keys = [f"name:{name}"]
-        if host not in self.trusted:
-            keys.append(f"addr:{address_key(host)}")
-        return keys
+    def login_attempt(self, host: str, name: str) -> Attempt:
+        """A login attempt from ``host`` at the account ``name``, as the login throttle
+        counts it (:mod:`server.doors.throttle`)."""
+        return Attempt(address_key(host), name, trusted=host in self.trusted)
+
+    # -- naming users ------------------------------------------------------------------
+
+    async def complete(self, prefix: str) -> Peer:
+        """The online user ``prefix`` names, never a look-alike reached by its case
+        (:func:`server.world.names.complete`, D269).
+
+        :raises Reply: nobody (``** There is no one called x``) or several candidates.
+        """
+        return await names.complete(self.presence, self.db, prefix)
+
+    async def find(self, prefix: str) -> Peer | None:
+        """:meth:`Presence.find` with :meth:`complete`'s rule
+        (:func:`server.world.names.find`)."""
+        return await names.find(self.presence, self.db, prefix)
 
     async def dummy_hash(self) -> str:
         """A hash of a random password at the configured cost, made once: what an

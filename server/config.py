@@ -63,6 +63,11 @@ class Settings:
     trusted_networks: tuple[str, ...] = ("127.0.0.0/8", "::1")  # [limits] trusted_networks
     max_logins: int = 10_000  # [limits] max_logins
     max_visitors: int = 100  # [limits] max_visitors; 0: no visitors (D257)
+    max_visitors_per_address: int = 10  # [limits] max_visitors_per_address (D268)
+    registrations_per_minute: int = 30  # [limits] registrations_per_minute, in all (D267)
+    registrations_per_address: int = 5  # [limits] registrations_per_address, a minute (D267)
+    max_stored_messages: int = 100  # [limits] max_stored_messages, per recipient (D270)
+    max_stored_messages_per_sender: int = 20  # [limits] max_stored_messages_per_sender (D270)
     status_interval: float = 1.0  # [limits] status_interval, seconds between status batches
     match_reminder: float = 120.0  # [limits] match_reminder, seconds; 0 disables
     match_timeout: float = 600.0  # [limits] match_timeout, seconds; 0 disables
@@ -119,6 +124,11 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("limits", "trusted_networks"): ("trusted_networks", tuple),
     ("limits", "max_logins"): ("max_logins", int),
     ("limits", "max_visitors"): ("max_visitors", int),
+    ("limits", "max_visitors_per_address"): ("max_visitors_per_address", int),
+    ("limits", "registrations_per_minute"): ("registrations_per_minute", int),
+    ("limits", "registrations_per_address"): ("registrations_per_address", int),
+    ("limits", "max_stored_messages"): ("max_stored_messages", int),
+    ("limits", "max_stored_messages_per_sender"): ("max_stored_messages_per_sender", int),
     ("limits", "status_interval"): ("status_interval", float),
     ("limits", "match_reminder"): ("match_reminder", float),
     ("limits", "match_timeout"): ("match_timeout", float),
@@ -250,6 +260,23 @@ def _validate(settings: Settings) -> None:
         ),
         (settings.max_logins >= 1, "[limits] max_logins must be 1 or more"),
         (settings.max_visitors >= 0, "[limits] max_visitors must be 0 or more"),
+        (
+            settings.max_visitors_per_address >= 1,
+            "[limits] max_visitors_per_address must be 1 or more",
+        ),
+        (
+            settings.registrations_per_minute >= 1,
+            "[limits] registrations_per_minute must be 1 or more",
+        ),
+        (
+            settings.registrations_per_address >= 1,
+            "[limits] registrations_per_address must be 1 or more",
+        ),
+        (settings.max_stored_messages >= 1, "[limits] max_stored_messages must be 1 or more"),
+        (
+            settings.max_stored_messages_per_sender >= 1,
+            "[limits] max_stored_messages_per_sender must be 1 or more",
+        ),
         (settings.status_interval >= 0, "[limits] status_interval must be 0 or more"),
         (settings.match_reminder >= 0, "[limits] match_reminder must be 0 (off) or more"),
         (settings.match_timeout >= 0, "[limits] match_timeout must be 0 (off) or more"),

@@ -23,8 +23,15 @@ from server.clock import Alarm, Timer
 from server.doors.output import TOO_LONG, LineSource, Output
 from server.handlers.context import Context
 from server.handlers.dispatch import dispatch
-from server.login import admit_connection, leave_pre_login, login_dialog, reader_before_login
+from server.login import (
+    admit_connection,
+    confirm_delivered,
+    leave_pre_login,
+    login_dialog,
+    reader_before_login,
+)
 from server.world.session import Session
+from server.world.visitors import leave_as_visitor
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +117,8 @@ async def _command_loop(app: App, session: Session, lines: LineSource, output: O
             line = await _read_or_time_out(app, session, lines, idle)
             if line is None:
                 return
+            if session.delivered_messages:  # the client was there to read them (D270)
+                await confirm_delivered(app, session)
             session.last_input = timer.now()
             if line == TOO_LONG and not session.logged_in:
                 line = ""  # a guest's over-long line reads as a blank one, as ever (§1.7)
@@ -261,7 +270,7 @@ async def end_session(app: App, session: Session) -> None:
     try:
         if session.visitor:  # D256: no logout to announce or store
             await app.tables.session_ended(session)
-            app.presence.remove_visitor(session)
+            leave_as_visitor(app, session)
         elif session.logged_in:
             await app.tables.session_ended(session)
             app.presence.remove(session)

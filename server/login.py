@@ -4,8 +4,8 @@ Until a user is logged in, the connection answers only the ``login: `` prompt; a
 failed login gets nothing but a new prompt (§1.5), and the connection closes after
 ``[limits] login_attempts`` failures or when its ``[limits] login_timeout`` from the
 connect has run out (D231). Every password check first waits its turn in the login
-throttle (server/doors/throttle.py, D232), a little longer each time for the same address
-and the same name.
+throttle (server/doors/throttle.py, D232, D266), a little longer each time for the same
+address and, once that address has failed on it, the same name.
 ``guest`` ends this dialog too: the guest state's commands, ``name`` and its password
 prompts among them, run through dispatch (server/handlers/registration.py).
 """
@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 
-from db.records import User
+from db.errors import DatabaseError
+from db.records import StoredMessage, User
 from protocol import clip, replies
 from protocol.arguments import LEAVE, LoginKind, parse_login_line
 from protocol.commands import SessionState
@@ -28,6 +30,8 @@ from server.world.passwords import verify_password
 from server.world.presence import WHO_END
 from server.world.session import Session
 from server.world.visitors import enter_as_visitor
+
+log = logging.getLogger(__name__)
 
 MAX_CLIENT_NAME = 20
 """§1.3: a longer client name makes the CLIP login fail."""
@@ -121,8 +125,8 @@ async def _authenticate(app: App, session: Session, name: str, password: str) ->
     out ends the connection (``Connection timed out.``). An unknown name's password is
     checked against a hash of the configured cost, as a real one would be.
     """
-    keys = app.throttle_keys(session.output.host, name)
-    if not await app.throttle.admit(keys, session.login_deadline):
+    attempt = app.login_attempt(session.output.host, name)
+    if not await app.throttle.admit(attempt, session.login_deadline):
         _time_out(session)
         return None
     user = await app.db.get_user(name)
@@ -130,7 +134,7 @@ async def _authenticate(app: App, session: Session, name: str, password: str) ->
     ok = await verify_password(password, stored)
     if not ok or user is None:
         return None
-    app.throttle.succeeded(keys)
+    app.throttle.succeeded(attempt)
     return user
 
 
@@ -228,7 +232,7 @@ async def complete_login(
     session.load_user(user)
     session.login_time = int(app.clock())
     session.enter_lobby()
-    messages = await app.db.take_messages(user.name)
+    messages = await app.db.messages_for(user.name)
     if first_lines:
         session.send_lines(first_lines)
     if session.clip:
@@ -237,20 +241,14 @@ async def complete_login(
             session.own_info().format(),
         )
         session.send_lines(clip.motd(app.motd))
-        session.send_lines(
-            replies.message_line(m.sender, m.sent_at, m.text, Mode.CLIP) for m in messages
-        )
+        deliver_stored(session, messages)
     else:
         session.send(replies.user_authenticated(user.name))
         if user.last_login_at is not None:
             when = dt.datetime.fromtimestamp(user.last_login_at, dt.UTC)
             session.send(replies.last_login(replies.telnet_date(when), previous_host))
         session.send_lines(app.motd)
-        if messages:
-            session.send(replies.MESSAGES_FOR_YOU)
-            session.send_lines(
-                replies.message_line(m.sender, m.sent_at, m.text, Mode.TELNET) for m in messages
-            )
+        deliver_stored(session, messages)
     presence.add(session)
     if session.clip:
         # The who list and its CLIP 6 end in one write, from the cached CLIP 5 lines,
@@ -258,6 +256,31 @@ async def complete_login(
         # every login: docs/performance.md §3).
         session.send_payload(Payload([*presence.who_list(), WHO_END]))
     presence.announce_login(session, again=online)
+
+
+def deliver_stored(session: Session, messages: Sequence[StoredMessage]) -> None:
+    """Write the stored ``messages`` to ``session`` (telnet: after ``There are messages
+    for you:``). They stay stored until the session's next line confirms that the client
+    was there to read them (:func:`confirm_delivered`, D270): a client that drops first
+    gets them again at its next login."""
+    if not messages:
+        return
+    if not session.clip:
+        session.send(replies.MESSAGES_FOR_YOU)
+    session.send_lines(
+        replies.message_line(m.sender, m.sent_at, m.text, session.mode) for m in messages
+    )
+    session.delivered_messages += tuple(m.id for m in messages)
+
+
+async def confirm_delivered(app: App, session: Session) -> None:
+    """The client sent a line after its stored messages were written to it: delete them
+    (D270). Should that fail, they stay stored and come again at the next login."""
+    ids, session.delivered_messages = session.delivered_messages, ()
+    try:
+        await app.db.delete_messages(session.name, ids)
+    except DatabaseError as exc:
+        log.warning("stored messages of %s not deleted (sent again later): %s", session.name, exc)
 
 
 def admit_connection(app: App, session: Session) -> bool:

@@ -25,6 +25,7 @@ import logging
 import math
 import resource
 import time
+from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 
 IPV6_PREFIX = 64
 """The IPv6 prefix length that counts as one address."""
+REGISTRATION_WINDOW = 60.0
+"""Seconds over which new accounts are counted (``[limits] registrations_per_minute``)."""
 
 
 def address_key(host: str) -> str:
@@ -95,16 +98,54 @@ def raise_open_file_limit() -> tuple[int, int]:
     return soft, now
 
 
+class AddressCounts:
+    """What each address holds now (connections waiting to log in, visitors), at most
+    ``limit`` each. Addresses in ``[limits] trusted_networks`` are not counted: such
+    a client can pick any address of its network; a total cap kept elsewhere bounds
+    them."""
+
+    def __init__(self, limit: int, trusted: Networks) -> None:
+        self.limit = limit
+        self._trusted = trusted
+        self._held: dict[str, int] = {}
+
+    def take(self, host: str) -> bool:
+        """Count one more for ``host``; False, and nothing counted, when it holds
+        ``limit`` already."""
+        if host in self._trusted:
+            return True
+        key = address_key(host)
+        held = self._held.get(key, 0)
+        if held >= self.limit:
+            return False
+        self._held[key] = held + 1
+        return True
+
+    def give_back(self, host: str) -> None:
+        """One that :meth:`take` counted for ``host`` has gone."""
+        if host in self._trusted:
+            return
+        key = address_key(host)
+        held = self._held.get(key, 0) - 1
+        if held > 0:
+            self._held[key] = held
+        else:
+            self._held.pop(key, None)
+
+
 class PreLogin:
     """Counts the connections that have not logged in, in all and per address."""
 
     def __init__(self, total: int, per_address: int, trusted: Networks, files: int | None) -> None:
         self.total = total if files is None else max(1, min(total, files // 2))
         """The cap in all: ``[limits] max_pre_login``, at most half the open-file limit."""
-        self.per_address = per_address
-        self._trusted = trusted
+        self._by_address = AddressCounts(per_address, trusted)
         self._count = 0
-        self._by_address: dict[str, int] = {}
+
+    @property
+    def per_address(self) -> int:
+        """The cap per address: ``[limits] max_pre_login_per_address``."""
+        return self._by_address.limit
 
     @property
     def count(self) -> int:
@@ -116,26 +157,60 @@ class PreLogin:
         (and nothing is counted)."""
         if self._count >= self.total:
             return replies.TOO_MANY_WAITING
-        key = None if host in self._trusted else address_key(host)
-        if key is not None:
-            held = self._by_address.get(key, 0)
-            if held >= self.per_address:
-                return replies.TOO_MANY_WAITING_FROM_ADDRESS
-            self._by_address[key] = held + 1
+        if not self._by_address.take(host):
+            return replies.TOO_MANY_WAITING_FROM_ADDRESS
         self._count += 1
         return None
 
     def leave(self, host: str) -> None:
         """The connection from ``host`` logged in or ended: it no longer counts."""
         self._count -= 1
+        self._by_address.give_back(host)
+
+
+class Registrations:
+    """New accounts in the last :data:`REGISTRATION_WINDOW` seconds: at most
+    ``per_address`` from one address (trusted networks not counted) and ``total`` in
+    all (issue 34 item 3: one address registered 1,297 accounts a minute)."""
+
+    def __init__(
+        self, total: int, per_address: int, trusted: Networks, now: Callable[[], float]
+    ) -> None:
+        self._total = total
+        self._per_address = per_address
+        self._trusted = trusted
+        self._now = now
+        self._all: deque[float] = deque()
+        self._by_address: dict[str, deque[float]] = {}
+
+    def refusal(self, host: str) -> str | None:
+        """The line refusing a registration from ``host`` now, or None: it may go on."""
+        now = self._now()
+        if len(self._recent(self._all, now)) >= self._total:
+            return replies.TOO_MANY_REGISTRATIONS
         if host in self._trusted:
-            return
-        key = address_key(host)
-        held = self._by_address.get(key, 0) - 1
-        if held > 0:
-            self._by_address[key] = held
-        else:
-            self._by_address.pop(key, None)
+            return None
+        times = self._by_address.get(address_key(host))
+        if times is not None and len(self._recent(times, now)) >= self._per_address:
+            return replies.TOO_MANY_REGISTRATIONS_FROM_ADDRESS
+        return None
+
+    def count(self, host: str) -> None:
+        """A registration from ``host`` is made now (after :meth:`refusal` allowed it).
+        Addresses with none in the window are forgotten, so at most ``total`` are kept."""
+        now = self._now()
+        self._all.append(now)
+        for key in [k for k, times in self._by_address.items() if not self._recent(times, now)]:
+            del self._by_address[key]
+        if host not in self._trusted:
+            self._by_address.setdefault(address_key(host), deque()).append(now)
+
+    @staticmethod
+    def _recent(times: deque[float], now: float) -> deque[float]:
+        """``times`` without those older than the window (dropped for good)."""
+        while times and now - times[0] >= REGISTRATION_WINDOW:
+            times.popleft()
+        return times
 
 
 class QuietLog:

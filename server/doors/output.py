@@ -130,7 +130,8 @@ class LineSource(Protocol):
     """Where a session's command lines come from: one connection's way in.
 
     Lines come without their line ends (any of CR LF, LF CR, CR NUL, bare CR or LF ends
-    a line), with control characters other than tab removed. A line longer than the
+    a line), with control characters other than tab removed (a line that had any as a
+    :class:`protocol.parser.ScrubbedLine`, D265). A line longer than the
     configured cap (``[limits] max_line_length``) is dropped up to its end and reported
     once as :data:`TOO_LONG`. The transport holds back a client that sends faster than
     lines are taken (telnet: the socket is paused) and counts what waits in

@@ -56,6 +56,7 @@ from telnetlib3.stream_writer import TelnetWriterUnicode
 from telnetlib3.telopt import ECHO, MCCP2_COMPRESS, MCCP3_COMPRESS, WILL, WONT, theNULL
 
 from protocol import replies
+from protocol.parser import ScrubbedLine
 from server.config import Settings
 from server.doors.budget import InputBudget
 from server.doors.output import TOO_LONG, LineQueue, Payload, crlf_lines
@@ -75,6 +76,14 @@ hold (it pauses the socket long before), so each read takes all it has, decoded 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 """Control characters other than tab: removed from input lines, so nothing a client types
 reaches another user's terminal as an escape sequence (D75)."""
+
+
+def _without_controls(line: str) -> str:
+    """``line`` without its control characters (D75); a :class:`ScrubbedLine` when it
+    had any, so that a name typed with one is refused, not read as the rest (D265)."""
+    text, removed = _CONTROL.subn("", line)
+    return ScrubbedLine(text) if removed else text
+
 
 IAC: Final = b"\xff"
 """Telnet's Interpret-As-Command byte: doubled when it occurs in data (RFC 854)."""
@@ -409,7 +418,7 @@ class LineReader:
             elif len(line) > self._max_len:
                 line = TOO_LONG
             else:
-                line = _CONTROL.sub("", line)
+                line = _without_controls(line)
             self._lines.append(line)
             pos = match.end()
             if pos == len(self._buf):

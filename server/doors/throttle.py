@@ -1,28 +1,37 @@
-"""Login throttling: password checks per address and per account name, paced before the check.
+"""Login throttling: password checks per (address, name), per address and per name.
 
 Every login attempt (a password to check) is counted, when it is made and before the
-password is checked, for the client's address and for the account name it names
-(issue 18 item 4). An attempt goes ahead only when neither count asks for a wait: after
-``n`` attempts counted for a key, the next waits ``login_delay * 2**(n-1)`` seconds
-(at most :data:`MAX_DELAY`) after the last one. So guesses sent at once, on one
+password is checked (issue 18 item 4), under three keys: the pair of the client's
+address and the account name it names, the address, and the name. After ``n``
+attempts counted for a key, the next attempt under it waits ``login_delay * 2**(n-1)``
+seconds (at most :data:`MAX_DELAY`) after the last one. So guesses sent at once, on one
 connection or on many, wait exactly as long as guesses sent one after the other, and
 learning the answer sooner is not possible: the wait comes first.
 
-A successful login takes back its own attempt and no other: a user who logs in is not
-slowed down by having logged in, but nobody's success clears anybody else's count (an
-attacker's own account cannot reset the count of the address or of the name it
-attacks). A count is forgotten :data:`WINDOW` seconds after its last attempt. The
-exponent is capped, so no number of attempts overflows anything.
+An attempt waits for its pair's count and its address's; it waits for the *name's*
+count only when its address has failed on that name (the pair has attempts counted):
+guessing from many addresses slows every guessing address down, and never the owner
+who comes from an address that has not failed on the name (issue 34 item 2: the
+per-name count alone let 8 addresses keep the owner out). This is the (account,
+address) lockout that OWASP's "Slow Down Online Guessing Attacks with Device Cookies"
+finds better against denial of service than locking the account, with the account's
+pace kept for the addresses that guess (D266). Its price: an address's first try at a
+name is not held back by the others' failures.
+
+A successful login takes back its own attempt from the address's and the name's
+counts and no other (an attacker's own account cannot reset the count of the address
+or the name it attacks), and clears its pair: that address knows the password. A count
+is forgotten :data:`WINDOW` seconds after its last attempt. The exponent is capped, so
+no number of attempts overflows anything.
 
 Addresses in ``[limits] trusted_networks`` have no address count (a local client can
-pick any of 127.0.0.0/8; a proxy there would make everyone one address); the name
-count still applies to them.
+pick any of 127.0.0.0/8; a proxy there would make everyone one address); their pair
+and name counts apply as to any address.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from server.clock import Timer
@@ -49,8 +58,40 @@ class _Count:
     waiters: set[asyncio.Future[None]] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """Who tries which account: the keys one login attempt is counted under."""
+
+    address: str
+    """The client's address as limits count it (an IPv6 client by its /64)."""
+    name: str
+    """The account name tried."""
+    trusted: bool = False
+    """From ``[limits] trusted_networks``: no count for the address alone."""
+
+    @property
+    def pair(self) -> str:
+        """The key of this address's attempts at this name."""
+        return f"pair:{self.address} {self.name}"
+
+    @property
+    def by_name(self) -> str:
+        """The key of every address's attempts at this name."""
+        return f"name:{self.name}"
+
+    @property
+    def by_address(self) -> str | None:
+        """The key of this address's attempts at any name; None when trusted."""
+        return None if self.trusted else f"addr:{self.address}"
+
+    def every_key(self) -> list[str]:
+        """Every key the attempt is counted under."""
+        own = [self.pair, self.by_name]
+        return own if self.by_address is None else [*own, self.by_address]
+
+
 class LoginThrottle:
-    """Counts login attempts per key (``addr:...``, ``name:...``) and paces them."""
+    """Counts login attempts per key (:class:`Attempt`) and paces them."""
 
     def __init__(self, timer: Timer, delay: float) -> None:
         self._timer = timer
@@ -74,21 +115,36 @@ class LoginThrottle:
             return now
         return count.last + self._interval(count.attempts)
 
-    async def admit(self, keys: Iterable[str], deadline: float | None = None) -> bool:
-        """Wait until an attempt for every key in ``keys`` may be made, then count it.
+    def _live(self, key: str, now: float) -> bool:
+        """Whether ``key`` has attempts counted that are not forgotten yet."""
+        count = self._counts.get(key)
+        return count is not None and count.attempts > 0 and now - count.last <= WINDOW
+
+    def _paced_by(self, attempt: Attempt, now: float) -> list[str]:
+        """The keys whose counts ``attempt`` waits for now: its pair's and its address's,
+        and the name's once this address has attempts at the name counted."""
+        keys = [attempt.pair]
+        if attempt.by_address is not None:
+            keys.append(attempt.by_address)
+        if self._live(attempt.pair, now):
+            keys.append(attempt.by_name)
+        return keys
+
+    async def admit(self, attempt: Attempt, deadline: float | None = None) -> bool:
+        """Wait until ``attempt`` may be made, then count it.
 
         False, and nothing counted, when that would be after ``deadline`` (the timer's
         time; None: no limit): the caller then gives up at once.
         """
-        keys = list(keys)
         loop = asyncio.get_running_loop()
         while True:
             if self._closed:
                 return False
             now = self._timer.now()
-            due = max((self._due(key, now) for key in keys), default=now)
+            keys = self._paced_by(attempt, now)
+            due = max(self._due(key, now) for key in keys)
             if due <= now:
-                self._count(keys, now)
+                self._count(attempt.every_key(), now)
                 return True
             if deadline is not None and due > deadline:
                 return False
@@ -121,14 +177,15 @@ class LoginThrottle:
             count.attempts += 1
             count.last = now
 
-    def succeeded(self, keys: Iterable[str]) -> None:
-        """The attempt just counted for ``keys`` logged in: take that one back, and let
+    def succeeded(self, attempt: Attempt) -> None:
+        """``attempt``, just counted, logged in: take it back from the name's and the
+        address's counts, clear its pair's (the address knows the password), and let
         whoever waits on these keys look again."""
-        for key in keys:
+        for key in attempt.every_key():
             count = self._counts.get(key)
             if count is None:
                 continue
-            count.attempts = max(0, count.attempts - 1)
+            count.attempts = 0 if key == attempt.pair else max(0, count.attempts - 1)
             for wake in list(count.waiters or ()):
                 if not wake.done():
                     wake.set_result(None)

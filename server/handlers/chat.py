@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
-from db.errors import UnknownUserError
+from db.errors import MessageLimitError, UnknownUserError
 from protocol import replies
 from protocol.parser import ParsedCommand
 from protocol.replies import Mode, Toggle
 from server.errors import Reply
 from server.handlers.context import Context
+from server.login import deliver_stored
 from server.world.presence import Audience, Peer
 from server.world.session import Session
 
@@ -68,7 +69,7 @@ def talk(ctx: Context, target: Peer, text: str, render: Render = replies.says) -
 async def tell(ctx: Context, cmd: ParsedCommand) -> None:
     """``tell <name> <text>``: name completion (§4.1, §4.12)."""
     text = text_or_usage(cmd, 1)
-    talk(ctx, ctx.app.presence.complete(cmd.args[0]), text)
+    talk(ctx, await ctx.app.complete(cmd.args[0]), text)
 
 
 async def tellx(ctx: Context, cmd: ParsedCommand) -> None:
@@ -83,7 +84,7 @@ async def tellx(ctx: Context, cmd: ParsedCommand) -> None:
 async def alert(ctx: Context, cmd: ParsedCommand) -> None:
     """``alert <name> <text>``: a tell shown as CLIP 20 (§2.1 ⚠, optional; BaldLies)."""
     text = text_or_usage(cmd, 1)
-    talk(ctx, ctx.app.presence.complete(cmd.args[0]), text, replies.alert)
+    talk(ctx, await ctx.app.complete(cmd.args[0]), text, replies.alert)
 
 
 async def say(ctx: Context, cmd: ParsedCommand) -> None:
@@ -134,20 +135,28 @@ async def message(ctx: Context, cmd: ParsedCommand) -> None:
     if user is None:
         raise Reply(replies.dont_know_user(name))
     check_gag(session, name, user.gagged)
-    await app.db.store_message(name, session.name, text, sent_at=_now(ctx))
+    try:
+        await app.db.store_message(
+            name,
+            session.name,
+            text,
+            sent_at=_now(ctx),
+            max_for_recipient=app.settings.max_stored_messages,
+            max_from_sender=app.settings.max_stored_messages_per_sender,
+        )
+    except MessageLimitError as full:  # D270
+        raise Reply(
+            replies.TOO_MANY_MESSAGES_SENT if full.by_sender else replies.messages_full(name)
+        ) from None
     session.send(replies.message_saved(name, session.mode))
 
 
 async def _read_messages(ctx: Context) -> None:
-    session = ctx.session
-    messages = await ctx.app.db.take_messages(session.name)
+    """``message`` alone: what is stored for you, confirmed by your next line (D270)."""
+    messages = await ctx.app.db.messages_for(ctx.session.name)
     if not messages:
         raise Reply(replies.NO_NEW_MESSAGES)
-    if not session.clip:
-        session.send(replies.MESSAGES_FOR_YOU)
-    session.send_lines(
-        replies.message_line(m.sender, m.sent_at, m.text, session.mode) for m in messages
-    )
+    deliver_stored(ctx.session, messages)
 
 
 def _now(ctx: Context) -> int:
@@ -197,7 +206,7 @@ async def _user_name(ctx: Context, prefix: str) -> str:
 
     :raises Reply: ``** There is no one called '<name>'``, or an ambiguous prefix.
     """
-    online = ctx.app.presence.find(prefix)
+    online = await ctx.app.find(prefix)
     if online is not None:
         return online.name
     if await ctx.app.db.user_exists(prefix):

@@ -117,11 +117,13 @@ def local_time(ctx: Context, when: float) -> dt.datetime:
 
 
 async def whois(ctx: Context, cmd: ParsedCommand) -> None:
-    """``whois <name>``: the §4.14 block for an online or offline user, exact name."""
+    """``whois <name>``: the §4.14 block for an online or offline user, exact name; the
+    users whose names differ only in case at the end (D269)."""
     name = cmd.args[0]
     user = await ctx.app.db.get_user(name)
     if user is None:
         raise Reply(replies.no_information(name))
+    look_alikes = tuple(n for n in await ctx.app.db.names_like(name) if n != name)
     online = ctx.app.presence.get(name)
     if online is not None and online.logged_in:
         info = replies.WhoisInfo(
@@ -138,6 +140,7 @@ async def whois(ctx: Context, cmd: ParsedCommand) -> None:
             experience=online.experience,
             email=online.address,
             bot=user.is_bot and not ctx.session.clip,
+            look_alikes=look_alikes,
         )
     else:
         login = user.last_login_at if user.last_login_at is not None else user.created_at
@@ -152,6 +155,7 @@ async def whois(ctx: Context, cmd: ParsedCommand) -> None:
             experience=user.experience,
             email=user.address,
             bot=user.is_bot and not ctx.session.clip,
+            look_alikes=look_alikes,
         )
     ctx.session.send_lines(replies.whois(info))
 
@@ -161,7 +165,7 @@ async def where(ctx: Context, cmd: ParsedCommand) -> None:
     if not cmd.args:
         found = ctx.app.presence.users()
     else:
-        target = ctx.app.presence.find(cmd.args[0])
+        target = await ctx.app.find(cmd.args[0])
         if target is None:
             raise Reply(replies.no_one_there(cmd.args[0]))
         found = [target]

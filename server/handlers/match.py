@@ -54,7 +54,7 @@ async def invite(ctx: Context, cmd: ParsedCommand) -> None:
     app = ctx.app
     if not cmd.args:
         raise Reply(replies.INVITE_WHO)
-    target = app.presence.complete(cmd.args[0])
+    target = await app.complete(cmd.args[0])
     saved = await app.tables.invitable(session, target)
     request = None
     if len(cmd.args) > 1:
@@ -205,7 +205,7 @@ async def pip(ctx: Context, cmd: ParsedCommand) -> None:
 async def look(ctx: Context, cmd: ParsedCommand) -> None:
     if not cmd.args:
         raise Reply(replies.LOOK_AT_WHO)
-    target = ctx.app.presence.complete(cmd.args[0])
+    target = await ctx.app.complete(cmd.args[0])
     if target.name == ctx.session.name:
         raise Reply(replies.YOU_LOOK_GREAT)
     await ctx.app.tables.look(ctx.session, target)
@@ -229,7 +229,7 @@ async def oldmoves(ctx: Context, cmd: ParsedCommand) -> None:
 async def watch(ctx: Context, cmd: ParsedCommand) -> None:
     if not cmd.args:
         raise Reply(replies.WATCH_WHO)
-    ctx.app.tables.watch(ctx.session, cmd.args[0])
+    await ctx.app.tables.watch(ctx.session, cmd.args[0])
 
 
 async def unwatch(ctx: Context, cmd: ParsedCommand) -> None:

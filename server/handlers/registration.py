@@ -1,5 +1,8 @@
 """Guest registration (§1.7): ``name <x>``, then the password twice, then logged in.
 
+New accounts are limited per minute, in all and per address (D267): ``name`` is
+refused over a limit, and so is the account's creation if others were made meanwhile.
+
 ``name`` is an ordinary command of the guest state. A good name moves the session into
 the password dialog: :attr:`SessionState.NEW_PASSWORD` and then
 :attr:`SessionState.RETYPE_PASSWORD`, whose next line dispatch hands to
@@ -28,10 +31,11 @@ from server.world.session import (
 )
 
 
-async def name_problem(app: App, name: str) -> str | None:
-    """Why ``name`` cannot be registered (the reply), or None when it can."""
-    problem = name_form_problem(name)
-    if problem is None and await app.db.user_exists(name):
+async def name_problem(app: App, name: str, *, scrubbed: bool = False) -> str | None:
+    """Why ``name`` cannot be registered (the reply), or None when it can; ``scrubbed``:
+    it was typed with control characters (D265)."""
+    problem = name_form_problem(name, scrubbed=scrubbed)
+    if problem is None and await app.db.names_like(name):  # taken, also in another case (D269)
         return replies.name_taken(name)
     return problem
 
@@ -40,7 +44,9 @@ async def name(ctx: Context, cmd: ParsedCommand) -> None:
     """``name <x>``: check the name, then ask for its password with echo off."""
     session = ctx.session
     chosen = cmd.args[0]
-    problem = await name_problem(ctx.app, chosen)
+    problem = ctx.app.registrations.refusal(session.output.host) or await name_problem(
+        ctx.app, chosen, scrubbed=cmd.scrubbed
+    )
     if problem:
         raise Reply(problem)
     session.new_account = NewAccount(chosen)
@@ -92,6 +98,11 @@ async def retype_password(ctx: Context, line: str) -> None:
         return
     output.echo_on()
     session.send("")
+    refusal = ctx.app.registrations.refusal(output.host)  # others registered meanwhile
+    if refusal is not None:
+        _back_to_guest(ctx)
+        raise Reply(refusal)
+    ctx.app.registrations.count(output.host)
     hashed = await hash_password(account.password, ctx.app.cost)
     try:
         user = await ctx.app.db.create_user(

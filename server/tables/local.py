@@ -243,8 +243,8 @@ class LocalTables:
         except SnapshotError:
             raise Reply(replies.SAVED_MATCH_CORRUPT) from None
 
-    def watch(self, session: Session, name: str) -> None:
-        match_lifecycle.watch(self, session, name)
+    async def watch(self, session: Session, name: str) -> None:
+        await match_lifecycle.watch(self, session, name)
 
     def stop_watching(self, session: Session) -> None:
         match_lifecycle.stop_watching(self, session)

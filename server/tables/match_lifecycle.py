@@ -29,6 +29,7 @@ from server.tables import match_flow
 from server.tables.host import TableHost
 from server.tables.match_timers import stop_the_clock, watch_the_clock
 from server.tables.matches import Invitation, LiveMatch, match_options, watchers_at
+from server.world import names
 from server.world.presence import Audience, Peer
 from server.world.session import Session
 
@@ -129,7 +130,7 @@ async def join(app: TableHost, session: Session, name: str) -> None:
     inviter = app.presence.get(name)
     if inviter is None:
         try:
-            inviter = app.presence.complete(name)
+            inviter = await names.complete(app.presence, app.db, name)
         except Reply:
             raise Reply(replies.cant_find_player(name)) from None
     if inviter.name in app.matches:
@@ -433,7 +434,7 @@ def stop_watching(app: TableHost, session: Session, *, quiet: bool = False) -> N
     presence.who_update(session)
 
 
-def watch(app: TableHost, session: Session, name: str) -> None:
+async def watch(app: TableHost, session: Session, name: str) -> None:
     """``session`` starts watching ``name`` and, when ``name`` plays, their match (§4.11):
     a watcher of someone else stops that first, and a player's ``blind`` keeps them out."""
     if session.name in app.matches:
@@ -442,7 +443,7 @@ def watch(app: TableHost, session: Session, name: str) -> None:
     target = presence.get(name)
     if target is None:
         try:
-            target = presence.complete(name)
+            target = await names.complete(app.presence, app.db, name)
         except Reply:
             raise Reply(replies.no_one_there(name)) from None
     if target.name == session.name:

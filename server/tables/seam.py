@@ -201,7 +201,7 @@ class Tables(Protocol):
         """``oldmoves``: the last game of the caller's saved match with ``opponent``."""
         ...
 
-    def watch(self, session: Session, name: str) -> None:
+    async def watch(self, session: Session, name: str) -> None:
         """``session`` starts watching ``name`` (§4.11)."""
         ...
 

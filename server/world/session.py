@@ -118,6 +118,9 @@ class Session:
     or as a guest to register, runs out (D231); None: no limit."""
     pre_login: bool = False
     """Counted among the connections that have not logged in (server/doors/admission.py)."""
+    delivered_messages: tuple[int, ...] = ()
+    """Stored messages written to this connection and still stored: deleted at its next
+    line, which shows the client was there to read them (D270)."""
     logout_text: Callable[[str], str] = replies.drops_connection
     """How others hear that this session ended (§1.8: logs out / drops connection / timed out)."""
     before_write: Callable[[Session], None] | None = field(default=None, repr=False)

@@ -4,7 +4,8 @@ A visitor's session goes through the same connection, dispatch and watch code as
 user's. It has an internal name no account can have (``visitor!<16 hex digits>``: ``!`` is in no
 name), is in the presence's visitors (status notices and watched lines, no who list,
 no count of users), and dispatch reads it as :attr:`SessionState.VISITOR`, so only the
-commands that watch and look run; every other one answers one refusal line.
+commands that watch and look run; every other one answers one refusal line. Visitors
+are capped in all and per address (D257, D268).
 """
 
 from __future__ import annotations
@@ -29,11 +30,18 @@ about n**2 / 2**65)."""
 def enter_as_visitor(app: App, session: Session, words: tuple[str, ...]) -> bool:
     """Enter ``session`` as a visitor (``visitor!``: telnet mode; ``login <client>
     <clipver> visitor!``: CLIP mode, the who list at once). False, the connection
-    closing, when ``[limits] max_visitors`` are on already (D257)."""
+    closing, when ``[limits] max_visitors`` are on already (D257), or
+    ``max_visitors_per_address`` from its address (D268)."""
     presence = app.presence
+    output = session.output
+    refusal = None
     if presence.visitor_count() >= app.settings.max_visitors:
-        session.output.send([replies.TOO_MANY_VISITORS])
-        session.output.close()
+        refusal = replies.TOO_MANY_VISITORS
+    elif not app.visitor_addresses.take(output.host):
+        refusal = replies.TOO_MANY_VISITORS_FROM_ADDRESS
+    if refusal is not None:
+        output.send([refusal])
+        output.close()
         return False
     session.visitor = True
     session.name = f"{VISITOR}{secrets.token_hex(VISITOR_TOKEN_BYTES)}"
@@ -51,3 +59,10 @@ def enter_as_visitor(app: App, session: Session, words: tuple[str, ...]) -> bool
         session.send_lines(replies.VISITOR_WELCOME)
         session.end_reply()
     return True
+
+
+def leave_as_visitor(app: App, session: Session) -> None:
+    """The visitor's connection ended: it is no longer among the visitors, nor counted
+    for its address."""
+    app.presence.remove_visitor(session)
+    app.visitor_addresses.give_back(session.output.host)

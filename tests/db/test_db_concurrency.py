@@ -32,7 +32,7 @@ async def test_concurrent_messages_to_one_recipient(database: Database) -> None:
     await asyncio.gather(
         *(database.store_message("bob", f"sender{i % 5}", f"text {i}") for i in range(N))
     )
-    texts = {message.text for message in await database.take_messages("bob")}
+    texts = {message.text for message in await database.messages_for("bob")}
     assert texts == {f"text {i}" for i in range(N)}
 
 
@@ -115,7 +115,7 @@ async def test_two_databases_on_one_file_both_write(db_target: DbTarget) -> None
             *(second.create_user(f"b{i}", "h") for i in range(N // 4)),
         )
         assert await second.count_messages("bob") == 2 * N
-        assert len(await first.take_messages("bob")) == 2 * N
+        assert len(await first.messages_for("bob")) == 2 * N
         for i in range(N // 4):
             assert await second.user_exists(f"a{i}") and await first.user_exists(f"b{i}")
     finally:
@@ -133,7 +133,7 @@ async def test_in_memory_sqlite_serializes_every_session() -> None:
             *(database.get_user("bob") for _ in range(N // 4)),
             *(database.count_messages("bob") for _ in range(N // 4)),
         )
-        assert len(await database.take_messages("bob")) == N
+        assert len(await database.messages_for("bob")) == N
         assert all([await database.user_exists(f"u{i}") for i in range(N // 4)])
 
 

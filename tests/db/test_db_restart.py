@@ -53,13 +53,15 @@ async def test_everything_survives_a_restart(db_target: DbTarget, clock: FakeClo
         assert await after.get_user("bob") == bob_before
         assert await after.load_match("alice", "bob") == saved_before
         assert await after.get_match_record(record.id) == record
-        assert [m.text for m in await after.take_messages("alice")] == ["see you"]
+        stored = await after.messages_for("alice")
+        assert [m.text for m in stored] == ["see you"]
+        await after.delete_messages("alice", [m.id for m in stored])
     finally:
         await after.close()
 
     again = await db_target.open()
     try:
-        assert await again.take_messages("alice") == []
+        assert await again.messages_for("alice") == []
     finally:
         await again.close()
 
@@ -109,6 +111,6 @@ async def test_a_killed_process_loses_nothing_it_committed(db_target: DbTarget) 
     database = await db_target.open()
     try:
         assert await database.user_exists("alice")
-        assert [m.text for m in await database.take_messages("alice")] == list("01234")
+        assert [m.text for m in await database.messages_for("alice")] == list("01234")
     finally:
         await database.close()

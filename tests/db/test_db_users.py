@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from typing import TYPE_CHECKING
 
@@ -112,14 +113,41 @@ async def test_other_users_are_untouched(database: Database) -> None:
 
 
 async def test_names_are_case_sensitive(database: Database) -> None:
+    """Look-alikes registered before D269 (allowed here) stay apart."""
     await database.create_user("alice", "lower")
-    await database.create_user("Alice", "upper")
+    await database.create_user("Alice", "upper", allow_look_alikes=True)
     lower, upper = await database.get_user("alice"), await database.get_user("Alice")
     assert lower is not None and lower.password_hash == "lower"
     assert upper is not None and upper.password_hash == "upper"
     assert await database.get_user("ALICE") is None
     assert not await database.user_exists("ALICE")
     assert await database.user_exists("Alice")
+
+
+async def test_a_name_that_differs_only_in_case_is_taken(database: Database) -> None:
+    """D269: a new name is refused when one that differs only in case is registered;
+    the look-alikes are found without regard to case, in code-point order."""
+    await database.create_user("Casey", "first")
+    for look_alike in ("casey", "CASEY", "cAsEy"):
+        with pytest.raises(UserExistsError):
+            await database.create_user(look_alike, "second")
+    assert not await database.user_exists("casey")
+    await database.create_user("casey", "old", allow_look_alikes=True)  # as before D269
+    assert await database.names_like("CASEY") == ["Casey", "casey"]
+    assert await database.names_like("casey") == ["Casey", "casey"]
+    assert await database.names_like("Case") == []
+    assert await database.names_like("case_y") == []
+
+
+async def test_look_alikes_registered_at_once_make_one_account(database: Database) -> None:
+    """Two look-alike registrations at the same moment: one is made, one refused."""
+    results = await asyncio.gather(
+        database.create_user("Dana", "a"),
+        database.create_user("dana", "b"),
+        return_exceptions=True,
+    )
+    assert sorted(type(r).__name__ for r in results) == ["User", "UserExistsError"]
+    assert len(await database.names_like("DANA")) == 1
 
 
 async def test_a_taken_name_is_refused(database: Database) -> None:

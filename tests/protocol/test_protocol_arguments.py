@@ -36,6 +36,25 @@ from protocol.arguments import (
     parse_who_filter,
     redoubles_shown,
 )
+from protocol.commands import COMMAND_LIST
+from protocol.parser import ScrubbedLine, parse
+
+
+def test_reserved_and_scrubbed_names() -> None:
+    """D265: every command word and the login words are reserved, ``_`` alone is no
+    name, and a name typed with a control character is refused whatever is left."""
+    for command in COMMAND_LIST:
+        for word in command.words:
+            assert word in RESERVED_NAMES, word
+    for word in ("who", "login", "visitor", "connect", "bye"):
+        assert name_form_problem(word.upper()) == replies.name_taken(word.upper())
+    assert name_form_problem("__") == replies.NAME_INVALID
+    assert name_form_problem("_casey_") is None
+    assert name_form_problem("casey", scrubbed=True) == replies.NAME_INVALID
+    parsed = parse(ScrubbedLine("name casey"))
+    assert parsed is not None and parsed.scrubbed and parsed.args == ("casey",)
+    plain = parse("name casey")
+    assert plain is not None and not plain.scrubbed
 
 
 @pytest.mark.parametrize(

@@ -203,14 +203,22 @@ def check_known_lines(clients: list[ScriptedClient]) -> None:
     assert not unknown, f"lines no protocol/ form produces: {unknown!r}"
 
 
+async def connect_from(app: App, source: str = "127.0.0.1") -> ScriptedClient:
+    """A scripted client of ``app``'s server, connected from the loopback address
+    ``source``: any of 127.0.0.0/8, so that each is an address of its own to the
+    server's limits per address (with ``trusted_networks`` emptied)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", app.port, local_addr=(source, 0))
+    client = ScriptedClient(reader, writer)
+    await client.send_raw(IAC_WONT_TTYPE)
+    return client
+
+
 @pytest.fixture
 async def connect(app: App, request: pytest.FixtureRequest) -> AsyncIterator[Connect]:
     clients: list[ScriptedClient] = []
 
     async def open_client() -> ScriptedClient:
-        reader, writer = await asyncio.open_connection("127.0.0.1", app.port)
-        client = ScriptedClient(reader, writer)
-        await client.send_raw(IAC_WONT_TTYPE)
+        client = await connect_from(app)
         clients.append(client)
         return client
 

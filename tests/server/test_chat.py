@@ -305,14 +305,16 @@ async def test_tell_completes_a_name_case_insensitively_as_fibs_does(
     connect: Connect, app: App
 ) -> None:
     """D234: FIBS completes a name case-sensitively first, then case-insensitively (§4.1,
-    HELP names), so with only Casey online ``tell casey`` reaches Casey; once casey is
-    online too, the exact name wins. ``tellx`` never completes."""
+    HELP names), so with only Casey online (and no casey registered, D269)
+    ``tell casey`` reaches Casey; once casey (a look-alike from before D269) is online
+    too, the exact name wins. ``tellx`` never completes."""
     alice, casey_upper = await login_all(connect, app, "alice", "Casey")
     await alice.send("tell casey hi")
     assert await alice.line() == "16 Casey hi"
     assert await casey_upper.line() == "12 alice hi"
     await alice.send("tellx casey hi")
     assert await alice.line() == replies.no_one_called("casey")
+    await make_user(app, "casey", allow_look_alikes=True)
     casey = await clip_login(connect, app, "casey")
     await who_update_seen(alice, "casey")
     await who_update_seen(casey_upper, "casey")

@@ -15,13 +15,13 @@ from server import login
 from server.app import App
 from server.config import Settings
 from server.doors import throttle as throttle_module
-from server.doors.throttle import LoginThrottle
+from server.doors.throttle import Attempt, LoginThrottle
 from server.service import STOP_GRACE
 from server.world import passwords
 from server.world.passwords import ScryptCost
 from tests.conftest import DbTarget
 
-from .conftest import IAC_WONT_TTYPE, ScriptedClient, make_user, running, serving
+from .conftest import ScriptedClient, connect_from, make_user, running, serving
 from .fake_clock import FakeTimer
 
 
@@ -51,11 +51,12 @@ async def clients(app: App) -> AsyncIterator[list[ScriptedClient]]:
         await client.close()
 
 
-async def at_prompt(app: App, opened: list[ScriptedClient]) -> ScriptedClient:
-    reader, writer = await asyncio.open_connection("127.0.0.1", app.port)
-    client = ScriptedClient(reader, writer)
+async def at_prompt(
+    app: App, opened: list[ScriptedClient], source: str = "127.0.0.1"
+) -> ScriptedClient:
+    """A client at the ``login:`` prompt, connected from ``source`` (a loopback address)."""
+    client = await connect_from(app, source)
     opened.append(client)
-    await client.send_raw(IAC_WONT_TTYPE)
     await client.prompt(replies.LOGIN_PROMPT)
     return client
 
@@ -155,6 +156,61 @@ async def test_a_success_takes_back_only_its_own_attempt(
     assert app.throttle.wait_for("name:alice") == 4.0  # three guesses at alice
 
 
+async def test_guessing_from_many_addresses_never_locks_the_owner_out(
+    app: App, clients: list[ScriptedClient], timer: FakeTimer
+) -> None:
+    """Issue 34 item 2, D266: eight addresses guess alice's password, each again as soon
+    as it may. Every guessing address is held back by the name's count (30 s a guess
+    once there are many), while alice, from addresses that have not failed on her name,
+    logs in at once, again and again during the attack, without the clock moving."""
+    guessers = [await at_prompt(app, clients, f"127.0.0.{i}") for i in range(2, 10)]
+    for client in guessers:  # each address's first try is not held back by the others'
+        await client.send(guess("alice"))
+        await answered(client)
+    assert app.throttle.wait_for("name:alice") == 30.0
+    for client in guessers:
+        await client.send(guess("alice"))
+    for _ in range(3):
+        for client in guessers:
+            await unanswered(client)
+        for source in ("127.0.0.20", "127.0.0.21"):
+            owner = await at_prompt(app, clients, source)
+            await owner.send(guess("alice", "secret"))
+            await owner.expect("6", timeout=2.0)
+            await owner.close()
+        timer.advance(1.0)
+    wrong = await at_prompt(app, clients, "127.0.0.2")  # an address that failed on alice
+    await wrong.send(guess("alice", "secret"))  # waits, whatever it sends
+    await unanswered(wrong)
+    timer.advance(30.0)
+    assert await _first_answered(guessers)  # the guesses go on, one each 30 s or so
+
+
+async def test_a_login_clears_only_its_own_address_on_the_name(
+    app: App, clients: list[ScriptedClient], timer: FakeTimer
+) -> None:
+    """An address that logs in after a typo is not held back at its next login by the
+    name's count (its success shows it knows the password; its address's count still
+    paces it), and its success takes back no other address's failures."""
+    other = await at_prompt(app, clients, "127.0.0.2")
+    await other.send(guess("alice"))
+    await answered(other)
+    owner = await at_prompt(app, clients, "127.0.0.3")
+    await owner.send(guess("alice"))  # a typo
+    await answered(owner)
+    await owner.send(guess("alice", "secret"))  # waits for the name's count: 2 s
+    await unanswered(owner)
+    timer.advance(2.0)
+    await owner.expect("6")
+    again = await at_prompt(app, clients, "127.0.0.3")
+    await again.send(guess("alice", "secret"))  # the address's own count: its typo, 1 s
+    await unanswered(again)
+    timer.advance(1.0)
+    await again.expect("6")  # the name's count would have been 2 s
+    await other.send(guess("alice"))
+    await unanswered(other)  # the other address still waits for the name's count
+
+
 async def test_no_count_overflows(
     app: App, clients: list[ScriptedClient], timer: FakeTimer
 ) -> None:
@@ -247,10 +303,10 @@ async def test_counts_past_the_window_are_forgotten() -> None:
     timer = FakeTimer(start=1000.0)
     throttle = LoginThrottle(timer, 1.0)
     for i in range(throttle_module.PURGE_EVERY):
-        assert await throttle.admit([f"name:guess{i}"])
-    assert len(throttle) == throttle_module.PURGE_EVERY
+        assert await throttle.admit(Attempt("192.0.2.1", f"guess{i}", trusted=True))
+    assert len(throttle) == 2 * throttle_module.PURGE_EVERY  # each name and its pair
     timer.advance(throttle_module.WINDOW + 1)
     for i in range(throttle_module.PURGE_EVERY):
-        assert await throttle.admit([f"name:later{i}"])
-    assert len(throttle) <= throttle_module.PURGE_EVERY  # the first names are gone
+        assert await throttle.admit(Attempt("192.0.2.1", f"later{i}", trusted=True))
+    assert len(throttle) <= 2 * throttle_module.PURGE_EVERY  # the first names are gone
     assert throttle.wait_for("name:guess0") == 0.0

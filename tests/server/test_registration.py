@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from protocol import replies
 from server.app import App
+from server.config import Settings
+from tests.conftest import DbTarget
 
-from .conftest import Connect, ScriptedClient
+from .conftest import Connect, ScriptedClient, connect_from, running
+from .fake_clock import FakeTimer
 
 IAC_WILL_ECHO = b"\xff\xfb\x01"
 IAC_WONT_ECHO = b"\xff\xfc\x01"
@@ -124,3 +127,97 @@ async def test_passwords_a_login_line_cannot_carry_are_refused(connect: Connect,
     await again.prompt(replies.LOGIN_PROMPT)
     await again.send("login test_client 1008 carol s3cret!")
     await again.expect("6")
+
+
+async def test_a_name_typed_with_control_characters_is_refused(connect: Connect, app: App) -> None:
+    """Issue 34 item 12, D265: the telnet door removes control characters from every line
+    (D75), but a name typed with one (NUL, ESC, DEL) is refused, not registered as the
+    letters left; the same name typed plainly then registers."""
+    client = await as_guest(connect)
+    for typed in (b"ca\x00sey", b"ca\x1bsey", b"case\x7fy", b"\x07casey"):
+        await client.send_raw(b"name " + typed + b"\r\n")
+        assert await client.prompt(replies.TELNET_PROMPT) == [replies.NAME_INVALID], typed
+    assert not await app.db.user_exists("casey")
+    await client.send("name casey")
+    await client.prompt(replies.GIVE_PASSWORD_PROMPT)
+
+
+async def test_reserved_words_are_no_names(connect: Connect, app: App) -> None:
+    """Issue 34 item 12, D265: the login words, every command's name and alias (any case)
+    and a name of underscores alone are refused as new names."""
+    client = await as_guest(connect)
+    for word in ("who", "login", "guest", "visitor", "connect", "Tell", "ADIOS", "shout"):
+        await client.send(f"name {word}")
+        assert await client.prompt(replies.TELNET_PROMPT) == [replies.name_taken(word)], word
+    for word in ("_", "___"):
+        await client.send(f"name {word}")
+        assert await client.prompt(replies.TELNET_PROMPT) == [replies.NAME_INVALID], word
+    await client.send("name who_else")  # a command's name inside a name is fine
+    await client.prompt(replies.GIVE_PASSWORD_PROMPT)
+
+
+async def _guest_from(app: App, source: str, opened: list[ScriptedClient]) -> ScriptedClient:
+    """A guest at the ``> `` prompt, connected from the loopback address ``source``."""
+    client = await connect_from(app, source)
+    opened.append(client)
+    await client.prompt(replies.LOGIN_PROMPT)
+    await client.send("guest")
+    await client.prompt(replies.TELNET_PROMPT)
+    return client
+
+
+async def _typed_passwords(client: ScriptedClient, name: str) -> None:
+    """``name`` accepted: type its password twice (what comes then is the test's)."""
+    await client.prompt(replies.GIVE_PASSWORD_PROMPT)
+    await client.send("secret")
+    await client.prompt(replies.RETYPE_PASSWORD_PROMPT)
+    await client.send("secret")
+
+
+async def _registers(app: App, source: str, name: str, opened: list[ScriptedClient]) -> None:
+    client = await _guest_from(app, source, opened)
+    await client.send(f"name {name}")
+    await _typed_passwords(client, name)
+    await client.expect(replies.user_authenticated(name))
+
+
+async def test_registrations_are_limited_per_address_and_in_all(
+    settings: Settings, db_target: DbTarget
+) -> None:
+    """Issue 34 item 3, D267: two accounts a minute from one address, three in all (here;
+    no trusted network). Over a limit ``name`` gets the line saying which and the guest
+    stays a guest; a guest whose ``name`` was allowed but whose account would pass the
+    limit is refused when it would be made; a minute later it works again."""
+    timer = FakeTimer()
+    limited = settings.replace(
+        registrations_per_address=2, registrations_per_minute=3, trusted_networks=()
+    )
+    async with running(limited, db_target, timer=timer) as app:
+        opened: list[ScriptedClient] = []
+        try:
+            late = await _guest_from(app, "127.0.0.9", opened)
+            await late.send("name late")  # allowed now; its passwords come later
+            await late.prompt(replies.GIVE_PASSWORD_PROMPT)
+            await _registers(app, "127.0.0.2", "ann", opened)
+            await _registers(app, "127.0.0.2", "bea", opened)
+            third = await _guest_from(app, "127.0.0.2", opened)
+            await third.send("name cat")
+            assert await third.prompt(replies.TELNET_PROMPT) == [
+                replies.TOO_MANY_REGISTRATIONS_FROM_ADDRESS
+            ]
+            await _registers(app, "127.0.0.3", "dee", opened)
+            other = await _guest_from(app, "127.0.0.4", opened)
+            await other.send("name eve")
+            assert await other.prompt(replies.TELNET_PROMPT) == [replies.TOO_MANY_REGISTRATIONS]
+            await late.send("secret")
+            await late.prompt(replies.RETYPE_PASSWORD_PROMPT)
+            await late.send("secret")
+            assert replies.TOO_MANY_REGISTRATIONS in await late.prompt(replies.TELNET_PROMPT)
+            assert not await app.db.user_exists("late")
+            timer.advance(60.0)
+            await third.send("name cat")
+            await _typed_passwords(third, "cat")
+            await third.expect(replies.user_authenticated("cat"))
+        finally:
+            for client in opened:
+                await client.close()

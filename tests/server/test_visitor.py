@@ -18,7 +18,7 @@ from server.config import Settings
 from server.service import Service
 from tests.conftest import DbTarget
 
-from .conftest import Connect, clip_login, make_user
+from .conftest import Connect, ScriptedClient, clip_login, connect_from, make_user, running
 from .match_driver import Player, play_out
 from .sessions import command, ready_pair, telnet_login
 from .web_clients import WebClient, web_serving
@@ -170,3 +170,38 @@ async def test_a_visitor_is_no_connection_waiting_to_log_in(
     assert app.pre_login.count == 0
     await client.nothing(1.0)  # past the time to log in: no "Connection timed out."
     assert await command(client, "version") != []
+
+
+async def test_visitors_are_capped_per_address(settings: Settings, db_target: DbTarget) -> None:
+    """Issue 34 item 6, D268: one address cannot fill max_visitors. Two visitors from
+    127.0.0.2 (with no trusted network), a third from there is refused with its line
+    and closed while one from 127.0.0.3 comes in; when one of the first leaves, its
+    address may send another."""
+    capped = settings.replace(max_visitors=5, max_visitors_per_address=2, trusted_networks=())
+    async with running(capped, db_target) as app:
+        opened: list[ScriptedClient] = []
+
+        async def visitor(source: str) -> ScriptedClient:
+            client = await connect_from(app, source)
+            opened.append(client)
+            await client.prompt(replies.LOGIN_PROMPT)
+            await client.send(VISITOR)
+            return client
+
+        try:
+            first, second = [await visitor("127.0.0.2") for _ in range(2)]
+            for entered in (first, second):
+                await entered.prompt(replies.TELNET_PROMPT)
+            refused = await visitor("127.0.0.2")
+            assert await refused.expect(replies.TOO_MANY_VISITORS_FROM_ADDRESS) == []
+            assert await refused.closed()
+            other = await visitor("127.0.0.3")
+            assert await other.prompt(replies.TELNET_PROMPT) == list(replies.VISITOR_WELCOME)
+            await first.send("bye")
+            assert await first.closed()
+            again = await visitor("127.0.0.2")
+            assert await again.prompt(replies.TELNET_PROMPT) == list(replies.VISITOR_WELCOME)
+            assert app.presence.visitor_count() == 3
+        finally:
+            for client in opened:
+                await client.close()

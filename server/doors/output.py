@@ -14,9 +14,12 @@ the bytes of each encoding in use so that thousands of recipients share them.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable, Iterable
 from typing import Final, Protocol, TypeVar
+
+from protocol.parser import ScrubbedLine
 
 TOO_LONG: Final = "\x00<too long>\x00"
 """What :meth:`LineSource.readline` returns for a line over the cap (its text is dropped).
@@ -124,6 +127,23 @@ class Output(Protocol):
     def closing(self) -> bool:
         """True once the connection is closing or closed, by either side."""
         ...
+
+
+LINE_END: Final = re.compile(r"\r\n|\r\x00|\n\r|\r|\n")
+"""One line end, on every door: CR LF (telnet, most clients), CR NUL (telnet, RFC 854),
+LF CR (the BaldLies client, D121), or a bare CR or LF. LF CR is one end, not an end and
+an empty line."""
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+"""Control characters other than tab: removed from input lines, so nothing a client types
+reaches another user's terminal as an escape sequence (D75)."""
+
+
+def clean_line(line: str) -> str:
+    """``line`` without its control characters (D75), on every door; a
+    :class:`~protocol.parser.ScrubbedLine` when it had any, so that a name typed with one
+    is refused, not read as the rest (D265)."""
+    text, removed = _CONTROL.subn("", line)
+    return ScrubbedLine(text) if removed else text
 
 
 class LineSource(Protocol):

@@ -56,16 +56,12 @@ from telnetlib3.stream_writer import TelnetWriterUnicode
 from telnetlib3.telopt import ECHO, MCCP2_COMPRESS, MCCP3_COMPRESS, WILL, WONT, theNULL
 
 from protocol import replies
-from protocol.parser import ScrubbedLine
 from server.config import Settings
 from server.doors.budget import InputBudget
-from server.doors.output import TOO_LONG, LineQueue, Payload, crlf_lines
+from server.doors.output import LINE_END, TOO_LONG, LineQueue, Payload, clean_line, crlf_lines
 
 log = logging.getLogger(__name__)
 
-_EOL = re.compile(r"\r\n|\r\x00|\n\r|\r|\n")
-"""One line end: CR LF (telnet, most clients), CR NUL (telnet), LF CR (the BaldLies
-client, D121), or a bare CR or LF. LF CR is one end, not an end and an empty line."""
 _SECOND_HALF: Final = {"\r": ("\n", "\x00"), "\n": ("\r",)}
 """After a bare CR or LF that ended a chunk: the characters that, first in the next
 chunk, complete the same line end (CR LF or CR NUL, LF CR) split across packets."""
@@ -73,18 +69,6 @@ _READ_ALL: Final = 1 << 30
 """What :meth:`LineReader.readline` asks the telnetlib3 reader for: more than it can
 hold (it pauses the socket long before), so each read takes all it has, decoded once.
 (A smaller count makes telnetlib3 5.x's unicode reader take the rest byte by byte.)"""
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-"""Control characters other than tab: removed from input lines, so nothing a client types
-reaches another user's terminal as an escape sequence (D75)."""
-
-
-def _without_controls(line: str) -> str:
-    """``line`` without its control characters (D75); a :class:`ScrubbedLine` when it
-    had any, so that a name typed with one is refused, not read as the rest (D265)."""
-    text, removed = _CONTROL.subn("", line)
-    return ScrubbedLine(text) if removed else text
-
-
 IAC: Final = b"\xff"
 """Telnet's Interpret-As-Command byte: doubled when it occurs in data (RFC 854)."""
 
@@ -410,7 +394,7 @@ class LineReader:
         self._second_half = ()
         self._buf += chunk
         pos = 0
-        for match in _EOL.finditer(self._buf):
+        for match in LINE_END.finditer(self._buf):
             line = self._buf[pos : match.start()]
             if self._discarding:
                 self._discarding = False
@@ -418,7 +402,7 @@ class LineReader:
             elif len(line) > self._max_len:
                 line = TOO_LONG
             else:
-                line = _without_controls(line)
+                line = clean_line(line)
             self._lines.append(line)
             pos = match.end()
             if pos == len(self._buf):

@@ -42,7 +42,6 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
-import re
 import socket
 import struct
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
@@ -59,7 +58,15 @@ from server.clock import Cancellable, Timer
 from server.config import Settings
 from server.doors.admission import QuietLog
 from server.doors.budget import InputBudget
-from server.doors.output import TOO_LONG, LineQueue, Payload, Shell, crlf_lines
+from server.doors.output import (
+    LINE_END,
+    TOO_LONG,
+    LineQueue,
+    Payload,
+    Shell,
+    clean_line,
+    crlf_lines,
+)
 
 log = logging.getLogger(__name__)
 
@@ -131,10 +138,6 @@ HTTP_ERROR_LOG_INTERVAL: Final = 60.0
 ERROR_REASON_CHARS: Final = 200
 """The most of a malformed request's reason that is logged."""
 
-_EOL = re.compile(r"\r\n|\n\r|\r|\n")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-"""Control characters other than tab, removed from input as on telnet (D75)."""
-
 
 def text_frame(text: str) -> bytes:
     """One unmasked, final WebSocket text frame holding ``text`` (RFC 6455 §5.2)."""
@@ -160,12 +163,13 @@ def _payload_frames(text: str, _form: tuple[str, ...]) -> bytes:
 
 
 def split_message(text: str, max_len: int) -> list[str]:
-    """The lines of one message: split at line ends (a trailing one dropped), each
-    cleaned of control characters, or :data:`TOO_LONG` when longer than ``max_len``."""
-    parts = _EOL.split(text)
+    """The lines of one message: split at the line ends telnet knows (a trailing one
+    dropped), each cleaned as on telnet (:func:`server.doors.output.clean_line`), or
+    :data:`TOO_LONG` when longer than ``max_len``."""
+    parts = LINE_END.split(text)
     if len(parts) > 1 and parts[-1] == "":
         parts.pop()
-    return [TOO_LONG if len(part) > max_len else _CONTROL.sub("", part) for part in parts]
+    return [TOO_LONG if len(part) > max_len else clean_line(part) for part in parts]
 
 
 class WebLines:

@@ -20,6 +20,7 @@ import aiohttp
 import pytest
 
 from protocol import replies
+from protocol.parser import ScrubbedLine
 from server.app import App
 from server.config import ConfigError, Settings, load
 from server.doors.output import TOO_LONG, Payload
@@ -246,6 +247,18 @@ def test_a_message_is_split_into_clean_lines() -> None:
     assert split_message("a\r\nb\n", 80) == ["a", "b"]
     assert split_message("a\x1b[2Jb\tc", 80) == ["a[2Jb\tc"]
     assert split_message("x" * 81 + "\nok", 80) == [TOO_LONG, "ok"]
+
+
+def test_both_doors_end_and_clean_lines_alike() -> None:
+    """The web door reads a message's lines as telnet reads a stream's: CR NUL and LF CR
+    are one line end each, and a line that had control characters is marked, so that a
+    name typed with a NUL is refused on both doors (D265), not registered as the rest."""
+    assert split_message("a\r\x00b\r\x00", 80) == ["a", "b"]
+    assert split_message("a\n\rb", 80) == ["a", "b"]
+    (scrubbed,) = split_message("na\x00me", 80)
+    assert scrubbed == "name" and isinstance(scrubbed, ScrubbedLine)
+    (plain,) = split_message("name", 80)
+    assert not isinstance(plain, ScrubbedLine)
 
 
 def test_origin_checks() -> None:

@@ -3,10 +3,10 @@
 ``python -m backgammon.fair_dice verify FILE``
     ``FILE`` is a match record as JSON (``export <id> json`` in the server, or
     ``python -m server export <id> --json``; ``-`` reads standard input). Prints the
-    proof (rule, commitment, server seed, player seeds), checks that the commitment is
-    the SHA-256 of the server seed (the player compares it with the one they were told
-    at the start), recomputes every roll and compares it with the record. Exit status 0:
-    verified; 1: a roll differs, or the record has no proof; 2: the file cannot be read.
+    commitment the record's server seed gives (SHA-256 of it: the player compares it with
+    the one they were told at the start), the seed and the players' seeds, then
+    recomputes every roll and compares it with the record. Exit status 0: verified; 1: a
+    roll differs, or the record has no proof; 2: the file cannot be read.
 
 ``python -m backgammon.fair_dice roll SERVER_SEED P0 P1 N``
     The dice of roll ``N`` from a server seed (64 hex digits) and the two player seeds,
@@ -95,6 +95,7 @@ def _read_record(path: str) -> tuple[tuple[str, str], FairDice | None, list[list
 
 
 def _print_proof(names: tuple[str, str], dice: FairDice, out: TextIO) -> None:
+    """The proof as a player checks it: the commitment first, to compare with theirs."""
     seeds = dice.seeds
     print(f"commitment:   {seeds.commitment} (the server seed's SHA-256)", file=out)
     print(f"server seed:  {seeds.server_seed.hex()}", file=out)
@@ -103,6 +104,8 @@ def _print_proof(names: tuple[str, str], dice: FairDice, out: TextIO) -> None:
 
 
 def _print_verdict(verdict: Verdict, out: TextIO) -> int:
+    """One line: verified, or the first roll that differs, or the dice missing; the exit
+    status that goes with it."""
     mismatch = verdict.mismatch
     if mismatch is not None:
         recorded = "-".join(map(str, mismatch.recorded))

@@ -72,7 +72,7 @@ def resumed_roller(host: TableHost) -> DiceRoller:
     return host.dice() if host.dice is not None else SystemDice()
 
 
-def proof(live: LiveMatch) -> DiceSeeds | None:
+def committed_seeds(live: LiveMatch) -> DiceSeeds | None:
     """The seeds of ``live``'s dice, when they are committed."""
     roller = live.match.roller
     return roller.seeds if isinstance(roller, FairDice) else None
@@ -81,7 +81,7 @@ def proof(live: LiveMatch) -> DiceSeeds | None:
 def tell_commitment(host: TableHost, live: LiveMatch) -> None:
     """At the start or resume: the commitment and the seeds to the players and the
     watchers (D271)."""
-    seeds = proof(live)
+    seeds = committed_seeds(live)
     if seeds is None:
         return
     (first, second), (first_seed, second_seed) = live.names, seeds.player_seeds
@@ -92,7 +92,7 @@ def tell_commitment(host: TableHost, live: LiveMatch) -> None:
 def reveal(host: TableHost, live: LiveMatch) -> None:
     """The match is over and its record stored: the server seed to the players and the
     watchers, with the record's id for ``show dice`` (D272)."""
-    seeds = proof(live)
+    seeds = committed_seeds(live)
     if seeds is None or live.record_id is None:
         return
     _tell(host, live, replies.dice_revealed(seeds.server_seed.hex(), live.record_id))

@@ -113,7 +113,7 @@ async def revealed(client: ScriptedClient) -> tuple[str, int]:
 
 async def verified(client: ScriptedClient, record_id: int, tmp_path: Path) -> str:
     """``export <id> json``, written to a file and checked as a player would:
-    ``python -m backgammon.fair_dice verify FILE`` (in-process). Its output."""
+    ``python -m backgammon.fair_dice verify FILE`` (in-process). The record's text."""
     await client.send(f"export {record_id} json")
     await client.expect(replies.export_json_begin(record_id))
     record = await client.line()

@@ -233,6 +233,19 @@ async def test_a_resumed_match_goes_on_with_the_same_dice(
             await client.close()
 
 
+async def test_a_resigned_match_reveals_its_seed(connect: Connect, app: App) -> None:
+    """A match won by a resignation is over too: its seed is revealed (D272)."""
+    alice, bob = await ready_pair(connect, app)
+    commitment = await start(alice, bob, "1")
+    await alice.expect_prefix("*** Dice of this match (fibs-dice/1)")
+    await alice.send("resign n")
+    await bob.expect(replies.wants_to_resign("alice", 1))
+    await bob.send("accept")
+    for client in (alice, bob):
+        seed, _ = await revealed(client)
+        assert hashlib.sha256(bytes.fromhex(seed)).hexdigest() == commitment
+
+
 async def test_a_replaced_saved_match_reveals_its_seed(connect: Connect, app: App) -> None:
     """An unlimited match is never won: it ends when the pair starts a new match, which
     replaces it; then both are told its server seed (D272)."""

@@ -23,6 +23,7 @@ from backgammon.board import Player, Position, unpack
 from backgammon.dice import DiceRoller, Roll
 from backgammon.errors import SnapshotError
 from backgammon.events import WinKind, event_from_json, event_to_json, events_json_text
+from backgammon.fair_dice import SNAPSHOT_KEY, FairDice
 from backgammon.match import CubeOffer, Match, MatchOptions, Phase, Resignation
 
 SNAPSHOT_VERSION = 1
@@ -151,11 +152,22 @@ def _state_after_position(match: Match) -> dict[str, Any]:
         "rolls": list(match.rolls),
         "cube_turned": match.cube_turned,
         "auto_doubles": match.auto_doubles,
+        **_dice_state(match),
     }
 
 
+def _dice_state(match: Match) -> dict[str, Any]:
+    """The ``dice_proof`` key of a match whose dice anyone can verify: its roller's state
+    (:class:`~backgammon.fair_dice.FairDice`), so a restored match rolls the same dice.
+    Other rollers (the tests' seeded or scripted dice) have no state to keep: no key."""
+    roller = match.roller
+    return {SNAPSHOT_KEY: roller.to_json()} if isinstance(roller, FairDice) else {}
+
+
 def match_from_json(data: dict[str, Any], roller: DiceRoller) -> Match:
-    """Restore a match from :func:`match_to_json`'s data, rolling future dice with ``roller``.
+    """Restore a match from :func:`match_to_json`'s data. Its future dice come from the
+    dice state the data holds (``dice_proof``: a :class:`~backgammon.fair_dice.FairDice`
+    goes on where it stopped, so no die changes), else from ``roller``.
 
     :raises SnapshotError: data that does not describe a valid match.
     """
@@ -164,6 +176,8 @@ def match_from_json(data: dict[str, Any], roller: DiceRoller) -> Match:
             raise SnapshotError(f"unknown snapshot version {data['version']!r}")
         if set(data["options"]) != _OPTION_NAMES:
             raise SnapshotError("snapshot options do not match MatchOptions")
+        if SNAPSHOT_KEY in data:
+            roller = FairDice.from_json(data[SNAPSHOT_KEY])
         match = Match(MatchOptions(**data["options"]), roller, o_player=_player(data["o_player"]))
         match.score = [_count(v) for v in data["score"]]
         match.game = _count(data["game"])

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from backgammon.events import WinKind
+from backgammon.fair_dice import is_player_seed
 from protocol import replies
 from protocol.commands import COMMAND_LIST
 from protocol.replies import Toggle
@@ -108,7 +109,8 @@ def parse_toggle_name(word: str) -> Toggle | None:
 
 
 class SetVariable(enum.Enum):
-    """The variables of ``set``; values are their names (and :class:`UserSettings` fields)."""
+    """The variables of ``set``; values are their names (and :class:`UserSettings` fields,
+    but ``dice_seed``, which lasts the session and is not in ``set``'s list: D276)."""
 
     BOARDSTYLE = "boardstyle"
     LINELENGTH = "linelength"
@@ -116,6 +118,7 @@ class SetVariable(enum.Enum):
     REDOUBLES = "redoubles"
     SORTWHO = "sortwho"
     TIMEZONE = "timezone"
+    DICE_SEED = "dice_seed"
 
 
 MAX_LENGTH_SETTING: Final = 999
@@ -167,6 +170,16 @@ def parse_set_value(
             return value.lower()
         case SetVariable.TIMEZONE:
             return parse_timezone(value, zones)
+        case SetVariable.DICE_SEED:
+            return parse_dice_seed((value,))
+
+
+def parse_dice_seed(words: Sequence[str]) -> str | Invalid:
+    """``set dice_seed <text>`` (D276): one word of 1 to 64 characters from ``!`` to ``~``
+    (:func:`backgammon.fair_dice.is_player_seed`)."""
+    if len(words) == 1 and is_player_seed(words[0]):
+        return words[0]
+    return Invalid.of(replies.DICE_SEED_INVALID)
 
 
 def redoubles_shown(redoubles: int | None) -> str:
@@ -474,6 +487,22 @@ def name_form_problem(name: str, *, scrubbed: bool = False) -> str | None:
 # -- export (D76) ------------------------------------------------------------------------------
 
 
-def parse_record_id(word: str) -> int | Invalid:
-    """``export <id>``: a match record's number."""
-    return int(word) if word.isdigit() else Invalid.of(replies.EXPORT_USAGE)
+def parse_record_id(word: str, usage: str = replies.EXPORT_USAGE) -> int | Invalid:
+    """``export <id>``, ``show dice <id>``: a match record's number; else ``usage``."""
+    return int(word) if word.isdigit() else Invalid.of(usage)
+
+
+class ExportForm(enum.Enum):
+    """What ``export <id>`` sends: the ``.mat`` text (D77) or the JSON record (D275)."""
+
+    MAT = "mat"
+    JSON = "json"
+
+
+def parse_export_form(words: Sequence[str]) -> ExportForm | Invalid:
+    """The words after ``export <id>``: none (the ``.mat`` text) or ``json``."""
+    if not words:
+        return ExportForm.MAT
+    if len(words) == 1 and words[0].lower() == ExportForm.JSON.value:
+        return ExportForm.JSON
+    return Invalid.of(replies.EXPORT_USAGE)

@@ -169,9 +169,9 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
     Command("erase", "erase", "Administrators only.", hidden=True),
     Command(  # not a FIBS command: this server's extension (D76)
         "export",
-        "export [<match id>]",
-        "List your finished matches, or send one as a Jellyfish .mat file.",
-        max_args=1,
+        "export [<match id> [json]]",
+        "List your finished matches, or send one as a Jellyfish .mat file (or as JSON).",
+        max_args=2,
         usage=(replies.EXPORT_USAGE,),
     ),
     Command(
@@ -350,12 +350,16 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
     Command(
         "set",
         "set [<variable> [<value>]]",
-        "Show or set boardstyle, linelength, pagelength, redoubles, sortwho, timezone.",
+        "Show or set boardstyle, linelength, pagelength, redoubles, sortwho, timezone, dice_seed.",
+        details=(
+            "'set dice_seed <text>' adds a seed of yours to the dice of your next matches",
+            "(until you log out); 'show dice <match id>' proves a finished match's dice.",
+        ),
     ),
     Command("shout", "shout <text>", "Talk to everybody.", repeatable=False),
     Command(
         "show",
-        "show games|saved|savedcount <name>|watchers|max|timezones [prefix]",
+        "show games|saved|savedcount <name>|watchers|max|timezones [prefix]|dice <match id>",
         "Show various lists.",
         states=USER | SessionState.VISITOR,
         min_args=1,

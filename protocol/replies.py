@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Final, assert_never
 
 from backgammon.errors import Refusal
+from backgammon.fair_dice import RULE as DICE_RULE
 from protocol import clip
 
 
@@ -2173,8 +2174,9 @@ def match_rules_line(rules: Sequence[str]) -> str:
 # Match records: the export command (extension, issue 5 item 6; D76-D77)
 # =====================================================================================
 
-EXPORT_USAGE: Final = "** usage: export [<match id>]"
-"""D76: ``export`` with more than one word, or a word that is not a match id."""
+EXPORT_USAGE: Final = "** usage: export [<match id> [json]]"
+"""D76, D275: ``export`` with more than two words, a word that is not a match id, or a
+second word other than ``json``."""
 EXPORT_NONE: Final = "** You have no finished matches."
 """D76: ``export`` without an id, and no finished match of the caller is stored."""
 EXPORT_HEADER: Final = "Your finished matches (type 'export <id>' to get one as a .mat file):"
@@ -2206,6 +2208,101 @@ def export_begin(match_id: int) -> str:
 def export_end(match_id: int) -> str:
     """D77: the line after the ``.mat`` text."""
     return f"*** End of match {match_id}."
+
+
+# =====================================================================================
+# Dice anyone can verify (extension, issue 30; docs/dice.md; D271-D276)
+# =====================================================================================
+# What the server tells of a match's dice starts with ``*** ``, as the other lines of
+# this server's own that refuse nothing (``export``, ``dicetest``): clients read ``** ``
+# as a refusal (the bots library's ``Error``), and these lines may come at any moment
+# around a match (D271).
+
+
+def dice_offered(commitment: str) -> str:
+    """D271: with a new match's invitation, to the inviter and the invitee: the commitment
+    to the server's seed, before either player's seed is final."""
+    return (
+        f"*** The dice of this match are committed: {commitment}. To add a seed of your own,"
+        " type 'set dice_seed <text>' before it starts."
+    )
+
+
+def dice_committed(
+    commitment: str, first: str, first_seed: str, second: str, second_seed: str
+) -> str:
+    """D272: at a match's start and at each resume, to the players and the watchers: the
+    commitment and the two players' seeds the dice are derived from."""
+    return (
+        f"*** Dice of this match ({DICE_RULE}): commitment {commitment},"
+        f" seeds {first} {first_seed} and {second} {second_seed}."
+    )
+
+
+def dice_revealed(server_seed: str, match_id: int) -> str:
+    """D273: at a match's end (won or resigned), to the players and the watchers: the
+    server's seed, and where the whole proof is."""
+    return (
+        f"*** Dice of this match revealed: server seed {server_seed}."
+        f" Type 'show dice {match_id}' for the proof."
+    )
+
+
+def saved_dice_revealed(opponent: str, server_seed: str, commitment: str) -> str:
+    """D273: a new match replaces the players' saved one, which ends unfinished: to both
+    players, the old match's server seed and commitment."""
+    return (
+        f"*** Your saved match with {opponent} is over; its dice's server seed was"
+        f" {server_seed} (commitment {commitment})."
+    )
+
+
+SHOW_DICE_USAGE: Final = "** usage: show dice <match id>"
+"""D274: ``show dice`` without a match id, or with a word that is not one."""
+
+
+def show_dice(
+    match_id: int,
+    rolls: int,
+    commitment: str,
+    server_seed: str,
+    first: str,
+    first_seed: str,
+    second: str,
+    second_seed: str,
+) -> list[str]:
+    """D274: ``show dice <id>``: a finished match's proof, four lines."""
+    return [
+        f"*** Dice of match {match_id}: {DICE_RULE}, {rolls} rolls.",
+        f"*** Commitment: {commitment}",
+        f"*** Server seed: {server_seed}",
+        f"*** Seeds: {first} {first_seed}, {second} {second_seed}",
+    ]
+
+
+def no_finished_match(match_id: int) -> str:
+    """D274: ``show dice`` with an id that is no finished match."""
+    return f"** There is no finished match {match_id}."
+
+
+def dice_not_committed(match_id: int) -> str:
+    """D274: a finished match whose dice were not committed (played before there were
+    proofs)."""
+    return f"** The dice of match {match_id} were not committed."
+
+
+def export_json_begin(match_id: int) -> str:
+    """D275: the line before the JSON record of ``export <id> json`` (one line), which
+    ``python -m backgammon.fair_dice verify FILE`` checks; :func:`export_end` after it."""
+    return f"*** Match {match_id} as JSON:"
+
+
+DICE_SEED_INVALID: Final = (
+    "** A dice seed is 1 to 64 characters from '!' to '~' (letters, digits, signs), no spaces."
+)
+"""D276: ``set dice_seed`` with a value :func:`backgammon.fair_dice.is_player_seed` refuses."""
+DICE_SEED_UNSET: Final = "none"
+"""D276: ``set dice_seed`` before one was set (the server draws one at the match's start)."""
 
 
 # =====================================================================================

@@ -5,7 +5,7 @@ Reads ``fibs.conf`` from the working directory (or ``--config PATH``); ``--host`
 start. SIGINT/SIGTERM tell every user, close every connection (saving what must be
 saved) and stop. A bad configuration stops the start with one line naming the setting.
 ``python -m server export MATCH_ID`` writes a finished match as a Jellyfish ``.mat``
-file instead (:func:`export_main`).
+file instead, ``--json`` as its JSON record (:func:`export_main`).
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ log = logging.getLogger("server")
 COMMANDS_HELP = """\
 commands:
   (none)             run the server with the options above (also: fibs-server)
-  export MATCH_ID    write a finished match as a Jellyfish .mat file
-                     ('python -m server export --help')
+  export MATCH_ID    write a finished match as a Jellyfish .mat file, or its JSON
+                     record with --json ('python -m server export --help')
 
 The database is created or upgraded at start; 'python -m db --help' maintains it."""
 
@@ -48,7 +48,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="python -m server",
         usage="python -m server [--config PATH] [--host H] [--port P] [--web-port P] "
         "[--database URL]\n"
-        "       python -m server export MATCH_ID [--config PATH] [--database URL] [-o FILE]",
+        "       python -m server export MATCH_ID [--json] [--config PATH] [--database URL]"
+        " [-o FILE]",
         description="A FIBS-compatible backgammon server (telnet and CLIP).",
         epilog=COMMANDS_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -214,8 +215,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def export_main(argv: Sequence[str]) -> int:
-    """``python -m server export MATCH_ID [--config PATH] [--database URL] [-o FILE]``:
-    a finished match (its match record id) as a Jellyfish ``.mat`` file (docs/records.md).
+    """``python -m server export MATCH_ID [--json] [--config PATH] [--database URL] [-o
+    FILE]``: a finished match (its match record id) as a Jellyfish ``.mat`` file
+    (docs/records.md), or with ``--json`` as its JSON record, whose dice
+    ``python -m backgammon.fair_dice verify`` checks (docs/dice.md).
 
     Exit status 0 when written, 1 when there is no such match, 2 on a configuration or
     database error.
@@ -229,6 +232,11 @@ def export_main(argv: Sequence[str]) -> int:
     parser.add_argument("--config", type=Path, help="configuration file (default ./fibs.conf)")
     parser.add_argument("--database", help="SQLAlchemy URL, e.g. sqlite+aiosqlite:///fibs.db")
     parser.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="the JSON record instead (python -m backgammon.fair_dice verify checks its dice)",
+    )
     parser.set_defaults(host=None, port=None)
     args = parser.parse_args(argv)
     try:
@@ -238,13 +246,14 @@ def export_main(argv: Sequence[str]) -> int:
         return 2
     try:
         record = asyncio.run(_match_record(settings.database, args.match_id))
-        text = (
-            None
-            if record is None
-            else snapshot_to_mat(
+        if record is None:
+            text = None
+        elif args.json:
+            text = record.moves + "\n"
+        else:
+            text = snapshot_to_mat(
                 record.moves, site=settings.server_name, started_at=record.started_at
             )
-        )
     except Exception as exc:  # any failure to read the database: say so in one line
         print(f"fibs-server: cannot read match {args.match_id}: {exc}", file=sys.stderr)
         return 2

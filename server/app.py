@@ -8,12 +8,13 @@ server (listening, the connections' tasks) is :mod:`server.service`'s.
 from __future__ import annotations
 
 import logging
+import os
 import random
 import secrets
 import time
 from collections.abc import Callable
 
-from backgammon.dice import DiceRoller, SystemDice
+from backgammon.dice import DiceRoller
 from db.repository import Database
 from server.clock import LoopTimer, Timer
 from server.config import Settings
@@ -49,7 +50,8 @@ class App:
         *,
         clock: Callable[[], float] = time.time,
         timer: Timer | None = None,
-        dice: Callable[[], DiceRoller] = SystemDice,
+        dice: Callable[[], DiceRoller] | None = None,
+        entropy: Callable[[int], bytes] = os.urandom,
         coin: Callable[[], int] | None = None,
         presence: Callable[[LocalPresence], Presence] | None = None,
         tables: Callable[[LocalTables], Tables] | None = None,
@@ -102,7 +104,12 @@ class App:
         """The port the server listens on: the configured one until
         :meth:`server.service.Service.start` has bound it (``port = 0``: any free one)."""
         self.dice = dice
-        """Makes the dice roller of each new or resumed match (seeded in tests)."""
+        """None (production): every match's dice are committed before its first roll and
+        proven after its last (:mod:`server.tables.dice_proof`). Tests that need exact
+        rolls give a factory of rollers (seeded or scripted dice): their matches carry
+        no proof."""
+        self.entropy = entropy
+        """The CSPRNG the dice's seeds are drawn from (``os.urandom``; tests fix it)."""
         chooser = random.SystemRandom()
         self.coin = coin or (lambda: chooser.randint(0, 1))
         """Picks who plays O in a new match's first game (§3.2)."""

@@ -3,8 +3,10 @@
 
 ``export`` lists the caller's finished matches with their record ids; ``export <id>``
 sends one of them as the Jellyfish ``.mat`` text of :mod:`protocol.mat_export`, between two
-marker lines. Only the two players of a match may export it. ``dicetest`` reports every
-roll the server made since it started (:class:`server.tables.dice_stats.DiceStats`).
+marker lines, and ``export <id> json`` as its JSON record (D275), whose dice
+``python -m backgammon.fair_dice verify`` checks. Only the two players of a match may
+export it. ``dicetest`` reports every roll the server made since it started
+(:class:`server.tables.dice_stats.DiceStats`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import math
 
 from backgammon.errors import SnapshotError
 from protocol import replies
-from protocol.arguments import parse_record_id
+from protocol.arguments import ExportForm, parse_export_form, parse_record_id
 from protocol.mat_export import snapshot_to_mat
 from protocol.parser import ParsedCommand
 from server.errors import Reply
@@ -50,9 +52,17 @@ async def export(ctx: Context, cmd: ParsedCommand) -> None:
         session.send_lines(lines)
         return
     match_id = valid(parse_record_id(cmd.args[0]))
+    form = valid(parse_export_form(cmd.args[1:]))
     found = await db.get_match_record(match_id)
     if found is None or session.name not in (found.player1, found.player2):
         raise Reply(replies.export_not_found(match_id))
+    if form is ExportForm.JSON:
+        # The record as stored: one line of JSON, which python -m backgammon.fair_dice
+        # verify checks (D275).
+        session.send_lines(
+            [replies.export_json_begin(match_id), found.moves, replies.export_end(match_id)]
+        )
+        return
     try:
         text = snapshot_to_mat(
             found.moves, site=ctx.app.settings.server_name, started_at=found.started_at

@@ -11,6 +11,7 @@ from db.records import UserSettings
 from protocol import replies
 from protocol.arguments import (
     SetVariable,
+    parse_dice_seed,
     parse_set_value,
     parse_set_variable,
     parse_timezone,
@@ -98,6 +99,9 @@ async def set_variable(ctx: Context, cmd: ParsedCommand) -> None:
         return
     variable = valid(parse_set_variable(cmd.args[0]))
     name = variable.value
+    if variable is SetVariable.DICE_SEED:
+        _dice_seed(session, cmd.args[1:])
+        return
     if len(cmd.args) == 1:
         session.send(replies.set_value(name, shown[variable]))
         return
@@ -110,3 +114,15 @@ async def set_variable(ctx: Context, cmd: ParsedCommand) -> None:
     session.send(replies.set_changed(name, _shown(session.settings)[variable]))
     if variable is SetVariable.REDOUBLES:
         ctx.app.presence.who_update(session)
+
+
+def _dice_seed(session: Session, words: tuple[str, ...]) -> None:
+    """``set dice_seed [<text>]`` (D276): show or set the seed the caller adds to the dice
+    of their next matches. It lasts the session and is not stored: a seed is chosen for
+    the matches ahead, best after their invitation's commitment (docs/dice.md)."""
+    name = SetVariable.DICE_SEED.value
+    if not words:
+        session.send(replies.set_value(name, session.dice_seed or replies.DICE_SEED_UNSET))
+        return
+    session.dice_seed = valid(parse_dice_seed(words))
+    session.send(replies.set_changed(name, session.dice_seed))

@@ -1,4 +1,5 @@
-"""``show <what>`` (§4.14): games, saved, savedcount, watchers, max, and timezones (D177).
+"""``show <what>`` (§4.14): games, saved, savedcount, watchers, max, timezones (D177) and
+dice (D274).
 
 Each topic is a small function in :data:`TOPICS`; a unique prefix selects one
 (``show sa`` is ambiguous, ``show savedc`` is savedcount). ``show`` alone answers
@@ -8,12 +9,16 @@ Each topic is a small function in :data:`TOPICS`; a unique prefix selects one
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 
+from backgammon.fair_dice import record_proof
 from protocol import replies
+from protocol.arguments import parse_record_id
 from protocol.parser import ParsedCommand
 from protocol.replies import SavedMark
 from server.errors import Reply
+from server.handlers import valid
 from server.handlers.context import Context
 from server.handlers.match import games_lines, watchers_lines
 from server.handlers.settings import zones
@@ -75,7 +80,38 @@ async def _timezones(ctx: Context, args: tuple[str, ...]) -> list[str]:
     return replies.zone_list(found)
 
 
+async def _dice(ctx: Context, args: tuple[str, ...]) -> list[str]:
+    """``show dice <match id>``: a finished match's dice proof (D274): its rule, number of
+    rolls, commitment, server seed and players' seeds. Anyone may ask: once a match is
+    over its proof is no secret, and anyone can check it (docs/dice.md)."""
+    if not args:
+        raise Reply(replies.SHOW_DICE_USAGE)
+    match_id = valid(parse_record_id(args[0], replies.SHOW_DICE_USAGE))
+    record = await ctx.app.db.get_match_record(match_id)
+    if record is None:
+        raise Reply(replies.no_finished_match(match_id))
+    try:
+        (first, second), dice = record_proof(json.loads(record.moves))
+    except ValueError:  # a record this server cannot read: as one without a proof
+        dice = None
+    if dice is None:
+        raise Reply(replies.dice_not_committed(match_id))
+    seeds = dice.seeds
+    first_seed, second_seed = seeds.player_seeds
+    return replies.show_dice(
+        match_id,
+        dice.drawn // 2,
+        seeds.commitment,
+        seeds.server_seed.hex(),
+        first,
+        first_seed,
+        second,
+        second_seed,
+    )
+
+
 TOPICS: dict[str, Topic] = {
+    "dice": _dice,
     "games": _games,
     "max": _max,
     "saved": _saved,

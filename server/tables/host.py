@@ -51,8 +51,15 @@ class TableServices(Protocol):
         ...
 
     @property
-    def dice(self) -> Callable[[], DiceRoller]:
-        """Makes the dice roller of each new or resumed match (seeded in tests)."""
+    def dice(self) -> Callable[[], DiceRoller] | None:
+        """None: every match's dice are committed and proven
+        (:mod:`server.tables.dice_proof`); else what makes each match's roller (tests:
+        seeded or scripted dice, without proof)."""
+        ...
+
+    @property
+    def entropy(self) -> Callable[[int], bytes]:
+        """The CSPRNG the dice's seeds are drawn from."""
         ...
 
     @property

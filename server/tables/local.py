@@ -22,7 +22,7 @@ from protocol.replies import Toggle
 from server.clock import Timer
 from server.config import Settings
 from server.errors import Reply
-from server.tables import match_commands, match_lifecycle
+from server.tables import dice_proof, match_commands, match_lifecycle
 from server.tables.announce import seated
 from server.tables.dice_stats import DiceStats
 from server.tables.edge import TableEdge
@@ -71,8 +71,12 @@ class LocalTables:
         return self._services.timer
 
     @property
-    def dice(self) -> Callable[[], DiceRoller]:
+    def dice(self) -> Callable[[], DiceRoller] | None:
         return self._services.dice
+
+    @property
+    def entropy(self) -> Callable[[int], bytes]:
+        return self._services.entropy
 
     @property
     def coin(self) -> Callable[[], int]:
@@ -239,7 +243,7 @@ class LocalTables:
 
     def _restored(self, saved: SavedMatch) -> LiveMatch:
         try:
-            return LiveMatch.from_saved(saved, self.dice())
+            return LiveMatch.from_saved(saved, dice_proof.resumed_roller(self))
         except SnapshotError:
             raise Reply(replies.SAVED_MATCH_CORRUPT) from None
 

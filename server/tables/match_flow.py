@@ -228,7 +228,7 @@ async def save(app: TableHost, live: LiveMatch, settlement: Settlement) -> None:
         live.saved(pending)
         return
     winner = 0 if match.score[0] >= match.options.length else 1
-    await db.record_finished_match(
+    record = await db.record_finished_match(
         player1=live.names[0],
         player2=live.names[1],
         match_length=live.length,
@@ -241,3 +241,4 @@ async def save(app: TableHost, live: LiveMatch, settlement: Settlement) -> None:
         rating_updates=rating_updates(settlement),
         delete_saved=True,
     )
+    live.record_id = record.id

@@ -25,7 +25,7 @@ from protocol import replies
 from protocol.replies import Toggle
 from server.config import RulesDefaults
 from server.errors import Reply
-from server.tables import match_flow
+from server.tables import dice_proof, match_flow
 from server.tables.host import TableHost
 from server.tables.match_timers import stop_the_clock, watch_the_clock
 from server.tables.matches import Invitation, LiveMatch, match_options, watchers_at
@@ -89,6 +89,7 @@ def new_invitation(
         rules=rules,
         rule_words=words,
         replaces_saved=saved is not None,
+        server_seed=dice_proof.invitation_seed(app),
     )
 
 
@@ -116,6 +117,10 @@ def invite(
             lines.append(replies.saved_match_warning(saved.match_length))
     lines[-1] += bell
     app.presence.send_lines(target, lines)
+    dice = dice_proof.offered(invitation.server_seed)
+    if dice is not None:  # after the invitation's own lines: clients read those as before
+        session.send(dice)
+        app.presence.send(target, dice)
     if target.away is not None:
         session.send("", replies.is_away(target.name, target.away))
 
@@ -156,6 +161,7 @@ async def _start(app: TableHost, inviter: Peer, invitee: Session, invitation: In
         # A new match replaces the saved one. Without one at the invitation there is
         # nothing to delete, and no write: should one have been saved since (the pair
         # played another match meanwhile), the new match's first save replaces it.
+        await dice_proof.reveal_replaced(app, (inviter, invitee))
         await app.db.delete_match(inviter.name, invitee.name)
     rules = invitation.rules or app.settings.rules
     try:
@@ -164,7 +170,8 @@ async def _start(app: TableHost, inviter: Peer, invitee: Session, invitation: In
         )
     except MatchOptionsError as exc:
         raise Reply(replies.bad_match_rules(str(exc))) from None
-    match = Match(options, app.dice(), o_player=app.coin())
+    roller = dice_proof.new_roller(app, invitation.server_seed, (inviter, invitee))
+    match = Match(options, roller, o_player=app.coin())
     live = LiveMatch((inviter.name, invitee.name), match, started_at=int(app.clock()))
     if not _begin(app, live):
         return
@@ -174,6 +181,7 @@ async def _start(app: TableHost, inviter: Peer, invitee: Session, invitation: In
         rules_line = replies.match_rules_line(invitation.rule_words)
         app.presence.send(inviter, rules_line)
         invitee.send(rules_line)
+    dice_proof.tell_commitment(app, live)
     _report(app, live, replies.match_start_report(inviter.name, invitee.name, length))
     await play(app, live, match.start_game)
 
@@ -184,7 +192,7 @@ async def _resume(app: TableHost, inviter: Peer, invitee: Session) -> None:
     try:
         if saved is None:
             raise SnapshotError("the saved match is gone")
-        live = LiveMatch.from_saved(saved, app.dice())
+        live = LiveMatch.from_saved(saved, dice_proof.resumed_roller(app))
     except SnapshotError:
         log.warning("saved match of %s and %s is corrupt", inviter.name, invitee.name)
         app.presence.send(inviter, replies.SAVED_MATCH_CORRUPT)
@@ -195,6 +203,7 @@ async def _resume(app: TableHost, inviter: Peer, invitee: Session) -> None:
         return
     invitee.send(replies.now_playing_resumed(inviter.name))
     app.presence.send(inviter, replies.joined_resumed(invitee.name))
+    dice_proof.tell_commitment(app, live)
     _report(app, live, replies.match_resume_report(inviter.name, invitee.name, live.length))
     match = live.match
     # No board after the synopsis (§4.9, D105): FIBS sends none; GammonBot, MatchDog and
@@ -320,6 +329,7 @@ async def play(
     """
     await match_flow.run(app, live, action, resumed=resumed, notice=notice)
     if live.match.phase is Phase.MATCH_OVER:
+        dice_proof.reveal(app, live)
         finish(app, live)
     else:
         watch_the_clock(app, live)

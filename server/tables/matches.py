@@ -56,6 +56,9 @@ class Invitation:
     """The rule words as given, for the ``** Match rules:`` line."""
     replaces_saved: bool = False
     """A new match while the pair had a saved match when invited: joining deletes it."""
+    server_seed: bytes | None = field(default=None, repr=False)
+    """A new match's dice seed, drawn and committed with the invitation (None: a resume,
+    or a test's dice); secret, so out of the ``repr`` (:mod:`server.tables.dice_proof`)."""
 
 
 _Mark = tuple[list[Event], int, Event | None]
@@ -114,6 +117,8 @@ class LiveMatch:
     """The reminder and time-out for the player who must act (D55), once started."""
     boards: MatchBoards = field(default_factory=MatchBoards, repr=False)
     """The boards of the match's current state (:meth:`board_frame`)."""
+    record_id: int | None = None
+    """The finished match's record, once its last save stored it (``show dice``)."""
     _head_text: tuple[tuple[tuple[str, str], int], str] | None = field(default=None, repr=False)
     """The saved state's text between the version and the games, with the names and start
     time it is of."""

@@ -122,6 +122,12 @@ class Peer(Protocol):
         ...
 
     @property
+    def dice_seed(self) -> str | None:
+        """The seed this user adds to the dice of their next matches (``set dice_seed``,
+        D276); None: the server draws one for them at each match's start."""
+        ...
+
+    @property
     def away(self) -> str | None: ...
 
     @property

@@ -95,6 +95,9 @@ class Session:
     is_bot: bool = False
     toggles: dict[Toggle, bool] = field(default_factory=lambda: dict(DEFAULT_TOGGLES))
     settings: UserSettings = DEFAULT_SETTINGS
+    dice_seed: str | None = None
+    """``set dice_seed``: added to the dice of this user's next matches (D276); kept until
+    logout, never stored."""
     away: str | None = None
     gagged: set[str] = field(default_factory=set)
     blinded: set[str] = field(default_factory=set)

@@ -9,6 +9,7 @@ from db.records import SORTWHO_VALUES
 from protocol import replies
 from protocol.arguments import (
     RESERVED_NAMES,
+    ExportForm,
     Invalid,
     LoginKind,
     PasswordChange,
@@ -22,6 +23,8 @@ from protocol.arguments import (
     name_form_problem,
     new_password_problem,
     parse_address,
+    parse_dice_seed,
+    parse_export_form,
     parse_login_line,
     parse_match_length,
     parse_match_rules,
@@ -100,7 +103,19 @@ def test_set_variables_by_unique_prefix() -> None:
     assert parse_set_variable("t") is SetVariable.TIMEZONE
     assert parse_set_variable("xyz") == Invalid((replies.SET_INVALID,))
     assert parse_set_variable("") == Invalid((replies.SET_INVALID,))  # every one matches
-    assert [v.value for v in SetVariable] == list(replies.SET_VARIABLES)
+    # Every variable is in ``set``'s list but dice_seed, which FIBS has not (D276).
+    listed = [v.value for v in SetVariable if v is not SetVariable.DICE_SEED]
+    assert listed == list(replies.SET_VARIABLES)
+    assert parse_set_variable("d") is SetVariable.DICE_SEED
+
+
+def test_dice_seeds() -> None:
+    assert parse_dice_seed(["tulip-7!"]) == "tulip-7!"
+    assert parse_dice_seed(["~" * 64]) == "~" * 64
+    invalid = Invalid((replies.DICE_SEED_INVALID,))
+    for words in ([], ["a", "b"], ["x" * 65], ["tülip"], ["tab\there"]):
+        assert parse_dice_seed(words) == invalid
+    assert parse_set_value(SetVariable.DICE_SEED, "seed", ()) == "seed"
 
 
 @pytest.mark.parametrize(
@@ -206,6 +221,11 @@ def test_addresses_names_and_record_ids() -> None:
     assert "guest" in RESERVED_NAMES
     assert parse_record_id("12") == 12
     assert parse_record_id("x") == Invalid((replies.EXPORT_USAGE,))
+    assert parse_record_id("x", replies.SHOW_DICE_USAGE) == Invalid((replies.SHOW_DICE_USAGE,))
+    assert parse_export_form(()) is ExportForm.MAT
+    assert parse_export_form(("JSON",)) is ExportForm.JSON
+    for words in (("mat",), ("json", "json")):
+        assert parse_export_form(words) == Invalid((replies.EXPORT_USAGE,))
 
 
 @pytest.mark.parametrize(

@@ -68,6 +68,10 @@ _TEXT_PARAMS = frozenset(
         "since",
         "last_login",
         "last_logout",
+        "commitment",  # hex digits: numbers and letters (D271-D274)
+        "server_seed",
+        "first_seed",  # a player's dice seed: any printable ASCII (D276)
+        "second_seed",
     }
 )
 _HOST_PARAMS = frozenset({"host", "ip", "hostname", "zone", "colour", "address", "email"})

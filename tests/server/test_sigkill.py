@@ -13,7 +13,10 @@ the saved match straight from the database file and checks that
 
 then restarts the server on the same file, logs both players in again, resumes the
 match (``invite bob`` without a length, ``join alice``) and checks that the board both
-get on resuming shows exactly the stored state. Every read has a timeout; the whole
+get on resuming shows exactly the stored state. The server's own dice are committed
+(issue 30): every start and resume tells the same commitment, and after every kill each
+stored roll is the one that commitment's seeds give (``backgammon.fair_dice.verify``), so
+no kill changed a die. Every read has a timeout; the whole
 test is bounded; the subprocess is always killed at the end.
 
 On PostgreSQL a second test cuts the server's database connections in the middle of the
@@ -40,6 +43,7 @@ import pytest
 from backgammon.board import Colour, Player, Position
 from backgammon.dice import Roll, SeededDice
 from backgammon.events import CheckersMoved, GameStarted, GameWon
+from backgammon.fair_dice import record_games, record_proof, verify
 from backgammon.match import Phase
 from backgammon.moves import apply_moves, legal_plays
 from backgammon.notation import format_move, format_moves
@@ -55,6 +59,7 @@ from server.world.session import DEFAULT_TOGGLES, storable_toggles
 from tests.conftest import PG_URL_VARIABLE, postgres_database, terminate_backends
 
 from .conftest import IAC_WONT_TTYPE, TEST_COST, ScriptedClient
+from .test_fair_dice import COMMITTED, found
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = 4
@@ -201,6 +206,8 @@ class Stored:
     """Every state a board can have shown, in order."""
     after_move: list[int]
     """For each state, how many moves the record holds up to it."""
+    commitment: str
+    """The commitment of the stored dice (issue 30), every stored roll checked against it."""
     between_games: bool = False
     """The match was stored between two games."""
 
@@ -249,7 +256,17 @@ async def read_saved(url: str) -> Stored:
                 after_move.append(count)
     match = match_from_json(json.loads(saved.snapshot)["match"], SeededDice(0))
     assert keys[-1] == (match.score[0], match.score[1], match.position)
-    return Stored(moves, keys, after_move, between_games=match.phase is Phase.GAME_OVER)
+    _, dice = record_proof(whole_snapshot(saved))
+    assert dice is not None, "the server's dice were not committed"
+    verdict = verify(dice, record_games(whole_snapshot(saved)))
+    assert verdict.verified, f"a stored roll is not the committed one: {verdict}"
+    return Stored(
+        moves,
+        keys,
+        after_move,
+        dice.seeds.commitment,
+        between_games=match.phase is Phase.GAME_OVER,
+    )
 
 
 def check_durable(stored: Stored, players: Sequence[Client]) -> None:
@@ -346,10 +363,16 @@ async def _kill_and_resume(url: str, tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     players = [Client(name, i, random.Random(rng.random())) for i, name in enumerate(NAMES)]
     stored: Stored | None = None
+    committed: set[str] = set()
     async with asyncio.timeout(TEST_LIMIT):
         for run in range(KILLS + 1):
             async with running_server(url, config, log) as server:
                 boards, earlier = await resume(server.port, players, first=run == 0)
+                for me in players:  # the start and every resume tell one commitment
+                    assert me.client is not None
+                    committed |= {m[1] for m in found(me.client, COMMITTED)}
+                assert len(committed) == 1
+                assert stored is None or stored.commitment in committed
                 if stored is not None:
                     # The resumed board shows exactly what the database held.
                     for me, board in zip(players, boards, strict=True):
@@ -370,6 +393,7 @@ async def _kill_and_resume(url: str, tmp_path: Path) -> None:
                 await me.client.close()
             stored = await read_saved(url)
             check_durable(stored, players)
+            assert stored.commitment in committed
             for me in players:
                 # On resuming, a move stored but never announced is only in the board:
                 # from here on the clients continue from the stored record.

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from backgammon.dice import ScriptedDice
+from backgammon.fair_dice import SERVER_SEED_BYTES, commitment_of
 from protocol import clip, replies
 from protocol.replies import Mode, Toggle
 from server.app import App
@@ -127,6 +128,9 @@ def test_the_interval_comes_from_fibs_conf(tmp_path: Path) -> None:
 
 # -- order and promptness (D140) ---------------------------------------------------------------
 
+ZERO_SEED_OFFER = replies.dice_offered(commitment_of(bytes(SERVER_SEED_BYTES)))
+"""The dice line of an invitation whose server seed is all zero bytes."""
+
 PROMPT = 0.5
 """Bound for "within 100 ms" on this loaded machine: still far below the 1 s a notice
 waited for the next batch before D140 (each test sends a batch just before, so the old
@@ -152,7 +156,9 @@ async def _lines_until(client: ScriptedClient, prefix: str) -> list[str]:
     [
         ("tell alice hello", ["12 carol hello"]),
         ("shout hello", ["13 carol hello"]),
-        ("invite alice 1", replies.invitation("carol", 1)),
+        # The commitment to the offered match's dice follows the invitation (D271);
+        # the server seed is drawn from app.entropy, all zero bytes here.
+        ("invite alice 1", [*replies.invitation("carol", 1), ZERO_SEED_OFFER]),
         ("watch alice", [replies.is_watching_you("carol")]),
     ],
 )
@@ -163,6 +169,7 @@ async def test_a_login_reaches_the_others_before_what_the_user_does(
     login first (7, carol's 5, 6), though no batch would leave for an hour."""
     alice, bob = await login_all(connect, app, "alice", "bob")
     online(app, "alice").toggles[Toggle.READY] = True  # invitations allowed
+    app.entropy = bytes  # n zero bytes: the dice's seeds are known (ZERO_SEED_OFFER)
     await _batch_sent(app, (alice, bob))
     _hold_batches(monkeypatch, app)
     carol = await clip_login(connect, app, "carol")

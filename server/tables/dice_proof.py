@@ -1,0 +1,130 @@
+"""Dice anyone can verify, at the table: committed before the first roll, revealed after
+the last (issue 30; the construction: :mod:`backgammon.fair_dice`, docs/dice.md).
+
+* **Invitation** (a new match): the server seed is drawn from the CSPRNG and its
+  commitment told to both players (D271), so a player who sets ``set dice_seed`` after
+  seeing it knows the server could not have chosen its seed to suit theirs.
+* **Start and resume**: the match's roller is a :class:`~backgammon.fair_dice.FairDice`
+  of that seed and the two players' seeds (drawn for a player who set none); the
+  players and the watchers are told the commitment and the seeds (D272). A resumed
+  match goes on with the seeds and the count of dice in its saved state (the rules
+  core's snapshot keeps them), so a restart, even a SIGKILL, changes no die.
+* **End**: a won or resigned match reveals the server seed to its players and watchers
+  once its record is stored (D273); a saved match that a new match of the same pair
+  replaces reveals it too. ``show dice <id>`` shows a finished match's whole proof
+  (D274).
+
+The server seed is never logged and never sent before the end: it lives in the roller,
+in the saved match (the database) and in the finished match's record, where it may be
+read.
+
+When the host's ``dice`` is set (tests that need exact rolls), matches roll those dice
+and carry no proof: nothing here sends a line for them.
+"""
+
+from __future__ import annotations
+
+from backgammon.dice import DiceRoller, SystemDice
+from backgammon.errors import SnapshotError
+from backgammon.fair_dice import (
+    DiceSeeds,
+    FairDice,
+    commitment_of,
+    draw_player_seed,
+    draw_server_seed,
+    record_proof,
+)
+from db.records import SavedMatch
+from protocol import replies
+from server.tables.host import TableHost
+from server.tables.matches import LiveMatch, watchers_at, whole_snapshot
+from server.world.presence import Peer
+
+
+def invitation_seed(host: TableHost) -> bytes | None:
+    """The server seed of a new match, drawn when it is offered (None: the host's dice
+    are a test's, without proof)."""
+    return None if host.dice is not None else draw_server_seed(host.entropy)
+
+
+def offered(server_seed: bytes | None) -> str | None:
+    """What the inviter and the invitee are told of the offered match's dice (D271);
+    None for a resume or a test's dice."""
+    return None if server_seed is None else replies.dice_offered(commitment_of(server_seed))
+
+
+def new_roller(
+    host: TableHost, server_seed: bytes | None, players: tuple[Peer, Peer]
+) -> DiceRoller:
+    """The dice of a new match of ``players`` (the inviter first): the host's test dice,
+    or fair dice of the invitation's ``server_seed`` and each player's seed."""
+    if host.dice is not None:
+        return host.dice()
+    seeds = tuple(p.dice_seed or draw_player_seed(host.entropy) for p in players)
+    seed = server_seed if server_seed is not None else draw_server_seed(host.entropy)
+    return FairDice(DiceSeeds(seed, (seeds[0], seeds[1])))
+
+
+def resumed_roller(host: TableHost) -> DiceRoller:
+    """The dice of a saved match whose state holds none (saved before dice were
+    committed, or with a test's dice): the host's test dice, or the CSPRNG's. A saved
+    match with a dice state goes on with that one (:func:`backgammon.snapshot.match_from_json`)."""
+    return host.dice() if host.dice is not None else SystemDice()
+
+
+def committed_seeds(live: LiveMatch) -> DiceSeeds | None:
+    """The seeds of ``live``'s dice, when they are committed."""
+    roller = live.match.roller
+    return roller.seeds if isinstance(roller, FairDice) else None
+
+
+def tell_commitment(host: TableHost, live: LiveMatch) -> None:
+    """At the start or resume: the commitment and the seeds to the players and the
+    watchers (D272)."""
+    seeds = committed_seeds(live)
+    if seeds is None:
+        return
+    (first, second), (first_seed, second_seed) = live.names, seeds.player_seeds
+    line = replies.dice_committed(seeds.commitment, first, first_seed, second, second_seed)
+    _tell(host, live, line)
+
+
+def reveal(host: TableHost, live: LiveMatch) -> None:
+    """The match is over and its record stored: the server seed to the players and the
+    watchers, with the record's id for ``show dice`` (D273)."""
+    seeds = committed_seeds(live)
+    if seeds is None or live.record_id is None:
+        return
+    _tell(host, live, replies.dice_revealed(seeds.server_seed.hex(), live.record_id))
+
+
+async def reveal_replaced(host: TableHost, players: tuple[Peer, Peer]) -> None:
+    """A new match of ``players`` replaces their saved one, which so ends unfinished: its
+    server seed and commitment to both (D273). Nothing for a saved match without a
+    proof, or one that cannot be read."""
+    saved = await host.db.load_match(players[0].name, players[1].name)
+    seeds = _saved_seeds(saved) if saved is not None else None
+    if seeds is None:
+        return
+    server_seed, commitment = seeds.server_seed.hex(), seeds.commitment
+    for me, other in (players, players[::-1]):
+        host.presence.send(me, replies.saved_dice_revealed(other.name, server_seed, commitment))
+
+
+def _saved_seeds(saved: SavedMatch) -> DiceSeeds | None:
+    """The seeds in a saved match's state, if it has them and can be read."""
+    try:
+        _, dice = record_proof(whole_snapshot(saved))
+    except SnapshotError:
+        return None
+    return None if dice is None else dice.seeds
+
+
+def _tell(host: TableHost, live: LiveMatch, line: str) -> None:
+    """``line`` to ``live``'s players who are online and its watchers."""
+    presence = host.presence
+    for peer in (presence.get(name) for name in live.names):
+        if peer is not None:
+            presence.send(peer, line)
+    for watcher in watchers_at(presence, live.names, live.watchers):
+        presence.send(watcher, line)

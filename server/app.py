@@ -113,8 +113,6 @@ class App:
         chooser = random.SystemRandom()
         self.coin = coin or (lambda: chooser.randint(0, 1))
         """Picks who plays O in a new match's first game (§3.2)."""
-        self.dice_stats = DiceStats()
-        """Every roll of every match since the start, for ``dicetest``."""
         self.local_tables = LocalTables(self)
         """This process's running matches and invitations: tests look inside; everything
         else reaches them through :attr:`tables`."""
@@ -124,6 +122,8 @@ class App:
         self.stopping = False
         """True once :meth:`server.service.Service.stop` began: sessions then end without
         logout broadcasts."""
+        self.dice_stats = DiceStats()
+        """Every roll of every match since the start, for ``dicetest``."""
 
     # -- logging in -------------------------------------------------------------------
 

@@ -23,9 +23,9 @@ from server.world.presence import Presence
 class TableEdge:
     """Renders and sends the table updates for this node's users."""
 
-    def __init__(self, presence: Presence, resync: Callable[[str], None]) -> None:
-        """``presence``: this node's presence; ``resync``: asks the owner of a table to
-        send its current state to everyone at it."""
+    def __init__(self, presence: Callable[[], Presence], resync: Callable[[str], None]) -> None:
+        """``presence``: this node's presence, read at each update; ``resync``: asks the
+        owner of a table to send its current state to everyone at it."""
         self._presence = presence
         self._resync = resync
         self._seen: dict[str, int] = {}
@@ -41,7 +41,7 @@ class TableEdge:
         if seen is not None and update.since > seen:
             self._resync(update.table)
             return
-        presence = self._presence
+        presence = self._presence()
         outbox, broadcasts = announce(presence, update)
         send(presence, outbox)
         for broadcast in broadcasts:

@@ -40,25 +40,35 @@ class LocalTables:
 
     def __init__(self, services: TableServices) -> None:
         self._services = services
-        # The services that stay the same for the process's life, held here (the table
-        # modules read them several times per action). The dice, the coin, the entropy
-        # and ``stopping`` are read through the App: tests change the first three after
-        # the start, and the service sets ``stopping``.
-        self.presence: Presence = services.presence
-        self.db: Database = services.db
-        self.settings: Settings = services.settings
-        self.clock: Callable[[], float] = services.clock
-        self.timer: Timer = services.timer
-        self.dice_stats: DiceStats = services.dice_stats
         self.matches: dict[str, LiveMatch] = {}
         """Running matches by each player's name (tests look inside; everything else
         goes through the seam's methods)."""
         self.invitations: dict[str, Invitation] = {}
         """The one outstanding invitation of each inviter (§4.3)."""
-        self.edge = TableEdge(self.presence, self.resync)
+        self.edge = TableEdge(lambda: self.presence, self.resync)
         """This node's users' end of the table updates (:mod:`server.tables.edge`)."""
 
     # -- the host's services (server.tables.host.TableServices) ---------------------------
+
+    @property
+    def presence(self) -> Presence:
+        return self._services.presence
+
+    @property
+    def db(self) -> Database:
+        return self._services.db
+
+    @property
+    def settings(self) -> Settings:
+        return self._services.settings
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self._services.clock
+
+    @property
+    def timer(self) -> Timer:
+        return self._services.timer
 
     @property
     def dice(self) -> Callable[[], DiceRoller] | None:
@@ -71,6 +81,10 @@ class LocalTables:
     @property
     def coin(self) -> Callable[[], int]:
         return self._services.coin
+
+    @property
+    def dice_stats(self) -> DiceStats:
+        return self._services.dice_stats
 
     @property
     def stopping(self) -> bool:

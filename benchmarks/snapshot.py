@@ -87,7 +87,7 @@ def play(seed: int, length: int, save: bool) -> tuple[list[int], list[int], Live
             sizes.append(len(text))
     if save:
         rows.sort(key=lambda row: (row.game, row.first_event))
-        saved = SavedMatch("alice", "bob", length, 0, 0, state, 0, tuple(rows))
+        saved = SavedMatch(live.table_id, "alice", "bob", length, 0, 0, state, 0, tuple(rows))
         if whole_snapshot(saved) != json.loads(live.snapshot()):
             raise SystemExit(f"the saves do not give the whole match back (seed {seed})")
     return times, sizes, live

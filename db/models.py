@@ -24,7 +24,6 @@ from sqlalchemy import (
     CheckConstraint,
     Float,
     ForeignKey,
-    ForeignKeyConstraint,
     Index,
     Integer,
     MetaData,
@@ -154,21 +153,27 @@ class MessageRow(Base):
 
 
 class SavedMatchRow(Base):
-    """The one saved (interrupted) match of a pair of players (spec §4.9).
+    """The one saved (interrupted) match of a pair of players (spec §4.9), keyed by its
+    table's id (revision 0005; docs/database.md).
 
-    The pair is stored in a canonical order (``player1 < player2`` by code point) so that
-    the primary key makes it one row per unordered pair.
+    The table id stays the same across interruptions and resumes, and goes into the match
+    record when the match ends. The pair is stored in a canonical order (``player1 <
+    player2`` by code point) and is unique: FIBS keeps one saved match per pair, found by
+    the pair when the two meet again (``invite``/``join``).
     """
 
     __tablename__ = "saved_matches"
     __table_args__ = (
         CheckConstraint("player1 <> player2", name="distinct_players"),
         CheckConstraint("match_length IS NULL OR match_length > 0", name="match_length"),
+        UniqueConstraint("player1", "player2"),
         Index(None, "player2"),
     )
 
-    player1: Mapped[str] = mapped_column(String, _user_fk(), primary_key=True)
-    player2: Mapped[str] = mapped_column(String, _user_fk(), primary_key=True)
+    table_id: Mapped[str] = mapped_column(String, primary_key=True)
+    """The table's id: 32 lower-case hexadecimal digits (a UUID's), made by the server."""
+    player1: Mapped[str] = mapped_column(String, _user_fk())
+    player2: Mapped[str] = mapped_column(String, _user_fk())
     match_length: Mapped[int | None] = mapped_column(Integer)
     score1: Mapped[int] = mapped_column(Integer)
     score2: Mapped[int] = mapped_column(Integer)
@@ -189,17 +194,11 @@ class SavedEventsRow(Base):
     """
 
     __tablename__ = "saved_match_events"
-    __table_args__ = (
-        ForeignKeyConstraint(
-            ["player1", "player2"],
-            ["saved_matches.player1", "saved_matches.player2"],
-            ondelete=_CASCADE,
-        ),
-        CheckConstraint("game >= 0 AND first_event >= 0", name="position"),
-    )
+    __table_args__ = (CheckConstraint("game >= 0 AND first_event >= 0", name="position"),)
 
-    player1: Mapped[str] = mapped_column(String, primary_key=True)
-    player2: Mapped[str] = mapped_column(String, primary_key=True)
+    table_id: Mapped[str] = mapped_column(
+        String, ForeignKey("saved_matches.table_id", ondelete=_CASCADE), primary_key=True
+    )
     game: Mapped[int] = mapped_column(Integer, primary_key=True)
     """The game's index in the match, from 0."""
     first_event: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -217,9 +216,13 @@ class MatchRecordRow(Base):
         CheckConstraint("match_length IS NULL OR match_length > 0", name="match_length"),
         Index(None, "player1", "ended_at"),
         Index(None, "player2", "ended_at"),
+        Index(None, "table_id"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    table_id: Mapped[str] = mapped_column(String)
+    """The id of the table that played it (its saved match's, kept across resumes);
+    records stored before revision 0005 were each given one of their own."""
     player1: Mapped[str] = mapped_column(String)
     player2: Mapped[str] = mapped_column(String)
     match_length: Mapped[int | None] = mapped_column(Integer)

@@ -52,7 +52,7 @@ Failures that are not the job's are retried, never reported as the job's:
   their actions are reported as failed, nothing is announced that was not committed.
 
 Several writers (``writers`` > 1) each have their own connection and queue; a write goes
-to the writer of its *key* (the pair of a saved match, the user of a user update), so
+to the writer of its *key* (the table of a saved match, the user of a user update), so
 the writes of one key stay in the order they were submitted. docs/performance.md §11
 measured one writer against 2, 4 and 8: one is the default.
 

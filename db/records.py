@@ -124,8 +124,11 @@ class SavedEvents:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class SavedMatch:
-    """The saved match of one pair of players, ``player1 < player2`` by code point."""
+    """The saved match of one pair of players, ``player1 < player2`` by code point, keyed
+    by its table's id."""
 
+    table_id: str
+    """The id of the table that plays it, the same across interruptions and resumes."""
     player1: str
     player2: str
     match_length: int | None
@@ -166,6 +169,8 @@ class MatchRecord:
     """A finished match, players in the order the server recorded them."""
 
     id: int
+    table_id: str
+    """The id of the table that played it (its saved match's)."""
     player1: str
     player2: str
     match_length: int | None

@@ -494,6 +494,7 @@ class Database:
 
     async def save_match(
         self,
+        table_id: str,
         player_a: str,
         player_b: str,
         snapshot: str,
@@ -505,25 +506,30 @@ class Database:
         append: bool = False,
         at: float | None = None,
     ) -> SavedMatch:
-        """Store the saved match of a pair of players, in one transaction.
+        """Store the saved match of a table, in one transaction.
 
-        The players may come in either order; each score goes with its player. The pair's
-        row is replaced by these values; its event rows are replaced by ``events``, or,
-        with ``append``, ``events`` are added to those stored (a running match saves
-        only the events of its last action: docs/database.md).
+        The players may come in either order; each score goes with its player. The
+        table's row is replaced by these values; its event rows are replaced by
+        ``events``, or, with ``append``, ``events`` are added to those stored (a running
+        match saves only the events of its last action: docs/database.md). Without
+        ``append`` (a table's first save), a saved match of the same pair but another
+        table is deleted first: the pair keeps one saved match, the newest (§4.9).
 
+        :param table_id: the table's id (the key; the same at each save of the table).
         :param snapshot: the server's JSON text, stored verbatim.
         :param match_length: points to win, or ``None`` for an unlimited match.
         :param events: event rows, stored verbatim.
-        :returns: the pair's row as stored, without events (:meth:`load_match` reads them).
+        :returns: the table's row as stored, without events (:meth:`load_match` reads them).
         :raises UnknownUserError: either player does not exist.
-        :raises ConstraintViolation: an appended event row is already stored.
+        :raises ConstraintViolation: an appended event row is already stored, or (with
+            ``append``) the pair has a saved match of another table.
         :raises ValueError: both names are the same, or a length that is not positive.
         """
         _check_length(match_length)
         player1, player2 = _pair(player_a, player_b)
         score1, score2 = (score_a, score_b) if player1 == player_a else (score_b, score_a)
         saved = SavedMatch(
+            table_id=table_id,
             player1=player1,
             player2=player2,
             match_length=match_length,
@@ -533,7 +539,7 @@ class Database:
             updated_at=self._now(at),
         )
         params = {key: getattr(saved, key) for key in SAVED_COLUMNS}
-        pair = {"player1": player1, "player2": player2}
+        table = {"table_id": table_id}
         sql = self._sql
         try:
             if self._backend == "postgresql":
@@ -548,17 +554,19 @@ class Database:
                 await self._runner.write_statement(
                     sql.save_match_with_events,
                     whole,
-                    key=(player1, player2),
+                    key=table_id,
                     replay=sql.save_match_replayed,
                 )
             else:
-                rows = [{**pair, **_saved_events_values(chunk)} for chunk in events]
+                rows = [{**table, **_saved_events_values(chunk)} for chunk in events]
 
                 def job(tx: Transaction) -> None:
-                    # The pair's row first: the event rows refer to it.
+                    if not append:
+                        tx.execute(sql.displace_saved, params)
+                    # The table's row first: the event rows refer to it.
                     tx.execute(sql.save_match, params)
                     if not append:
-                        tx.execute(sql.delete_saved_events, pair)
+                        tx.execute(sql.delete_saved_events, table)
                     for row in rows:
                         tx.execute(sql.insert_saved_events, row)
 
@@ -583,23 +591,18 @@ class Database:
             rows = tx.execute(sql.load_match, params)
             if not rows:
                 return None
-            events = tx.execute(sql.saved_events, params)
-            return dataclasses.replace(
-                _saved_match(rows[0]), events=tuple(SavedEvents(*row) for row in events)
-            )
+            saved = _saved_match(rows[0])
+            events = tx.execute(sql.saved_events, {"table_id": saved.table_id})
+            return dataclasses.replace(saved, events=tuple(SavedEvents(*row) for row in events))
 
         return await self._runner.read(job)
 
-    async def delete_match(self, player_a: str, player_b: str) -> bool:
-        """Delete the saved match of the pair; ``False`` if there was none."""
-        if player_a == player_b:
-            return False
-        player1, player2 = _pair(player_a, player_b)
-        params = {"player1": player1, "player2": player2}
+    async def delete_match(self, table_id: str) -> bool:
+        """Delete the saved match of the table, with its event rows; ``False`` if there
+        was none."""
+        params = {"table_id": table_id}
         statement = self._sql.delete_match
-        deleted = await self._runner.write(
-            lambda tx: tx.execute(statement, params), key=(player1, player2)
-        )
+        deleted = await self._runner.write(lambda tx: tx.execute(statement, params), key=table_id)
         return bool(deleted)
 
     async def list_saved_matches(self, name: str) -> list[SavedMatch]:
@@ -619,6 +622,7 @@ class Database:
     async def record_finished_match(
         self,
         *,
+        table_id: str,
         player1: str,
         player2: str,
         match_length: int | None,
@@ -638,9 +642,10 @@ class Database:
 
         * the match record;
         * each of ``rating_updates`` (new rating and experience of a player);
-        * with ``delete_saved``, the pair's saved match is removed (the match that was
+        * with ``delete_saved``, the table's saved match is removed (the match that was
           resumed has ended).
 
+        :param table_id: the table that played it (the key of its saved match).
         :param rules: JSON text of the match rules, stored verbatim.
         :param moves: JSON text of the move record, stored verbatim.
         :raises UnknownUserError: a rating update names an unknown user.
@@ -653,6 +658,7 @@ class Database:
         if winner is not None and winner not in (player1, player2):
             raise ValueError(f"winner {winner!r} is not {player1!r} or {player2!r}")
         values: dict[str, Any] = {
+            "table_id": table_id,
             "player1": player1,
             "player2": player2,
             "match_length": match_length,
@@ -665,12 +671,11 @@ class Database:
             "moves": moves,
         }
         sql = self._sql
-        pair = dict(zip(("player1", "player2"), _pair(player1, player2), strict=True))
-        key = tuple(pair.values())
+        table = {"table_id": table_id}
         if self._backend == "postgresql":
             # One statement, like a save: the ends waiting together are one round trip.
             whole = {
-                **pair,
+                **table,
                 **{f"record_{k}": values[k] for k in ("player1", "player2", "score1", "score2")},
                 "record_length": match_length,
                 **{k: values[k] for k in ("winner", "started_at", "ended_at", "rules", "moves")},
@@ -680,7 +685,7 @@ class Database:
                 "delete_saved": delete_saved,
             }
             row = await self._runner.write_statement(
-                sql.end_match, whole, key=key, replay=sql.end_match_replayed, returns_row=True
+                sql.end_match, whole, key=table_id, replay=sql.end_match_replayed, returns_row=True
             )
             stored_id, written = cast(Row, row)
             if not written:  # a rated player is not a user: nothing was written
@@ -701,10 +706,10 @@ class Database:
                 if not tx.execute(rate, params):
                     raise UnknownUserError(change.name)
             if delete_saved:
-                tx.execute(sql.delete_match, pair)
+                tx.execute(sql.delete_match, table)
             return int(record_id)
 
-        record_id = await self._runner.write(job, key=key)
+        record_id = await self._runner.write(job, key=table_id)
         return MatchRecord(id=record_id, **values)
 
     async def get_match_record(self, record_id: int) -> MatchRecord | None:

@@ -93,7 +93,7 @@ class Runner(Protocol):
 
         :param abandonable: the job may be skipped if its caller was cancelled before it
             started (for a job whose result is useless, or harmful, without its caller).
-        :param key: what the job writes (a pair of players, a user): writes of one key
+        :param key: what the job writes (a table, a user): writes of one key
             are run in the order they were submitted (every write is, on one writer).
         """
         ...

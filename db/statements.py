@@ -142,6 +142,7 @@ class Statements:
         )
 
         # -- saved matches
+        table = SavedMatchRow.table_id == _param(SavedMatchRow.table_id)
         pair = and_(
             SavedMatchRow.player1 == _param(SavedMatchRow.player1),
             SavedMatchRow.player2 == _param(SavedMatchRow.player2),
@@ -150,28 +151,28 @@ class Statements:
             _values(SavedMatchRow, SAVED_COLUMNS)
         )
         self.save_match: Final = upsert.on_conflict_do_update(
-            index_elements=["player1", "player2"],
+            index_elements=["table_id"],
             set_={
                 key: upsert.excluded[key]
                 for key in SAVED_COLUMNS
-                if key not in ("player1", "player2")
+                if key not in ("table_id", "player1", "player2")
             },
         )
         self.load_match: Final = select(*_columns(SavedMatchRow, SAVED_COLUMNS)).where(pair)
         self.delete_match: Final = (
-            delete(SavedMatchRow).where(pair).returning(SavedMatchRow.player1)
+            delete(SavedMatchRow).where(table).returning(SavedMatchRow.table_id)
         )
-        events_pair = and_(
-            SavedEventsRow.player1 == _param(SavedEventsRow.player1),
-            SavedEventsRow.player2 == _param(SavedEventsRow.player2),
+        self.displace_saved: Final = delete(SavedMatchRow).where(
+            pair, SavedMatchRow.table_id != _param(SavedMatchRow.table_id)
         )
+        events_of_table = SavedEventsRow.table_id == _param(SavedEventsRow.table_id)
         self.insert_saved_events: Final = insert(SavedEventsRow).values(
             _values(SavedEventsRow, _SAVED_EVENTS_COLUMNS)
         )
-        self.delete_saved_events: Final = delete(SavedEventsRow).where(events_pair)
+        self.delete_saved_events: Final = delete(SavedEventsRow).where(events_of_table)
         self.saved_events: Final = (
             select(SavedEventsRow.game, SavedEventsRow.first_event, SavedEventsRow.events)
-            .where(events_pair)
+            .where(events_of_table)
             .order_by(SavedEventsRow.game, SavedEventsRow.first_event)
         )
         self.save_match_with_events: Final = _save_match_with_events(replay=False)
@@ -269,9 +270,11 @@ class Statements:
 def _save_match_with_events(*, replay: bool) -> Any:
     """PostgreSQL: a save of a running match as one statement, its state and its events.
 
-    Parameters: the ``saved_matches`` columns; ``append`` (false: the pair's event rows
+    Parameters: the ``saved_matches`` columns; ``append`` (false: the table's event rows
     are replaced, true: added to); ``games``, ``first_events``, ``events``: the new
-    event rows as three arrays. The pair's old rows are deleted first when replacing: the
+    event rows as three arrays. When replacing (a table's first save), a saved match of
+    the same pair but another table is deleted first, with its rows (the pair keeps one
+    saved match). The table's old rows are deleted first when replacing: the
     insert's filter reads the ``DELETE``'s result, so it has run to its end before the
     first row is inserted (a row deleted by its own transaction does not clash with a new
     one of the same key). The foreign key of the new rows is checked at the statement's
@@ -279,31 +282,36 @@ def _save_match_with_events(*, replay: bool) -> Any:
 
     ``replay``: the form run again when the outcome of the first is unknown (a lost
     connection): event rows already there are left as they are, so it has the same
-    effect whether or not the first was committed (the pair's later saves wait behind
+    effect whether or not the first was committed (the table's later saves wait behind
     it).
     """
-    conflict = "ON CONFLICT (player1, player2, game, first_event) DO NOTHING" if replay else ""
+    conflict = "ON CONFLICT (table_id, game, first_event) DO NOTHING" if replay else ""
     return text(
         """
 WITH gone AS (
     DELETE FROM saved_match_events
+    WHERE table_id = CAST(:table_id AS VARCHAR) AND NOT CAST(:append AS BOOLEAN)
+    RETURNING 1
+), displaced AS (
+    DELETE FROM saved_matches
     WHERE player1 = CAST(:player1 AS VARCHAR) AND player2 = CAST(:player2 AS VARCHAR)
-        AND NOT CAST(:append AS BOOLEAN)
+        AND table_id <> CAST(:table_id AS VARCHAR) AND NOT CAST(:append AS BOOLEAN)
     RETURNING 1
 ), state AS (
     INSERT INTO saved_matches
-        (player1, player2, match_length, score1, score2, snapshot, updated_at)
-    VALUES (CAST(:player1 AS VARCHAR), CAST(:player2 AS VARCHAR),
+        (table_id, player1, player2, match_length, score1, score2, snapshot, updated_at)
+    SELECT CAST(:table_id AS VARCHAR), CAST(:player1 AS VARCHAR), CAST(:player2 AS VARCHAR),
         CAST(:match_length AS INTEGER), CAST(:score1 AS INTEGER), CAST(:score2 AS INTEGER),
-        CAST(:snapshot AS TEXT), CAST(:updated_at AS BIGINT))
-    ON CONFLICT (player1, player2) DO UPDATE SET
+        CAST(:snapshot AS TEXT), CAST(:updated_at AS BIGINT)
+    WHERE (SELECT count(*) FROM displaced) >= 0
+    ON CONFLICT (table_id) DO UPDATE SET
         match_length = excluded.match_length, score1 = excluded.score1,
         score2 = excluded.score2, snapshot = excluded.snapshot,
         updated_at = excluded.updated_at
     RETURNING 1
 )
-INSERT INTO saved_match_events (player1, player2, game, first_event, events)
-SELECT CAST(:player1 AS VARCHAR), CAST(:player2 AS VARCHAR), e.game, e.first_event, e.events
+INSERT INTO saved_match_events (table_id, game, first_event, events)
+SELECT CAST(:table_id AS VARCHAR), e.game, e.first_event, e.events
 FROM unnest(CAST(:games AS INTEGER[]), CAST(:first_events AS INTEGER[]),
     CAST(:events AS TEXT[])) AS e(game, first_event, events)
 WHERE (SELECT count(*) FROM gone) >= 0 AND (SELECT count(*) FROM state) = 1
@@ -317,9 +325,9 @@ def _end_match(*, replay: bool) -> Any:
 
     The match's record (``record_*``: the record's players and scores in the match's
     order, not the pair's; ``winner``, ``started_at``, ``ended_at``, ``rules``,
-    ``moves``), the players' new ratings and experience (three arrays: ``rated``,
-    ``ratings``, ``experiences``) and, with ``delete_saved``, the removal of the pair's
-    saved match (``player1``, ``player2``; its event rows go with it). Nothing is written
+    ``moves``, ``table_id``), the players' new ratings and experience (three arrays:
+    ``rated``, ``ratings``, ``experiences``) and, with ``delete_saved``, the removal of
+    the table's saved match (``table_id``; its event rows go with it). Nothing is written
     unless every name in ``rated`` is a user. One statement, so that the writer sends the
     ends waiting together as one round trip, as it does the saves (db/pgwriter.py).
 
@@ -329,12 +337,13 @@ def _end_match(*, replay: bool) -> Any:
     ``replay``: the form run again when the outcome of the first is unknown (a lost
     connection), with the same effect whether or not the first was committed: a record
     of the same players with the same start and end is not inserted again, and its id
-    is returned (the ratings are set, not added to; the pair's later writes wait behind
+    is returned (the ratings are set, not added to; the table's later writes wait behind
     the replay).
     """
     same_record = """
     SELECT id FROM match_records
-    WHERE player1 = CAST(:record_player1 AS VARCHAR)
+    WHERE table_id = CAST(:table_id AS VARCHAR)
+        AND player1 = CAST(:record_player1 AS VARCHAR)
         AND player2 = CAST(:record_player2 AS VARCHAR)
         AND started_at = CAST(:started_at AS BIGINT) AND ended_at = CAST(:ended_at AS BIGINT)
 """
@@ -350,9 +359,10 @@ WITH allowed AS (
     SELECT (SELECT count(*) FROM users WHERE name = ANY(CAST(:rated AS VARCHAR[])))
         = cardinality(CAST(:rated AS VARCHAR[])) AS ok
 ), record AS (
-    INSERT INTO match_records (player1, player2, match_length, score1, score2, winner,
-        started_at, ended_at, rules, moves)
-    SELECT CAST(:record_player1 AS VARCHAR), CAST(:record_player2 AS VARCHAR),
+    INSERT INTO match_records (table_id, player1, player2, match_length, score1, score2,
+        winner, started_at, ended_at, rules, moves)
+    SELECT CAST(:table_id AS VARCHAR),
+        CAST(:record_player1 AS VARCHAR), CAST(:record_player2 AS VARCHAR),
         CAST(:record_length AS INTEGER), CAST(:record_score1 AS INTEGER),
         CAST(:record_score2 AS INTEGER), CAST(:winner AS VARCHAR),
         CAST(:started_at AS BIGINT), CAST(:ended_at AS BIGINT),
@@ -368,7 +378,7 @@ WITH allowed AS (
 ), removed AS (
     DELETE FROM saved_matches
     WHERE CAST(:delete_saved AS BOOLEAN) AND (SELECT ok FROM allowed)
-        AND player1 = CAST(:player1 AS VARCHAR) AND player2 = CAST(:player2 AS VARCHAR)
+        AND table_id = CAST(:table_id AS VARCHAR)
     RETURNING 1
 )
 SELECT {record_id}, (SELECT ok FROM allowed)

@@ -98,12 +98,11 @@ def reveal(host: TableHost, live: LiveMatch) -> None:
     _tell(host, live, replies.dice_revealed(seeds.server_seed.hex(), live.record_id))
 
 
-async def reveal_replaced(host: TableHost, players: tuple[Peer, Peer]) -> None:
-    """A new match of ``players`` replaces their saved one, which so ends unfinished: its
-    server seed and commitment to both (D273). Nothing for a saved match without a
+def reveal_replaced(host: TableHost, players: tuple[Peer, Peer], saved: SavedMatch) -> None:
+    """A new match of ``players`` replaces their ``saved`` one, which so ends unfinished:
+    its server seed and commitment to both (D273). Nothing for a saved match without a
     proof, or one that cannot be read."""
-    saved = await host.db.load_match(players[0].name, players[1].name)
-    seeds = _saved_seeds(saved) if saved is not None else None
+    seeds = _saved_seeds(saved)
     if seeds is None:
         return
     server_seed, commitment = seeds.server_seed.hex(), seeds.commitment

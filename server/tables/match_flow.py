@@ -211,6 +211,7 @@ async def save(app: TableHost, live: LiveMatch, settlement: Settlement) -> None:
         pending = live.next_save()
         try:
             await db.save_match(
+                live.table_id,
                 a,
                 b,
                 pending.state,
@@ -229,6 +230,7 @@ async def save(app: TableHost, live: LiveMatch, settlement: Settlement) -> None:
         return
     winner = 0 if match.score[0] >= match.options.length else 1
     record = await db.record_finished_match(
+        table_id=live.table_id,
         player1=live.names[0],
         player2=live.names[1],
         match_length=live.length,

@@ -161,8 +161,10 @@ async def _start(app: TableHost, inviter: Peer, invitee: Session, invitation: In
         # A new match replaces the saved one. Without one at the invitation there is
         # nothing to delete, and no write: should one have been saved since (the pair
         # played another match meanwhile), the new match's first save replaces it.
-        await dice_proof.reveal_replaced(app, (inviter, invitee))
-        await app.db.delete_match(inviter.name, invitee.name)
+        replaced = await app.db.load_match(inviter.name, invitee.name)
+        if replaced is not None:
+            dice_proof.reveal_replaced(app, (inviter, invitee), replaced)
+            await app.db.delete_match(replaced.table_id)
     rules = invitation.rules or app.settings.rules
     try:
         options = match_options(
@@ -197,7 +199,8 @@ async def _resume(app: TableHost, inviter: Peer, invitee: Session) -> None:
         log.warning("saved match of %s and %s is corrupt", inviter.name, invitee.name)
         app.presence.send(inviter, replies.SAVED_MATCH_CORRUPT)
         invitee.send(replies.SAVED_MATCH_CORRUPT)
-        await app.db.delete_match(inviter.name, invitee.name)
+        if saved is not None:
+            await app.db.delete_match(saved.table_id)
         return
     if not _begin(app, live):
         return

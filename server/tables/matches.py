@@ -98,10 +98,10 @@ class LiveMatch:
     names: tuple[str, str]
     match: Match
     started_at: int
-    table_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    """The table's id while it runs: what its updates name (a resumed match gets a new
-    one)."""
     """Unix time the match began (the App's clock), kept across resumes."""
+    table_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    """The table's id: what its updates name, the key of its saved match and, at its
+    end, in its record; kept across resumes (32 lower-case hexadecimal digits)."""
     watchers: set[str] = field(default_factory=set)
     """The names of the users who watch a player of this match (:func:`watchers_at`).
 
@@ -216,7 +216,7 @@ class LiveMatch:
             started = int(data["started_at"])
         except (ValueError, KeyError, TypeError) as exc:
             raise SnapshotError(f"not a saved match: {exc}") from exc
-        return cls((players[0], players[1]), match, started_at=started)
+        return cls((players[0], players[1]), match, started_at=started, table_id=saved.table_id)
 
 
 def whole_snapshot(saved: SavedMatch) -> dict[str, Any]:

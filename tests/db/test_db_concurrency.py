@@ -73,11 +73,14 @@ async def test_concurrent_saved_matches_and_records(database: Database) -> None:
     pairs = [(a, b) for a in names for b in names if a < b]
     await asyncio.gather(
         *(
-            database.save_match(a, b, f'"{a}-{b}"', match_length=3, score_a=1, score_b=2)
+            database.save_match(
+                f"t-{a}-{b}", a, b, f'"{a}-{b}"', match_length=3, score_a=1, score_b=2
+            )
             for a, b in pairs
         ),
         *(
             database.record_finished_match(
+                table_id=f"r-{a}-{b}",
                 player1=a,
                 player2=b,
                 match_length=1,
@@ -143,7 +146,9 @@ async def test_a_cancelled_caller_does_not_abort_its_write(db_target: DbTarget) 
     await database.create_user("alice", "h")
     await database.create_user("bob", "h")
     caller = asyncio.create_task(
-        database.save_match("alice", "bob", "[42]", match_length=3, score_a=1, score_b=0)
+        database.save_match(
+            "t-alice-bob", "alice", "bob", "[42]", match_length=3, score_a=1, score_b=0
+        )
     )
     await asyncio.sleep(0)  # the write has started
     caller.cancel()
@@ -165,7 +170,9 @@ async def test_a_failed_write_without_caller_is_logged(
 ) -> None:
     await database.create_user("alice", "h")
     caller = asyncio.create_task(
-        database.save_match("alice", "ghost", "[]", match_length=1, score_a=0, score_b=0)
+        database.save_match(
+            "t-alice-ghost", "alice", "ghost", "[]", match_length=1, score_a=0, score_b=0
+        )
     )
     await asyncio.sleep(0)
     caller.cancel()

@@ -33,6 +33,7 @@ async def test_record_round_trip(users: Database, clock: FakeClock) -> None:
     start = int(clock.now)
     clock.advance(600)
     record = await users.record_finished_match(
+        table_id="t-alice-bob",
         player1="alice",
         player2="bob",
         match_length=3,
@@ -45,6 +46,7 @@ async def test_record_round_trip(users: Database, clock: FakeClock) -> None:
     )
     assert record == MatchRecord(
         id=record.id,
+        table_id="t-alice-bob",
         player1="alice",
         player2="bob",
         match_length=3,
@@ -66,6 +68,7 @@ async def test_records_are_listed_newest_first(users: Database) -> None:
         [("alice", "bob"), ("carol", "alice"), ("bob", "carol"), ("alice", "carol")]
     ):
         record = await users.record_finished_match(
+            table_id=f"t-{ended}",
             player1=player1,
             player2=player2,
             match_length=None,
@@ -88,9 +91,14 @@ async def test_finishing_updates_ratings_and_drops_the_saved_match(
     users: Database, clock: FakeClock
 ) -> None:
     start = int(clock.now)
-    await users.save_match("bob", "alice", "{}", match_length=5, score_a=4, score_b=4)
-    await users.save_match("alice", "carol", "{}", match_length=5, score_a=0, score_b=0)
+    await users.save_match(
+        "t-alice-bob", "bob", "alice", "{}", match_length=5, score_a=4, score_b=4
+    )
+    await users.save_match(
+        "t-alice-carol", "alice", "carol", "{}", match_length=5, score_a=0, score_b=0
+    )
     await users.record_finished_match(
+        table_id="t-alice-bob",
         player1="alice",
         player2="bob",
         match_length=5,
@@ -113,8 +121,11 @@ async def test_finishing_updates_ratings_and_drops_the_saved_match(
 
 
 async def test_saved_match_can_be_kept(users: Database) -> None:
-    await users.save_match("bob", "alice", "{}", match_length=5, score_a=4, score_b=4)
+    await users.save_match(
+        "t-alice-bob", "bob", "alice", "{}", match_length=5, score_a=4, score_b=4
+    )
     await users.record_finished_match(
+        table_id="t-alice-bob",
         player1="alice",
         player2="bob",
         match_length=1,
@@ -130,9 +141,12 @@ async def test_saved_match_can_be_kept(users: Database) -> None:
 
 
 async def test_a_failed_finish_stores_nothing(users: Database) -> None:
-    await users.save_match("bob", "alice", "{}", match_length=5, score_a=4, score_b=4)
+    await users.save_match(
+        "t-alice-bob", "bob", "alice", "{}", match_length=5, score_a=4, score_b=4
+    )
     with pytest.raises(UnknownUserError) as caught:
         await users.record_finished_match(
+            table_id="t-alice-bob",
             player1="alice",
             player2="bob",
             match_length=5,
@@ -153,6 +167,7 @@ async def test_a_failed_finish_stores_nothing(users: Database) -> None:
 
 async def test_record_player_names_need_not_be_users(users: Database) -> None:
     record = await users.record_finished_match(
+        table_id="t-alice-former_user",
         player1="former_user",
         player2="alice",
         match_length=1,
@@ -170,6 +185,7 @@ async def test_record_player_names_need_not_be_users(users: Database) -> None:
 async def test_inconsistent_records_are_refused(users: Database, player2: str, winner: str) -> None:
     with pytest.raises(ValueError):
         await users.record_finished_match(
+            table_id="t",
             player1="alice",
             player2=player2,
             match_length=1,
@@ -199,7 +215,9 @@ async def test_postgresql_saves_and_an_end_together_take_two_round_trips(
         pytest.skip("the PostgreSQL writer's round trips: PostgreSQL only (this is the SQLite run)")
     for name in ("dave", "erin", "fred"):
         await users.create_user(name, "h")
-    await users.save_match("carol", "dave", "{}", match_length=1, score_a=0, score_b=0)
+    await users.save_match(
+        "t-carol-dave", "carol", "dave", "{}", match_length=1, score_a=0, score_b=0
+    )
     trips: list[tuple[str, int]] = []
     connection = asyncpg.Connection
 
@@ -215,10 +233,11 @@ async def test_postgresql_saves_and_an_end_together_take_two_round_trips(
     for method in ("execute", "executemany", "fetchmany", "fetch", "fetchval"):
         monkeypatch.setattr(connection, method, counted(method))
     saves = [
-        users.save_match(a, b, "{}", match_length=3, score_a=0, score_b=1)
+        users.save_match(f"t-{a}-{b}", a, b, "{}", match_length=3, score_a=0, score_b=1)
         for a, b in (("alice", "bob"), ("erin", "fred"))
     ]
     end = users.record_finished_match(
+        table_id="t-carol-dave",
         player1="dave",
         player2="carol",
         match_length=1,

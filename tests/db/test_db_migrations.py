@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 import sqlite3
 import warnings
 from collections import Counter
@@ -259,6 +260,7 @@ async def test_downgrade_to_0001_puts_the_event_rows_back_into_the_text(
             random_action(live.match, rng, 0.05, Counter())
             plan = live.next_save()
             await database.save_match(
+                live.table_id,
                 *live.names,
                 plan.state,
                 match_length=3,
@@ -270,7 +272,7 @@ async def test_downgrade_to_0001_puts_the_event_rows_back_into_the_text(
             live.saved(plan)
         # A match stored whole (before 0002) stays as it is.
         await database.save_match(
-            "carol", "alice", live.snapshot(), match_length=3, score_a=0, score_b=0
+            "t-alice-carol", "carol", "alice", live.snapshot(), match_length=3, score_a=0, score_b=0
         )
     finally:
         await database.close()
@@ -298,3 +300,104 @@ async def test_downgrade_to_0001_puts_the_event_rows_back_into_the_text(
         assert LiveMatch.from_saved(saved, SeededDice(1)).snapshot() == live.snapshot()
     finally:
         await database.close()
+
+
+async def test_upgrade_to_0005_keys_every_saved_match_and_record_by_a_table_id(
+    db_target: DbTarget,
+) -> None:
+    """A database made by revision 0004's schema (saved matches and their event rows
+    keyed by the pair, records without a table): after the upgrade every saved match is
+    found by its pair and resumes exactly as it was, its rows under its new table id; a
+    match stored whole stays whole; each record has an id of its own and is otherwise
+    unchanged; the downgrade gives 0004's rows back."""
+    rng = random.Random(5)
+    live = LiveMatch(
+        ("bob", "alice"), Match(MatchOptions(length=5), SeededDice(5)), started_at=1_700_000_000
+    )
+    rows: dict[tuple[int, int], str] = {}
+    state = ""
+    for _ in range(150):
+        random_action(live.match, rng, 0.05, Counter())
+        plan = live.next_save()
+        if not plan.append:
+            rows.clear()
+        rows.update({(chunk.game, chunk.first_event): chunk.events for chunk in plan.events})
+        state = plan.state
+        live.saved(plan)
+    assert live.match.game > 1 and len(rows) > 50
+
+    engine = create_engine(db_target.url, schema=db_target.schema)
+    try:
+        await run_alembic(engine, lambda config: command.upgrade(config, "0004"))
+        database = await db_target.open(migrate=False)
+        try:
+            for name in ("alice", "bob", "carol"):
+                await database.create_user(name, "h")
+        finally:
+            await database.close()
+        saved_row = text(
+            "INSERT INTO saved_matches (player1, player2, match_length, score1, score2,"
+            " snapshot, updated_at) VALUES (:p1, :p2, 5, :s1, :s2, :snapshot, 7)"
+        )
+        async with engine.begin() as connection:
+            await connection.execute(
+                saved_row, {"p1": "alice", "p2": "bob", "s1": 1, "s2": 2, "snapshot": state}
+            )
+            await connection.execute(
+                text(
+                    "INSERT INTO saved_match_events (player1, player2, game, first_event,"
+                    " events) VALUES ('alice', 'bob', :game, :first, :events)"
+                ),
+                [{"game": g, "first": f, "events": e} for (g, f), e in sorted(rows.items())],
+            )
+            whole = live.snapshot().replace('"bob","alice"', '"carol","alice"')
+            await connection.execute(
+                saved_row, {"p1": "alice", "p2": "carol", "s1": 0, "s2": 3, "snapshot": whole}
+            )
+            for started in (100, 200):
+                await connection.execute(
+                    text(
+                        "INSERT INTO match_records (player1, player2, match_length, score1,"
+                        " score2, winner, started_at, ended_at, rules, moves) VALUES"
+                        " ('bob', 'alice', 1, 1, 0, 'bob', :started, 300, '{}', '[]')"
+                    ),
+                    {"started": started},
+                )
+
+        await migrate(db_target.url, schema=db_target.schema)
+        assert await current_revision(engine) == head_revision()
+        database = await db_target.open()
+        try:
+            saved = await database.load_match("bob", "alice")
+            assert saved is not None and re.fullmatch(r"[0-9a-f]{32}", saved.table_id)
+            assert (saved.scores_for("alice"), saved.updated_at) == ((1, 2), 7)
+            assert len(saved.events) == len(rows)
+            resumed = LiveMatch.from_saved(saved, SeededDice(1))
+            assert resumed.table_id == saved.table_id
+            assert resumed.snapshot() == live.snapshot()
+            kept_whole = await database.load_match("carol", "alice")
+            assert kept_whole is not None and kept_whole.events == ()
+            assert kept_whole.table_id != saved.table_id
+            assert LiveMatch.from_saved(kept_whole, SeededDice(1)).snapshot() == whole
+            records = await database.list_match_records("alice")
+            assert [(r.started_at, r.player1, r.winner) for r in records] == [
+                (200, "bob", "bob"),
+                (100, "bob", "bob"),
+            ]
+            assert len({r.table_id for r in records}) == 2
+            # The resumed match goes on under its table id: the next save appends.
+            assert await database.delete_match(saved.table_id)
+            assert await database.load_match("alice", "bob") is None
+        finally:
+            await database.close()
+
+        await run_alembic(engine, lambda config: command.downgrade(config, "0004"))
+        async with engine.connect() as connection:
+            result = await connection.execute(
+                text("SELECT player1, player2, score2 FROM saved_matches")
+            )
+            assert [tuple(row) for row in result] == [("alice", "carol", 3)]
+            result = await connection.execute(text("SELECT count(*) FROM match_records"))
+            assert result.scalar_one() == 2
+    finally:
+        await engine.dispose()

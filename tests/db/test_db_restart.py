@@ -26,9 +26,10 @@ async def test_everything_survives_a_restart(db_target: DbTarget, clock: FakeClo
         await before.add_blind("bob", "alice")
         await before.store_message("alice", "bob", "see you")
         await before.save_match(
-            "alice", "bob", '{"turn": "bob"}', match_length=7, score_a=2, score_b=5
+            "t-alice-bob", "alice", "bob", '{"turn": "bob"}', match_length=7, score_a=2, score_b=5
         )
         record = await before.record_finished_match(
+            table_id="t-alice-bob",
             player1="bob",
             player2="alice",
             match_length=1,

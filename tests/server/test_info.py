@@ -199,8 +199,12 @@ async def test_show(connect: Connect, app: App) -> None:
         "  opponent          matchlength   score (your points first)",
         "no saved games.",
     ]
-    await app.db.save_match("alice", "bob", "{}", match_length=3, score_a=1, score_b=2)
-    await app.db.save_match("dave", "alice", "{}", match_length=None, score_a=0, score_b=4)
+    await app.db.save_match(
+        "t-alice-bob", "alice", "bob", "{}", match_length=3, score_a=1, score_b=2
+    )
+    await app.db.save_match(
+        "t-alice-dave", "dave", "alice", "{}", match_length=None, score_a=0, score_b=4
+    )
     await alice.send("show saved")
     assert [await alice.line() for _ in range(3)] == [
         replies.SAVED_HEADER,
@@ -295,8 +299,12 @@ async def test_show_saved_as_fcm_and_gibbon_read_it(connect: Connect, app: App) 
     none = [await alice.line(), await alice.line()]
     assert [fcm_cookie(line) for line in none] == ["FIBS_SavedMatchesHeader", "FIBS_NoSavedGames"]
     assert [tuple(line.split()) for line in none] == [GIBBON_SAVED_HEADER, GIBBON_NO_SAVED]
-    await app.db.save_match("alice", "bob", "{}", match_length=3, score_a=1, score_b=2)
-    await app.db.save_match("alice", "carol", "{}", match_length=5, score_a=4, score_b=0)
+    await app.db.save_match(
+        "t-alice-bob", "alice", "bob", "{}", match_length=3, score_a=1, score_b=2
+    )
+    await app.db.save_match(
+        "t-alice-carol", "alice", "carol", "{}", match_length=5, score_a=4, score_b=0
+    )
     await alice.send("show saved")
     some = [await alice.line() for _ in range(3)]
     assert [fcm_cookie(line) for line in some] == [

@@ -42,6 +42,7 @@ async def test_one_point_match(connect: Connect, app: App) -> None:
     await bob.expect(replies.now_playing("alice", 1))
     await alice.expect(replies.player_joined("bob", 1))
     await carol.expect(replies.match_start_report("alice", "bob", 1))
+    table_id = app.local_tables.matches["alice"].table_id
     a, b = Player(alice, "alice"), Player(bob, "bob")
     await play_out(a, b)
     winner_name = "alice" if "You win the 1 point match 1-0 ." in alice.seen else "bob"
@@ -57,6 +58,7 @@ async def test_one_point_match(connect: Connect, app: App) -> None:
         assert len(line.split(":")) == 53
     records = await app.db.list_match_records("alice")
     assert len(records) == 1 and records[0].match_length == 1
+    assert records[0].table_id == table_id  # the record is the table's
     assert await app.db.load_match("alice", "bob") is None  # finished: nothing saved
     winner = records[0].winner
     assert winner is not None

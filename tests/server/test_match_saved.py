@@ -37,6 +37,7 @@ async def store(app: App, match: Match, names: tuple[str, str] = ("alice", "bob"
     """Put ``match`` in the database as the pair's saved match."""
     live = LiveMatch(names, match, started_at=1_700_000_000)
     await app.db.save_match(
+        live.table_id,
         names[0],
         names[1],
         live.snapshot(),
@@ -350,7 +351,9 @@ async def test_leave_and_restart_then_resume(
             await client.expect("Value of 'boardstyle' set to 3.")
         a_board, _ = await resume(clients[0], clients[1])
         assert parse_board(a_board).position(0) == position
-        assert restarted.app.local_tables.matches["alice"].match.position == position
+        resumed = restarted.app.local_tables.matches["alice"]
+        assert resumed.match.position == position
+        assert resumed.table_id == live.table_id  # the same table, across the restart
         for client in clients:
             await client.close()
     finally:
@@ -435,10 +438,12 @@ async def test_a_new_match_replaces_the_saved_one(connect: Connect, app: App) ->
     await store(app, Match(MatchOptions(length=5), SeededDice(3)))
     await alice.send("invite bob 3")
     await bob.expect(replies.saved_match_warning(5))
+    old = await app.db.load_match("alice", "bob")
     live = await _new_match_after(app, alice, bob)
     stored = await _stored(app)
     assert stored.length == 3 and stored.started_at == live.started_at
     assert match_to_json(stored.match) == match_to_json(live.match)
+    assert old is not None and stored.table_id == live.table_id != old.table_id
 
 
 async def test_a_match_saved_after_the_invitation_is_replaced_by_the_first_save(
@@ -451,15 +456,16 @@ async def test_a_match_saved_after_the_invitation_is_replaced_by_the_first_save(
     await alice.send("invite bob 3")
     await bob.expect(replies.type_join("alice"))
     await store(app, Match(MatchOptions(length=5), SeededDice(3)))
-    deletes: list[tuple[str, str]] = []
+    deletes: list[str] = []
     delete = app.db.delete_match
 
-    async def counted(a: str, b: str) -> bool:
-        deletes.append((a, b))
-        return await delete(a, b)
+    async def counted(table_id: str) -> bool:
+        deletes.append(table_id)
+        return await delete(table_id)
 
     monkeypatch.setattr(app.db, "delete_match", counted)
     live = await _new_match_after(app, alice, bob)
     assert deletes == []
     stored = await _stored(app)
     assert stored.length == 3 and match_to_json(stored.match) == match_to_json(live.match)
+    assert stored.table_id == live.table_id

@@ -47,7 +47,7 @@ class FakeStore:
 
     def saved_match(self) -> SavedMatch:
         events = tuple(SavedEvents(*key, text) for key, text in sorted(self.rows.items()))
-        return SavedMatch(self.pair[0], self.pair[1], None, 0, 0, self.state, 0, events)
+        return SavedMatch("t", self.pair[0], self.pair[1], None, 0, 0, self.state, 0, events)
 
 
 def save(
@@ -148,7 +148,7 @@ def test_a_match_stored_whole_still_loads() -> None:
     for _ in range(150):
         random_action(live.match, rng, 0.05, Counter())
     text = live.snapshot()
-    old = SavedMatch("alice", "bob", 5, 0, 0, text, 0)
+    old = SavedMatch("t", "alice", "bob", 5, 0, 0, text, 0)
     assert whole_snapshot(old) == json.loads(text)
     again = LiveMatch.from_saved(old, SeededDice(4))
     assert again.snapshot() == text
@@ -192,7 +192,7 @@ def test_damaged_rows_are_refused(damage: str) -> None:
     elif damage == "version":
         state["version"] = 3
     text = json.dumps(state) if damage != "json" else saved.snapshot[:-1]
-    broken = SavedMatch("alice", "bob", 3, 0, 0, text, 0, tuple(events))
+    broken = SavedMatch("t", "alice", "bob", 3, 0, 0, text, 0, tuple(events))
     with pytest.raises(SnapshotError):
         whole_snapshot(broken)
     with pytest.raises(SnapshotError):
@@ -220,6 +220,7 @@ async def test_saves_through_the_database_read_back_whole(database: Database) ->
     while random_action(live.match, rng, 0.05, Counter()) and saves < 120:
         plan = live.next_save()
         await database.save_match(
+            live.table_id,
             *live.names,
             plan.state,
             match_length=live.length,

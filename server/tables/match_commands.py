@@ -52,15 +52,8 @@ async def act(host: TableHost, session: Session, command: TableCommand) -> None:
     FIBS replies."""
     live = live_match(host, session.name)
     player = live.player_of(session.name)
-    if isinstance(command, Redouble):
-        _check_redouble_name(live, player, command.name)
-    off: tuple[Move, ...] = ()
-    notice = None
-    if isinstance(command, BearOff):
-        off = _bear_off(live, player)
-        colour = live.match.colour(player)
-        notice = (player, replies.bear_off(format_move(m, colour).split("-")[0] for m in off))
-    run = _action(command, player, off)
+    run = _action(command, player)
+    notice = run.notice if isinstance(run, _BearOff) else None
     try:
         await match_lifecycle.play(host, live, lambda: run(live.match), notice=notice)
     except ActionError as error:
@@ -78,14 +71,10 @@ async def act(host: TableHost, session: Session, command: TableCommand) -> None:
         raise Reply(replies.move_error(MoveErrorReason.BAD_WORD, error.index), *help_) from None
 
 
-def _action(
-    command: TableCommand, player: int, off: tuple[Move, ...]
-) -> Callable[[Match], list[Event]]:
-    """The core's action for ``command`` by ``player``, run under the match's lock.
-
-    ``off``: the play of a :class:`BearOff`, found before it (§4.5); its ``Bear off:``
-    line goes with the action's own lines, after the save.
-    """
+def _action(command: TableCommand, player: int) -> Callable[[Match], list[Event]]:
+    """The core's action for ``command`` by ``player``, run under the match's lock: what
+    it reads of the match, the checks the server adds (``off``'s play, a redouble's
+    name) included, is read there."""
     match command:
         case Roll():
             return lambda m: m.roll(player)
@@ -94,7 +83,7 @@ def _action(
         case Moves(text):
             return lambda m: m.move(player, parse_moves(text, m.colour(player)))
         case BearOff():
-            return lambda m: m.move(player, off)
+            return _BearOff(player)
         case Accept():
             return lambda m: (
                 m.accept_resignation(player) if m.resignation is not None else m.take(player)
@@ -103,8 +92,13 @@ def _action(
             return lambda m: (
                 m.reject_resignation(player) if m.resignation is not None else m.drop(player)
             )
-        case Redouble():
-            return lambda m: m.redouble(player)
+        case Redouble(name):
+
+            def redouble(m: Match) -> list[Event]:
+                _check_redouble_name(m, player, name)
+                return m.redouble(player)
+
+            return redouble
         case Resign(kind):
             return lambda m: m.resign(player, kind)
         case _:
@@ -137,9 +131,29 @@ def _typed(command: TableCommand) -> str | None:
     return command.text if isinstance(command, Moves) else None
 
 
-def _bear_off(live: LiveMatch, player: int) -> tuple[Move, ...]:
+class _BearOff:
+    """``off`` as an action: the play that bears every die off, found under the lock
+    (§4.5), kept for its ``Bear off:`` line, which goes with the action's own lines
+    after the save."""
+
+    def __init__(self, player: int) -> None:
+        self.player = player
+        self.moves: tuple[Move, ...] = ()
+        self.colour = Colour.O
+
+    def __call__(self, match: Match) -> list[Event]:
+        self.moves = _bear_off(match, self.player)
+        self.colour = match.colour(self.player)
+        return match.move(self.player, self.moves)
+
+    def notice(self) -> tuple[int, str]:
+        """The ``Bear off:`` line of the play, once it has run."""
+        texts = (format_move(m, self.colour).split("-")[0] for m in self.moves)
+        return self.player, replies.bear_off(texts)
+
+
+def _bear_off(match: Match, player: int) -> tuple[Move, ...]:
     """The play of ``off``: every die borne off, when that is a legal play (§4.5)."""
-    match = live.match
     if match.to_act != player or match.phase is not Phase.MOVE:
         raise Reply(replies.NOT_YOUR_TURN)
     play = next((p for p in match.legal_plays() if all(m.dst == 0 for m in p.moves)), None)
@@ -148,10 +162,10 @@ def _bear_off(live: LiveMatch, player: int) -> tuple[Move, ...]:
     return play.moves
 
 
-def _check_redouble_name(live: LiveMatch, player: int, name: str) -> None:
+def _check_redouble_name(match: Match, player: int, name: str) -> None:
     """``beaver``/``raccoon``/``otter`` name the 1st/2nd/3rd redouble (§4.6)."""
-    offer = live.match.offer
-    allowed = live.match.may(player, Action.REDOUBLE)
+    offer = match.offer
+    allowed = match.may(player, Action.REDOUBLE)
     if name in replies.REDOUBLE_NAMES and offer is not None and allowed:
         wanted = replies.REDOUBLE_NAMES.index(name)
         if offer.redoubles != wanted:

@@ -91,13 +91,13 @@ async def run(
     action: Callable[[], list[Event]],
     *,
     resumed: bool = False,
-    notice: tuple[Player, str] | None = None,
+    notice: Callable[[], tuple[Player, str]] | None = None,
 ) -> None:
     """Do ``action`` (a bound core method), follow up, settle, save, then send.
 
     ``resumed``: the action is the resume of a saved match (see :func:`follow_up`).
     ``notice``: a line for one player before the action's own, sent with them after the
-    save (``off``'s ``Bear off:``).
+    save (``off``'s ``Bear off:``), made under the lock once the action has run.
 
     :raises backgammon.errors.BackgammonError: the action is refused; nothing changed
         and nothing was sent.
@@ -107,7 +107,7 @@ async def run(
         since = live.match.version
         events = action()
         if notice is not None:
-            step.notice(*notice)
+            step.notice(*notice())
         step.act(events)
         follow_up(step, resumed=resumed)
         settlement = settle(app, live, step.events())

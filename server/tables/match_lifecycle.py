@@ -323,7 +323,7 @@ async def play(
     action: Callable[[], list[Event]],
     *,
     resumed: bool = False,
-    notice: tuple[int, str] | None = None,
+    notice: Callable[[], tuple[int, str]] | None = None,
 ) -> None:
     """Run one action (:func:`server.tables.match_flow.run`, ``notice`` with it); then the
     finished match leaves the table, or the clock starts for whoever must act next.

@@ -150,8 +150,8 @@ async def test_game_actions_cross_an_injected_seam_as_data(
         await db.close()
 
 
-async def test_off_bears_off_and_its_line_leads_the_actions_lines(desk: Desk) -> None:
-    """Random legal play until the mover can bear off with every die; then ``off``."""
+async def _until_bear_off(desk: Desk) -> str:
+    """Random legal play until the mover can bear off with every die: the mover."""
     await playing(desk)
     live = desk.app.local_tables.matches["alice"]
     match = live.match
@@ -166,16 +166,40 @@ async def test_off_bears_off_and_its_line_leads_the_actions_lines(desk: Desk) ->
         plays = match.legal_plays()
         off = [p for p in plays if all(m.dst == 0 for m in p.moves)]
         if off and len(off[0].moves) == len(match.dice.dice):
-            break
+            desk.heard(mover)
+            return mover
         colour = match.colour(match.to_act)
         await desk.run(mover, "move " + " ".join(format_move(m, colour) for m in plays[0].moves))
-    else:
-        raise AssertionError("no bear-off with every die came")
+    raise AssertionError("no bear-off with every die came")
+
+
+async def test_off_bears_off_and_its_line_leads_the_actions_lines(desk: Desk) -> None:
+    mover = await _until_bear_off(desk)
+    match = desk.app.local_tables.matches["alice"].match
     version = match.version
-    desk.heard(mover)
     lines = await desk.run(mover, "off")
     assert lines[0].startswith("Bear off: "), lines
     assert len(lines) > 1 and match.version > version
+
+
+async def test_off_reads_the_match_under_its_lock(
+    desk: Desk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``off`` finds its play while it holds the match's lock, so an action saved
+    meanwhile cannot leave it a stale play (issue 33: reads outside the lock)."""
+    mover = await _until_bear_off(desk)
+    live = desk.app.local_tables.matches["alice"]
+    plays = live.match.legal_plays
+    unlocked: list[str] = []
+
+    def watched() -> Any:
+        if not live.lock.locked():
+            unlocked.append("legal_plays")
+        return plays()
+
+    monkeypatch.setattr(live.match, "legal_plays", watched)
+    lines = await desk.run(mover, "off")
+    assert lines[0].startswith("Bear off: ") and unlocked == []
 
 
 # -- table updates at the edge (server/tables/edge.py) ----------------------------------

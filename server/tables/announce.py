@@ -1,5 +1,9 @@
 """What the players and watchers are told about one match action, as lines per recipient.
 
+Lines go to the table's sides (:mod:`server.tables.sides`: each member of a side, the
+other side by :func:`~server.tables.sides.opposite`) and to its watchers; at a match
+each side is one player.
+
 :func:`announce` renders an action's events (and the server's notices between them) in
 the FIBS words of §4, with a board in each receiver's board style where the spec sends
 one. It only reads: the match as each batch of events left it (a :class:`Moment`,
@@ -47,6 +51,7 @@ from protocol import replies
 from protocol.game_record import oldmoves_lines
 from protocol.replies import Toggle
 from server.tables.matches import watchers_at
+from server.tables.sides import Sides, opposite
 from server.tables.updates import Broadcast, Moment, Notice, Settlement, TableUpdate
 from server.world.presence import Audience, Peer, Presence
 
@@ -90,14 +95,17 @@ def announce(presence: Presence, update: TableUpdate) -> tuple[Outbox, list[Broa
     """
     outbox = Outbox()
     broadcasts: list[Broadcast] = []
-    names = update.names
-    seats = (seated(presence, names, 0), seated(presence, names, 1))
-    watchers = [
-        (w, names.index(w.watching or "")) for w in watchers_at(presence, names, update.watchers)
-    ]
+    sides = update.sides
+    seats = (seated_side(presence, sides, 0), seated_side(presence, sides, 1))
+    watchers: list[tuple[Peer, Player]] = []
+    for watcher in watchers_at(presence, sides.everyone, update.watchers):
+        side = sides.side_of(watcher.watching or "")
+        if side is not None:
+            watchers.append((watcher, side))
     for item in update.told:
         if isinstance(item, Notice):
-            outbox.add(seats[item.player], item.line)
+            acting = sides.acting(item.side)
+            outbox.add(next((p for p in seats[item.side] if p.name == acting), None), item.line)
             continue
         table = _Table(update, outbox, broadcasts, item.moment, seats, watchers)
         for event in item.events:
@@ -105,11 +113,17 @@ def announce(presence: Presence, update: TableUpdate) -> tuple[Outbox, list[Broa
     return outbox, broadcasts
 
 
-def seated(presence: Presence, names: tuple[str, str], index: Player) -> Peer | None:
-    """The table's player ``index`` while they sit at it (the players the action's
-    lines go to); None once they left it."""
-    peer = presence.get(names[index])
+def seated(presence: Presence, name: str) -> Peer | None:
+    """``name`` while they sit at a table (whom a table's lines go to); None once they
+    left it."""
+    peer = presence.get(name)
     return peer if peer is not None and peer.opponent is not None else None
+
+
+def seated_side(presence: Presence, sides: Sides, index: Player) -> tuple[Peer, ...]:
+    """The members of side ``index`` who sit at the table now."""
+    peers = (seated(presence, name) for name in sides.members(index))
+    return tuple(peer for peer in peers if peer is not None)
 
 
 @dataclass
@@ -120,18 +134,25 @@ class _Table:
     out: Outbox
     broadcasts: list[Broadcast]
     moment: Moment | None
-    _seats: tuple[Peer | None, Peer | None]
-    """Each player while they sit at the table (looked up once per action)."""
+    _seats: tuple[tuple[Peer, ...], tuple[Peer, ...]]
+    """Each side's members who sit at the table (looked up once per action)."""
     _watchers: list[tuple[Peer, Player]]
     """Each watcher with the player whose side they see (looked up once per action)."""
     boarded: set[str] = field(default_factory=set)
     """Who got this batch's board (by name)."""
 
-    def player(self, index: Player) -> Peer | None:
+    def side(self, index: Player) -> tuple[Peer, ...]:
+        """The members of side ``index`` at the table."""
         return self._seats[index]
 
+    def tell(self, index: Player, *lines: str) -> None:
+        """``lines`` to each member of side ``index``."""
+        for peer in self._seats[index]:
+            self.out.add(peer, *lines)
+
     def name(self, index: Player) -> str:
-        return self.update.names[index]
+        """Who acts for side ``index`` (a match's player)."""
+        return self.update.sides.acting(index)
 
     def watchers(self) -> list[tuple[Peer, Player]]:
         """Each watcher with the player whose side they see."""
@@ -147,11 +168,11 @@ class _Table:
             lines = self.at().frame.lines(perspective, viewer.settings.boardstyle, you=you)
             self.out.extend(viewer, lines)
 
-    def board_for_players(self, *players: Player, toggle: Toggle | None = None) -> None:
-        for p in players:
-            peer = self.player(p)
-            if peer is not None and (toggle is None or peer.toggles[toggle]):
-                self.board_to(peer, p, you=True)
+    def board_for_players(self, *sides: Player, toggle: Toggle | None = None) -> None:
+        for side in sides:
+            for peer in self._seats[side]:
+                if toggle is None or peer.toggles[toggle]:
+                    self.board_to(peer, side, you=True)
 
     def board_for_watchers(self) -> None:
         for watcher, perspective in self.watchers():
@@ -163,80 +184,78 @@ class _Table:
 
 
 def _announce_event(t: _Table, event: Event, settlement: Settlement) -> None:
-    """Every event type's lines (§4.4-§4.8), for both players and the watchers."""
-    out = t.out
+    """Every event type's lines (§4.4-§4.8), for both sides and the watchers."""
     match event:
         case GameStarted():
-            for p in (0, 1):
-                out.add(t.player(p), replies.starting_new_game(t.name(1 - p)))
-            t.to_watchers(lambda p: replies.starting_new_game(t.name(1 - p)))
+            for side in (0, 1):
+                t.tell(side, replies.starting_new_game(t.name(opposite(side))))
+            t.to_watchers(lambda side: replies.starting_new_game(t.name(opposite(side))))
         case OpeningRoll():
             _opening_roll(t, event)
         case AutoDoubled():
-            for p in (0, 1):
-                out.add(t.player(p), replies.cube_now(event.cube))
-            t.to_watchers(lambda p: replies.cube_now(event.cube))
+            for side in (0, 1):
+                t.tell(side, replies.cube_now(event.cube))
+            t.to_watchers(lambda side: replies.cube_now(event.cube))
         case DiceRolled():
             _dice_rolled(t, event)
         case TurnPassed():
             # No board after "can't move" (§4.5, D103): FIBS sends none; GammonBot and
             # MatchDog ask for one, and a second, unasked board makes GammonBot act twice.
-            out.add(t.player(event.player), replies.YOU_CANT_MOVE)
+            t.tell(event.player, replies.YOU_CANT_MOVE)
             text = replies.cant_move(t.name(event.player))
-            out.add(t.player(1 - event.player), text)
-            t.to_watchers(lambda p: text)
+            t.tell(opposite(event.player), text)
+            t.to_watchers(lambda side: text)
         case CheckersMoved():
             colour = t.at().frame.colour(event.player)
             texts = [format_move(m, colour) for m in event.moves]
             line = replies.moves(t.name(event.player), texts)
-            out.add(t.player(1 - event.player), line)
-            t.to_watchers(lambda p: line)
+            t.tell(opposite(event.player), line)
+            t.to_watchers(lambda side: line)
             t.board_for_players(0, 1, toggle=Toggle.AUTOBOARD)
             t.board_for_watchers()
         case CubeOffered():
             more = t.at().redouble_allowed
-            doubler, other = event.player, 1 - event.player
-            out.add(t.player(doubler), replies.you_double(t.name(other), redouble_allowed=more))
-            out.add(t.player(other), replies.doubles_offer(t.name(doubler), redouble_allowed=more))
+            doubler, other = event.player, opposite(event.player)
+            t.tell(doubler, replies.you_double(t.name(other), redouble_allowed=more))
+            t.tell(other, replies.doubles_offer(t.name(doubler), redouble_allowed=more))
             t.board_for_players(other)
-            t.to_watchers(lambda p: replies.doubles(t.name(doubler)))
+            t.to_watchers(lambda side: replies.doubles(t.name(doubler)))
         case CubeRedoubled():
             more = t.at().redouble_allowed
-            who, other = event.player, 1 - event.player
-            out.extend(
-                t.player(who), replies.you_redouble(event.value, t.name(other), more_allowed=more)
-            )
-            out.add(
-                t.player(other),
-                replies.redoubles_offer(t.name(who), event.value, more_allowed=more),
-            )
+            who, other = event.player, opposite(event.player)
+            t.tell(who, *replies.you_redouble(event.value, t.name(other), more_allowed=more))
+            t.tell(other, replies.redoubles_offer(t.name(who), event.value, more_allowed=more))
             t.board_for_players(other)
-            t.to_watchers(lambda p: replies.redoubles(t.name(who)))
+            t.to_watchers(lambda side: replies.redoubles(t.name(who)))
         case CubeTaken():
             _cube_taken(t, event)
         case CubeDropped():
-            dropper, winner = event.player, 1 - event.player
-            out.add(t.player(dropper), replies.you_give_up(t.name(winner), event.points))
-            out.add(t.player(winner), replies.gives_up_you_win(t.name(dropper), event.points))
-            t.to_watchers(lambda p: replies.gives_up(t.name(dropper), t.name(winner), event.points))
-        case ResignationOffered():
-            who, other = event.player, 1 - event.player
-            out.add(t.player(who), replies.you_want_to_resign(t.name(other), event.points))
-            out.add(t.player(other), replies.wants_to_resign(t.name(who), event.points))
+            dropper, winner = event.player, opposite(event.player)
+            t.tell(dropper, replies.you_give_up(t.name(winner), event.points))
+            t.tell(winner, replies.gives_up_you_win(t.name(dropper), event.points))
             t.to_watchers(
-                lambda p: replies.wants_to_resign_watched(t.name(who), t.name(other), event.points)
+                lambda side: replies.gives_up(t.name(dropper), t.name(winner), event.points)
+            )
+        case ResignationOffered():
+            who, other = event.player, opposite(event.player)
+            t.tell(who, replies.you_want_to_resign(t.name(other), event.points))
+            t.tell(other, replies.wants_to_resign(t.name(who), event.points))
+            t.to_watchers(
+                lambda side: replies.wants_to_resign_watched(
+                    t.name(who), t.name(other), event.points
+                )
             )
         case ResignationAccepted():
-            acceptor, resigner = event.player, 1 - event.player
-            out.add(t.player(acceptor), replies.you_accept_and_win(event.points))
+            acceptor, resigner = event.player, opposite(event.player)
+            t.tell(acceptor, replies.you_accept_and_win(event.points))
             line = replies.accepts_and_wins(t.name(acceptor), event.points)
-            out.add(t.player(resigner), line)
-            t.to_watchers(lambda p: line)
+            t.tell(resigner, line)
+            t.to_watchers(lambda side: line)
         case ResignationRejected():
-            out.add(t.player(event.player), replies.YOU_REJECT)
+            t.tell(event.player, replies.YOU_REJECT)
             line = replies.rejects(t.name(event.player))
-            out.add(t.player(1 - event.player), line)
-            t.to_watchers(lambda p: line)
+            t.tell(opposite(event.player), line)
+            t.to_watchers(lambda side: line)
             # No board (D104): FIBS sends none after a rejected resignation; GammonBot
             # asks for one and MatchDog goes on with the board it has.
         case GameWon():
@@ -248,16 +267,16 @@ def _announce_event(t: _Table, event: Event, settlement: Settlement) -> None:
 
 
 def _opening_roll(t: _Table, event: OpeningRoll) -> None:
-    for p in (0, 1):
-        peer = t.player(p)
-        t.out.add(peer, replies.opening_roll(event.dice[p], t.name(1 - p), event.dice[1 - p]))
-        if event.starter == p:
-            t.out.add(peer, replies.YOUR_TURN_TO_MOVE)
+    for side in (0, 1):
+        other = opposite(side)
+        t.tell(side, replies.opening_roll(event.dice[side], t.name(other), event.dice[other]))
+        if event.starter == side:
+            t.tell(side, replies.YOUR_TURN_TO_MOVE)
         elif event.starter is not None:
-            t.out.add(peer, replies.makes_first_move(t.name(1 - p)))
+            t.tell(side, replies.makes_first_move(t.name(other)))
     t.to_watchers(
-        lambda p: replies.opening_roll_watched(
-            t.name(p), event.dice[p], t.name(1 - p), event.dice[1 - p]
+        lambda side: replies.opening_roll_watched(
+            t.name(side), event.dice[side], t.name(opposite(side)), event.dice[opposite(side)]
         )
     )
     if event.starter is not None:
@@ -269,18 +288,19 @@ def _opening_roll(t: _Table, event: OpeningRoll) -> None:
 
 def _dice_rolled(t: _Table, event: DiceRolled) -> None:
     d1, d2 = event.roll
-    roller = t.player(event.player)
-    t.out.add(roller, replies.you_roll(d1, d2))
+    t.tell(event.player, replies.you_roll(d1, d2))
     if event.moves:
         t.board_for_players(event.player, toggle=Toggle.MOREBOARDS)
-        t.out.add(roller, replies.please_move(event.moves))
-    elif roller is not None and roller.toggles[Toggle.MOREBOARDS]:
-        # A roll that cannot be played: the roller's board still shows it, before
-        # "You can't move." (D108; MatchDog waits for a board after every roll).
-        style = roller.settings.boardstyle
-        t.out.extend(roller, t.at().frame.rolled_lines(event.player, event.roll, style))
-    other = 1 - event.player
-    t.out.add(t.player(other), replies.rolls(t.name(event.player), d1, d2))
+        t.tell(event.player, replies.please_move(event.moves))
+    else:
+        for roller in t.side(event.player):
+            if roller.toggles[Toggle.MOREBOARDS]:
+                # A roll that cannot be played: the roller's board still shows it, before
+                # "You can't move." (D108; MatchDog waits for a board after every roll).
+                style = roller.settings.boardstyle
+                t.out.extend(roller, t.at().frame.rolled_lines(event.player, event.roll, style))
+    other = opposite(event.player)
+    t.tell(other, replies.rolls(t.name(event.player), d1, d2))
     if event.moves:
         t.board_for_players(other, toggle=Toggle.AUTOBOARD)
     t.to_watchers(lambda p: replies.rolls(t.name(event.player), d1, d2))
@@ -289,7 +309,7 @@ def _dice_rolled(t: _Table, event: DiceRolled) -> None:
 
 
 def _cube_taken(t: _Table, event: CubeTaken) -> None:
-    taker, doubler = event.player, 1 - event.player
+    taker, doubler = event.player, opposite(event.player)
     if event.redoubled:
         mine = replies.you_accept_redouble(event.value)
         theirs = replies.accepts_redouble(t.name(taker), event.value)
@@ -298,45 +318,41 @@ def _cube_taken(t: _Table, event: CubeTaken) -> None:
         mine = replies.you_accept_double(event.value)
         theirs = replies.accepts_double(t.name(taker), event.value)
         watched = replies.accepts_double_watched(t.name(taker))
-    t.out.add(t.player(taker), mine)
-    t.out.add(t.player(doubler), theirs)
-    t.to_watchers(lambda p: watched)
+    t.tell(taker, mine)
+    t.tell(doubler, theirs)
+    t.to_watchers(lambda side: watched)
 
 
 def _game_won(t: _Table, event: GameWon) -> None:
     out = t.out
-    names = t.update.names
+    names = t.update.sides.acting_names
     moment = t.at()
-    winner, loser = event.winner, 1 - event.winner
+    winner, loser = event.winner, opposite(event.winner)
     if event.end is GameEnd.BORNE_OFF:
-        out.add(t.player(winner), replies.you_win_game(event.points))
-        out.add(t.player(loser), replies.wins_game(t.name(winner), event.points))
+        t.tell(winner, replies.you_win_game(event.points))
+        t.tell(loser, replies.wins_game(t.name(winner), event.points))
         for watcher, _ in t.watchers():
             out.add(watcher, replies.wins_game_watched(t.name(winner), event.points))
-    for p in (0, 1):
-        peer = t.player(p)
-        if peer is not None and peer.toggles[Toggle.MOVES]:
-            record = oldmoves_lines(
-                moment.finished_game, names, t.update.length, moment.frame.o_player
-            )
-            out.extend(peer, record)
+    for side in (0, 1):
+        for peer in t.side(side):
+            if peer.toggles[Toggle.MOVES]:
+                record = oldmoves_lines(
+                    moment.finished_game, names, t.update.length, moment.frame.o_player
+                )
+                out.extend(peer, record)
     if moment.phase is Phase.GAME_OVER:
         score = moment.score
-        for p in (0, 1):
-            out.add(
-                t.player(p),
-                replies.score_line(
-                    t.update.length, t.name(p), score[p], t.name(1 - p), score[1 - p]
-                ),
-                replies.JOIN_NEXT_GAME,
+
+        def score_line(side: Player) -> str:
+            other = opposite(side)
+            return replies.score_line(
+                t.update.length, t.name(side), score[side], t.name(other), score[other]
             )
-        for watcher, p in t.watchers():
-            out.add(
-                watcher,
-                replies.score_line(
-                    t.update.length, t.name(p), score[p], t.name(1 - p), score[1 - p]
-                ),
-            )
+
+        for side in (0, 1):
+            t.tell(side, score_line(side), replies.JOIN_NEXT_GAME)
+        for watcher, side in t.watchers():
+            out.add(watcher, score_line(side))
 
 
 def _match_won(t: _Table, event: MatchWon, settlement: Settlement) -> None:
@@ -346,21 +362,19 @@ def _match_won(t: _Table, event: MatchWon, settlement: Settlement) -> None:
     if rated is None:
         return
     out = t.out
-    winner, loser = event.winner, 1 - event.winner
+    winner, loser = event.winner, opposite(event.winner)
     length = t.update.length
     assert length is not None, "only a limited match is rated"
     a, b = event.score[winner], event.score[loser]
-    winner_peer = t.player(winner)
-    loser_peer = t.player(loser)
     block = _rating_block(
         rated.change, rated.winner, rated.loser, rated.winner_experience, rated.loser_experience
     )
-    for peer in (winner_peer, loser_peer):
-        if peer is not None and peer.toggles[Toggle.RATINGS]:
+    for peer in t.side(winner) + t.side(loser):
+        if peer.toggles[Toggle.RATINGS]:
             out.extend(peer, block)
-    out.add(winner_peer, replies.you_win_match(length, a, b))
+    t.tell(winner, replies.you_win_match(length, a, b))
     line = replies.wins_match(t.name(winner), length, a, b)
-    out.add(loser_peer, line)
+    t.tell(loser, line)
     for watcher, _ in t.watchers():
         out.add(watcher, line)
     # The report (§4.15 ``toggle report``): one broadcast to every user with the toggle

@@ -23,13 +23,14 @@ from server.clock import Timer
 from server.config import Settings
 from server.errors import Reply
 from server.tables import dice_proof, match_commands, match_lifecycle
-from server.tables.announce import seated
+from server.tables.announce import seated_side
 from server.tables.dice_stats import DiceStats
 from server.tables.edge import TableEdge
 from server.tables.host import TableServices
 from server.tables.match_lifecycle import announced, players_of, send_board
 from server.tables.matches import Invitation, LiveMatch, watchers_at
 from server.tables.seam import GameSummary, MatchRequest, TableCommand
+from server.tables.sides import opposite
 from server.tables.updates import TableUpdate
 from server.world.presence import Peer, Presence
 from server.world.session import Session
@@ -105,14 +106,16 @@ class LocalTables:
             return
         frame = live.board_frame()
         presence = self.presence
+        sides = live.sides
         for index in (0, 1):
-            player = seated(presence, live.names, index)
-            if player is not None:
+            for player in seated_side(presence, sides, index):
                 lines = frame.lines(index, player.settings.boardstyle, you=True)
                 presence.send_lines(player, lines)
-        for watcher in watchers_at(presence, live.names, live.watchers):
-            side = live.player_of(watcher.watching or "")
-            presence.send_lines(watcher, frame.lines(side, watcher.settings.boardstyle, you=False))
+        for watcher in watchers_at(presence, sides.everyone, live.watchers):
+            side = sides.side_of(watcher.watching or "")
+            if side is not None:
+                lines = frame.lines(side, watcher.settings.boardstyle, you=False)
+                presence.send_lines(watcher, lines)
 
     # -- looking ----------------------------------------------------------------------------
 
@@ -205,7 +208,7 @@ class LocalTables:
                 raise Reply(replies.doesnt_allow_pip(opponent))
             p = live.player_of(session.name)
             position = live.match.position
-            mine, theirs = position.pips(p), position.pips(1 - p)
+            mine, theirs = position.pips(p), position.pips(opposite(p))
             session.send(replies.pipcounts(replies.CALLER_NAME, mine, opponent, theirs))
             return
         watched = await announced(self, session.watching or "")

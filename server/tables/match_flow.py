@@ -59,9 +59,9 @@ class Step:
         if events:
             self.told.append(Batch(tuple(events), Moment.of(self.live, events)))
 
-    def notice(self, player: Player, line: str) -> None:
-        """A line for ``player`` alone, between the batches."""
-        self.told.append(Notice(player, line))
+    def notice(self, side: Player, line: str) -> None:
+        """A line for the one who acts for ``side`` alone, between the batches."""
+        self.told.append(Notice(side, line))
 
     def events(self) -> Iterator[Event]:
         """Every event of the action, in order."""
@@ -75,13 +75,14 @@ class Step:
         Looked up once per action: from the action to its save nothing awaits, so who
         sits at the table does not change meanwhile (after the save, look again)."""
         if self._seats is None:
-            names = self.live.names
+            acting = self.live.sides.acting_names
             presence = self.app.presence
-            self._seats = (seated(presence, names, 0), seated(presence, names, 1))
+            self._seats = (seated(presence, acting[0]), seated(presence, acting[1]))
         return self._seats
 
     def player(self, index: Player) -> Peer | None:
-        """Player ``index`` while they play (their toggles steer the follow-up steps)."""
+        """Who acts for side ``index``, while they play (their toggles steer the
+        follow-up steps)."""
         return self.seats()[index]
 
 
@@ -112,13 +113,12 @@ async def run(
         follow_up(step, resumed=resumed)
         settlement = settle(app, live, step.events())
         await save(app, live, settlement)
-        names = live.names
         if settlement.rated is not None:  # who is still at the table after the save
-            seats = [seated(app.presence, names, 0), seated(app.presence, names, 1)]
+            seats = [seated(app.presence, name) for name in live.names]
             apply_ratings(app.presence, settlement, seats)
         update = TableUpdate(
             live.table_id,
-            names,
+            live.sides,
             live.length,
             frozenset(live.watchers),
             since,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,6 +28,7 @@ from db.records import SavedEvents, SavedMatch
 from protocol.replies import Toggle
 from server.config import RulesDefaults
 from server.tables.match_boards import BoardFrame, MatchBoards
+from server.tables.sides import Sides, opposite
 from server.world.presence import Peer, Presence
 
 WHOLE_SNAPSHOT_VERSION = 1
@@ -117,6 +118,9 @@ class LiveMatch:
     """The reminder and time-out for the player who must act (D55), once started."""
     boards: MatchBoards = field(default_factory=MatchBoards, repr=False)
     """The boards of the match's current state (:meth:`board_frame`)."""
+    sides: Sides = field(init=False, repr=False)
+    """Who sits at the table by side (:mod:`server.tables.sides`): at a match each player
+    alone on theirs, in the rules core's order, as :attr:`names`."""
     record_id: int | None = None
     """The finished match's record, once its last save stored it (``show dice``)."""
     _head_text: tuple[tuple[tuple[str, str], int], str] | None = field(default=None, repr=False)
@@ -137,8 +141,11 @@ class LiveMatch:
             return 1
         raise ValueError(f"{name!r} does not play in this match")
 
+    def __post_init__(self) -> None:
+        self.sides = Sides.of_match(self.names)
+
     def opponent_of(self, name: str) -> str:
-        return self.names[1 - self.player_of(name)]
+        return self.names[opposite(self.player_of(name))]
 
     @property
     def length(self) -> int | None:
@@ -273,7 +280,7 @@ def _put_events(data: dict[str, Any], rows: tuple[SavedEvents, ...]) -> None:
 
 
 def watchers_at(
-    presence: Presence, players: tuple[str, str], watchers: Iterable[str]
+    presence: Presence, players: Collection[str], watchers: Iterable[str]
 ) -> list[Peer]:
     """The users of ``watchers`` who watch one of ``players`` now, as ``presence`` has
     them (a name whose user watches no player here any more is skipped)."""

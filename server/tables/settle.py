@@ -20,6 +20,7 @@ from backgammon.rating import INITIAL_RATING, rate_match
 from db.records import RatingUpdate
 from server.tables.host import TableHost
 from server.tables.matches import LiveMatch
+from server.tables.sides import opposite
 from server.tables.updates import RatedMatch, Settlement
 from server.world.presence import Peer, Presence
 
@@ -46,7 +47,7 @@ def _rate(app: TableHost, live: LiveMatch, winner: Player) -> RatedMatch | None:
     length = live.match.options.length
     if not length:
         return None
-    loser = 1 - winner
+    loser = opposite(winner)
     w_rating, w_exp = _rating_of(app, live.names[winner])
     l_rating, l_exp = _rating_of(app, live.names[loser])
     change = rate_match(length, w_rating, w_exp, l_rating, l_exp)

@@ -4,7 +4,7 @@ node renders for its own users (:class:`TableUpdate`, :mod:`server.tables.edge`)
 Plain frozen values, so that the same message could cross a bus between nodes: the
 events of each batch with the match as that batch left it (:class:`Moment`: the boards
 to draw, the phase, the score), the server's notices between them, what the action
-settled (:class:`Settlement`), the table's players and watchers by name, and the
+settled (:class:`Settlement`), the table's sides and watchers by name, and the
 match's version before and after.
 """
 
@@ -20,6 +20,7 @@ from backgammon.rating import RatingChange
 from protocol.game_record import last_game
 from server.tables.match_boards import BoardFrame
 from server.tables.matches import LiveMatch
+from server.tables.sides import Sides
 from server.world.presence import Audience
 
 
@@ -87,10 +88,10 @@ class Batch:
 
 @dataclass(frozen=True, slots=True)
 class Notice:
-    """A line the server tells one player between batches (``Please roll or double``,
-    ``The only possible move is ...``)."""
+    """A line the server tells the one who acts for a side between batches (``Please
+    roll or double``, ``The only possible move is ...``)."""
 
-    player: Player
+    side: Player
     line: str
 
 
@@ -111,7 +112,8 @@ class TableUpdate:
 
     table: str
     """The table's id (:attr:`server.tables.matches.LiveMatch.table_id`)."""
-    names: tuple[str, str]
+    sides: Sides
+    """Who sits at the table, by side."""
     length: int | None
     """The match length; None: unlimited."""
     watchers: frozenset[str]

@@ -211,7 +211,7 @@ def _update_after(desk: Desk, mover: str, *, since: int, version: int) -> TableU
     notice = Notice(live.player_of(mover), "a line of a missed action")
     return TableUpdate(
         live.table_id,
-        live.names,
+        live.sides,
         live.length,
         frozenset(live.watchers),
         since,

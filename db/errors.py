@@ -7,6 +7,7 @@ __all__ = [
     "DatabaseError",
     "DatabaseUnavailable",
     "MigrationError",
+    "StaleRatingError",
     "UnknownUserError",
     "UserExistsError",
 ]
@@ -62,6 +63,19 @@ class UnknownUserError(DatabaseError, LookupError):
     def __init__(self, name: str | None) -> None:
         super().__init__(f"no user {name!r}" if name is not None else "unknown user")
         self.name = name
+
+
+class StaleRatingError(DatabaseError):
+    """A match's end was rated from ratings that are no longer the stored ones: nothing
+    was written (``record_finished_match`` with ``RatingUpdate.before``).
+
+    :ivar current: the stored rating and experience of each rated player, to rate the
+        match again from.
+    """
+
+    def __init__(self, current: dict[str, tuple[float, int]]) -> None:
+        super().__init__(f"ratings changed meanwhile: {sorted(current)!r}")
+        self.current = current
 
 
 class ConstraintViolation(DatabaseError):

@@ -195,6 +195,10 @@ class RatingUpdate:
     name: str
     rating: float
     experience: int
+    before: tuple[float, int] | None = None
+    """The rating and experience it was computed from: the update is written only if
+    they are still the stored ones, in the same transaction (else
+    :class:`~db.errors.StaleRatingError`); None: written as it is."""
 
     def __post_init__(self) -> None:
         if self.experience < 0:

@@ -53,6 +53,7 @@ from db.engine import (
 from db.errors import (
     ConstraintViolation,
     MessageLimitError,
+    StaleRatingError,
     UnknownUserError,
     UserExistsError,
 )
@@ -641,7 +642,10 @@ class Database:
         Either everything below is stored or nothing is:
 
         * the match record;
-        * each of ``rating_updates`` (new rating and experience of a player);
+        * each of ``rating_updates`` (new rating and experience of a player), read and
+          compared first where the update says what it was computed from
+          (``RatingUpdate.before``): the ratings a match is rated from are the stored
+          ones, checked in the transaction that stores the new ones;
         * with ``delete_saved``, the table's saved match is removed (the match that was
           resumed has ended).
 
@@ -649,6 +653,8 @@ class Database:
         :param rules: JSON text of the match rules, stored verbatim.
         :param moves: JSON text of the move record, stored verbatim.
         :raises UnknownUserError: a rating update names an unknown user.
+        :raises StaleRatingError: a rating update's ``before`` is not what is stored
+            (``current`` has the stored values); nothing was written.
         :raises ValueError: the winner is not one of the players, both are the same, or a
             length that is not positive.
         """
@@ -682,12 +688,16 @@ class Database:
                 "rated": [change.name for change in rating_updates],
                 "ratings": [float(change.rating) for change in rating_updates],
                 "experiences": [change.experience for change in rating_updates],
+                "ratings_before": [_before(change)[0] for change in rating_updates],
+                "experiences_before": [_before(change)[1] for change in rating_updates],
                 "delete_saved": delete_saved,
             }
             row = await self._runner.write_statement(
                 sql.end_match, whole, key=table_id, replay=sql.end_match_replayed, returns_row=True
             )
-            stored_id, written = cast(Row, row)
+            stored_id, written, current = cast(Row, row)
+            if not written and current:  # rated from other ratings: nothing was written
+                raise StaleRatingError(_ratings_of(current, rating_updates))
             if not written:  # a rated player is not a user: nothing was written
                 names = [change.name for change in rating_updates]
                 unknown = await self._first_unknown(*names)
@@ -696,6 +706,7 @@ class Database:
         rate = sql.update_user(("rating", "experience"))
 
         def job(tx: Transaction) -> int:
+            _check_ratings(tx, sql.rating_of, rating_updates)
             (record_id,) = tx.execute(sql.insert_record, values)[0]
             for change in rating_updates:
                 params = {
@@ -865,6 +876,42 @@ def _user(row: Row, gagged: Iterable[str], blinded: Iterable[str]) -> User:
         blinded=tuple(blinded),
         is_bot=bool(values["is_bot"]),
     )
+
+
+def _before(change: RatingUpdate) -> tuple[float | None, int | None]:
+    """What ``change`` was computed from, or (None, None): not checked."""
+    return change.before if change.before is not None else (None, None)
+
+
+def _check_ratings(tx: Transaction, read: Any, updates: Sequence[RatingUpdate]) -> None:
+    """In the transaction that stores ``updates``: the ratings they were computed from
+    are the stored ones.
+
+    :raises StaleRatingError: one is not (with every rated player's stored values).
+    :raises UnknownUserError: a rated player is not a user.
+    """
+    if all(change.before is None for change in updates):
+        return
+    current: dict[str, tuple[float, int]] = {}
+    for change in updates:
+        rows = tx.execute(read, {"name": change.name})
+        if not rows:
+            raise UnknownUserError(change.name)
+        _, rating, experience = rows[0]
+        current[change.name] = (float(rating), int(experience))
+    if any(u.before is not None and current[u.name] != u.before for u in updates):
+        raise StaleRatingError(current)
+
+
+def _ratings_of(
+    current: Sequence[Any], updates: Sequence[RatingUpdate]
+) -> dict[str, tuple[float, int]]:
+    """PostgreSQL's end statement's stored ratings (pairs of rating and experience, in
+    the order of ``updates``) by name."""
+    return {
+        change.name: (float(pair[0]), int(pair[1]))
+        for change, pair in zip(updates, current, strict=True)
+    }
 
 
 def _saved_match(row: Row) -> SavedMatch:

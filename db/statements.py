@@ -328,17 +328,22 @@ def _end_match(*, replay: bool) -> Any:
     ``moves``, ``table_id``), the players' new ratings and experience (three arrays:
     ``rated``, ``ratings``, ``experiences``) and, with ``delete_saved``, the removal of
     the table's saved match (``table_id``; its event rows go with it). Nothing is written
-    unless every name in ``rated`` is a user. One statement, so that the writer sends the
-    ends waiting together as one round trip, as it does the saves (db/pgwriter.py).
+    unless every name in ``rated`` is a user, and each rated player's stored rating and
+    experience are the ones the new ones were computed from (``ratings_before``,
+    ``experiences_before``, aligned with ``rated``; NULL: not checked), read with a row
+    lock in this statement. One statement, so that the writer sends the ends waiting
+    together as one round trip, as it does the saves (db/pgwriter.py).
 
-    The row: the new record's id, and whether anything was written (false: a name in
-    ``rated`` is not a user).
+    The row: the new record's id; whether anything was written; and when nothing was
+    because a stored rating differs, every rated player's stored ``[rating,
+    experience]``, in the order of ``rated`` (else NULL: a name in ``rated`` is not a
+    user).
 
     ``replay``: the form run again when the outcome of the first is unknown (a lost
     connection), with the same effect whether or not the first was committed: a record
-    of the same players with the same start and end is not inserted again, and its id
-    is returned (the ratings are set, not added to; the table's later writes wait behind
-    the replay).
+    of the same table and players with the same start and end is not inserted again,
+    and its id is returned (the ratings are set, not added to, and not compared once the
+    record is there; the table's later writes wait behind the replay).
     """
     same_record = """
     SELECT id FROM match_records
@@ -348,6 +353,7 @@ def _end_match(*, replay: bool) -> Any:
         AND started_at = CAST(:started_at AS BIGINT) AND ended_at = CAST(:ended_at AS BIGINT)
 """
     record_filter = f"AND NOT EXISTS ({same_record})" if replay else ""
+    stored = f"EXISTS ({same_record})" if replay else "false"
     record_id = (
         f"COALESCE((SELECT id FROM record), (SELECT max(id) FROM ({same_record}) AS stored))"
         if replay
@@ -355,9 +361,21 @@ def _end_match(*, replay: bool) -> Any:
     )
     return text(
         f"""
-WITH allowed AS (
-    SELECT (SELECT count(*) FROM users WHERE name = ANY(CAST(:rated AS VARCHAR[])))
-        = cardinality(CAST(:rated AS VARCHAR[])) AS ok
+WITH rated_now AS (
+    SELECT r.ord, u.rating, u.experience, r.rating_before, r.experience_before
+    FROM unnest(CAST(:rated AS VARCHAR[]), CAST(:ratings_before AS FLOAT[]),
+        CAST(:experiences_before AS INTEGER[]))
+        WITH ORDINALITY AS r(name, rating_before, experience_before, ord)
+    JOIN users u ON u.name = r.name
+    FOR UPDATE OF u
+), checked AS (
+    SELECT (SELECT count(*) FROM rated_now) = cardinality(CAST(:rated AS VARCHAR[])) AS known,
+        {stored} OR NOT EXISTS (
+            SELECT 1 FROM rated_now
+            WHERE rating <> rating_before OR experience <> experience_before
+        ) AS fresh
+), allowed AS (
+    SELECT known AND fresh AS ok FROM checked
 ), record AS (
     INSERT INTO match_records (table_id, player1, player2, match_length, score1, score2,
         winner, started_at, ended_at, rules, moves)
@@ -381,7 +399,11 @@ WITH allowed AS (
         AND table_id = CAST(:table_id AS VARCHAR)
     RETURNING 1
 )
-SELECT {record_id}, (SELECT ok FROM allowed)
+SELECT {record_id}, (SELECT ok FROM allowed),
+    CASE WHEN (SELECT known AND NOT fresh FROM checked) THEN
+        (SELECT array_agg(ARRAY[rating, CAST(experience AS FLOAT)] ORDER BY ord)
+            FROM rated_now)
+    END
 """
     )
 

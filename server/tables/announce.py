@@ -367,7 +367,7 @@ def _match_won(t: _Table, event: MatchWon, settlement: Settlement) -> None:
     assert length is not None, "only a limited match is rated"
     a, b = event.score[winner], event.score[loser]
     block = _rating_block(
-        rated.change, rated.winner, rated.loser, rated.winner_experience, rated.loser_experience
+        rated.change, rated.winner, rated.loser, rated.winner_was[1], rated.loser_was[1]
     )
     for peer in t.side(winner) + t.side(loser):
         if peer.toggles[Toggle.RATINGS]:

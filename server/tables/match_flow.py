@@ -35,12 +35,13 @@ from backgammon.events import Event
 from backgammon.match import Match, Phase
 from backgammon.moves import Play
 from backgammon.notation import format_move
+from db.errors import StaleRatingError
 from protocol import replies
 from protocol.replies import Toggle
 from server.tables.announce import seated
 from server.tables.host import TableHost
 from server.tables.matches import LiveMatch
-from server.tables.settle import apply_ratings, rating_updates, settle
+from server.tables.settle import apply_ratings, rating_updates, rerated, settle
 from server.tables.updates import Batch, Moment, Notice, Settlement, TableUpdate, Told
 from server.world.presence import Peer
 
@@ -112,7 +113,7 @@ async def run(
         step.act(events)
         follow_up(step, resumed=resumed)
         settlement = settle(app, live, step.events())
-        await save(app, live, settlement)
+        settlement = await save(app, live, settlement)
         if settlement.rated is not None:  # who is still at the table after the save
             seats = [seated(app.presence, name) for name in live.names]
             apply_ratings(app.presence, settlement, seats)
@@ -202,8 +203,15 @@ def _automatic_play(match: Match, player: Peer) -> Play | None:
 # -- save ---------------------------------------------------------------------------------
 
 
-async def save(app: TableHost, live: LiveMatch, settlement: Settlement) -> None:
-    """Store the match, or at its end the record, the ratings and the saved match's removal."""
+RATING_ATTEMPTS = 3
+"""How often a match's end is stored with its rating computed anew from the stored
+ratings (:class:`db.errors.StaleRatingError`) before the action fails: once is enough
+unless the players' ratings keep changing meanwhile."""
+
+
+async def save(app: TableHost, live: LiveMatch, settlement: Settlement) -> Settlement:
+    """Store the match, or at its end the record, the ratings and the saved match's
+    removal; the settlement as stored (its rating computed from the stored ratings)."""
     match = live.match
     db = app.db
     if match.phase is not Phase.MATCH_OVER:
@@ -227,20 +235,30 @@ async def save(app: TableHost, live: LiveMatch, settlement: Settlement) -> None:
             live.save_unknown()
             raise
         live.saved(pending)
-        return
+        return settlement
     winner = 0 if match.score[0] >= match.options.length else 1
-    record = await db.record_finished_match(
-        table_id=live.table_id,
-        player1=live.names[0],
-        player2=live.names[1],
-        match_length=live.length,
-        score1=match.score[0],
-        score2=match.score[1],
-        winner=live.names[winner],
-        started_at=live.started_at,
-        rules=json.dumps(dataclasses.asdict(match.options)),
-        moves=live.snapshot(),
-        rating_updates=rating_updates(settlement),
-        delete_saved=True,
-    )
-    live.record_id = record.id
+    attempts = 0
+    while True:
+        try:
+            record = await db.record_finished_match(
+                table_id=live.table_id,
+                player1=live.names[0],
+                player2=live.names[1],
+                match_length=live.length,
+                score1=match.score[0],
+                score2=match.score[1],
+                winner=live.names[winner],
+                started_at=live.started_at,
+                rules=json.dumps(dataclasses.asdict(match.options)),
+                moves=live.snapshot(),
+                rating_updates=rating_updates(settlement),
+                delete_saved=True,
+            )
+        except StaleRatingError as stale:
+            attempts += 1
+            if settlement.rated is None or attempts == RATING_ATTEMPTS:
+                raise
+            settlement = Settlement(rerated(settlement.rated, stale.current))
+            continue
+        live.record_id = record.id
+        return settlement

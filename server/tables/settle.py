@@ -3,15 +3,18 @@
 An action's events (the player's and the server's follow-up steps, :mod:`server.tables.match_flow`)
 are settled before the match is saved: the dice rolled are counted for ``dicetest``, a
 game's end clears the ``join`` marks of the game before, and a match's end is rated.
-The rating is computed here and stored with the finished match (:func:`rating_updates`);
-the players take their new ratings (through the presence) only once that save succeeded
+The rating is computed here from the players' ratings as the presence has them and stored
+with the finished match (:func:`rating_updates`), in a transaction that checks they are
+the stored ones; when they are not (a player who left, another node's view), the match
+is rated again from the stored ones (:func:`rerated`) and stored with those. The players
+take their new ratings (through the presence) only once that save succeeded
 (:func:`apply_ratings`), so a failed save changes no one's rating. Announcing
 (:mod:`server.tables.announce`) reads the :class:`Settlement` and changes nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from backgammon.board import Player
 from backgammon.events import DiceRolled, Event, GameWon, MatchWon, OpeningRoll
@@ -43,20 +46,31 @@ def settle(app: TableHost, live: LiveMatch, events: Iterable[Event]) -> Settleme
 
 
 def _rate(app: TableHost, live: LiveMatch, winner: Player) -> RatedMatch | None:
-    """The rating change of the match ``winner`` won, from the players' ratings now."""
+    """The rating change of the match ``winner`` won, from the players' ratings as the
+    presence has them."""
     length = live.match.options.length
     if not length:
         return None
-    loser = opposite(winner)
-    w_rating, w_exp = _rating_of(app, live.names[winner])
-    l_rating, l_exp = _rating_of(app, live.names[loser])
-    change = rate_match(length, w_rating, w_exp, l_rating, l_exp)
-    return RatedMatch(change, live.names[winner], live.names[loser], w_exp, l_exp)
+    names = live.names[winner], live.names[opposite(winner)]
+    return _rated(length, *names, {name: _rating_of(app, name) for name in names})
+
+
+def rerated(rated: RatedMatch, ratings: Mapping[str, tuple[float, int]]) -> RatedMatch:
+    """The same match rated again from ``ratings`` (the stored ones)."""
+    return _rated(rated.change.length, rated.winner, rated.loser, ratings)
+
+
+def _rated(
+    length: int, winner: str, loser: str, ratings: Mapping[str, tuple[float, int]]
+) -> RatedMatch:
+    was = ratings[winner], ratings[loser]
+    change = rate_match(length, *was[0], *was[1])
+    return RatedMatch(change, winner, loser, *was)
 
 
 def _rating_of(app: TableHost, name: str) -> tuple[float, int]:
     """``name``'s rating and experience as the presence has them (a player who left:
-    the initial ones, as the rating of a player nobody knows)."""
+    the initial ones, which the finishing transaction finds stale)."""
     peer = app.presence.get(name)
     if peer is None:
         return (INITIAL_RATING, 0)
@@ -70,8 +84,10 @@ def rating_updates(settlement: Settlement) -> list[RatingUpdate]:
         return []
     change = rated.change
     return [
-        RatingUpdate(rated.winner, change.winner_rating, change.winner_experience),
-        RatingUpdate(rated.loser, change.loser_rating, change.loser_experience),
+        RatingUpdate(
+            rated.winner, change.winner_rating, change.winner_experience, rated.winner_was
+        ),
+        RatingUpdate(rated.loser, change.loser_rating, change.loser_experience, rated.loser_was),
     ]
 
 

@@ -31,9 +31,11 @@ class RatedMatch:
     change: RatingChange
     winner: str
     loser: str
-    winner_experience: int
-    """The winner's experience before the match (the ``toggle ratings`` report shows it)."""
-    loser_experience: int
+    winner_was: tuple[float, int]
+    """The winner's rating and experience the match was rated from: the stored ones,
+    checked in the transaction that stores the new ones (the ``toggle ratings`` report
+    shows the experience)."""
+    loser_was: tuple[float, int]
 
 
 @dataclass(frozen=True, slots=True)

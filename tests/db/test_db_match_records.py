@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import asyncpg
 import pytest
 
-from db.errors import UnknownUserError
+from db.errors import StaleRatingError, UnknownUserError
 from db.records import MatchRecord, RatingUpdate
 from db.repository import Database
 
@@ -257,3 +257,54 @@ async def test_postgresql_saves_and_an_end_together_take_two_round_trips(
     assert await users.load_match("alice", "bob") is not None
     dave = await users.get_user("dave")
     assert dave is not None and (dave.rating, dave.experience) == (1508.0, 1)
+
+
+def _end(**extra: Any) -> dict[str, Any]:
+    """The finish of alice and bob's 5-point match (alice won 5-4)."""
+    return {
+        "table_id": "t-alice-bob",
+        "player1": "alice",
+        "player2": "bob",
+        "match_length": 5,
+        "score1": 5,
+        "score2": 4,
+        "winner": "alice",
+        "started_at": 0,
+        "rules": "{}",
+        "moves": "[]",
+        **extra,
+    }
+
+
+async def test_ratings_computed_from_the_stored_ones_are_written(users: Database) -> None:
+    await users.update_rating("bob", 1600.0, 20)
+    updates = [
+        RatingUpdate("alice", 1510.0, 5, before=(1500.0, 0)),
+        RatingUpdate("bob", 1590.0, 25, before=(1600.0, 20)),
+    ]
+    await users.record_finished_match(**_end(rating_updates=updates))
+    bob = await users.get_user("bob")
+    assert bob is not None and (bob.rating, bob.experience) == (1590.0, 25)
+
+
+async def test_ratings_computed_from_others_write_nothing_and_say_the_stored_ones(
+    users: Database,
+) -> None:
+    """The finishing transaction reads the rated players' ratings: a match rated from
+    ratings that are no longer stored (another node's view, a player gone meanwhile)
+    writes nothing, and the error has the stored ones to rate it again from."""
+    await users.save_match(
+        "t-alice-bob", "alice", "bob", "{}", match_length=5, score_a=4, score_b=4
+    )
+    await users.update_rating("bob", 1612.25, 31)
+    updates = [
+        RatingUpdate("alice", 1510.0, 5, before=(1500.0, 0)),
+        RatingUpdate("bob", 1490.0, 5, before=(1500.0, 0)),
+    ]
+    with pytest.raises(StaleRatingError) as caught:
+        await users.record_finished_match(**_end(rating_updates=updates))
+    assert caught.value.current == {"alice": (1500.0, 0), "bob": (1612.25, 31)}
+    assert await users.list_match_records("alice") == []
+    assert await users.load_match("alice", "bob") is not None
+    bob = await users.get_user("bob")
+    assert bob is not None and (bob.rating, bob.experience) == (1612.25, 31)

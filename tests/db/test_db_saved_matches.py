@@ -259,6 +259,8 @@ async def test_a_replayed_end_stores_one_record_whether_it_was_stored_or_not(
         "rated": ["bob", "alice"],
         "ratings": [1510.5, 1489.5],
         "experiences": [1, 1],
+        "ratings_before": [1500.0, 1500.0],  # compared only before the record is there
+        "experiences_before": [0, 0],
         "delete_saved": True,
     }
     runner = users._runner

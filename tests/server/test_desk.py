@@ -15,6 +15,7 @@ import pytest
 from backgammon.dice import SeededDice
 from backgammon.match import Phase
 from backgammon.notation import format_move
+from backgammon.rating import rate_match
 from protocol import replies
 from protocol.replies import MoveErrorReason
 from server.app import App
@@ -254,3 +255,45 @@ async def test_the_edge_forgets_a_table_that_left(desk: Desk) -> None:
     assert desk.app.local_tables.edge.tables() == 1
     await desk.run(mover, "leave")
     assert desk.app.local_tables.edge.tables() == 0
+
+
+# -- the rating at a match's end (server/tables/settle.py) --------------------------------
+
+
+async def _play_out(desk: Desk) -> None:
+    """Random legal plays until alice's match ends (the first play of each roll)."""
+    live = desk.app.local_tables.matches["alice"]
+    match = live.match
+    for _ in range(2000):
+        if match.phase is Phase.MATCH_OVER:
+            return
+        assert match.to_act is not None
+        mover = live.names[match.to_act]
+        if match.phase is Phase.TURN:
+            await desk.run(mover, "roll")
+            continue
+        colour = match.colour(match.to_act)
+        play = match.legal_plays()[0]
+        await desk.run(mover, "move " + " ".join(format_move(m, colour) for m in play.moves))
+    raise AssertionError("the match did not end")
+
+
+async def test_a_match_is_rated_from_the_stored_ratings_not_the_presences(desk: Desk) -> None:
+    """The finishing transaction reads the stored ratings: changed behind the presence's
+    back (as by another node), the match is rated again from them, stored and told."""
+    await playing(desk)
+    await desk.app.db.update_rating("bob", 1700.0, 120)
+    await _play_out(desk)
+    (record,) = await desk.app.db.list_match_records("alice")
+    assert record.winner is not None
+    loser = "bob" if record.winner == "alice" else "alice"
+    stored = {"alice": (1500.0, 0), "bob": (1700.0, 120)}
+    change = rate_match(1, *stored[record.winner], *stored[loser])
+    for name, rating, experience in (
+        (record.winner, change.winner_rating, change.winner_experience),
+        (loser, change.loser_rating, change.loser_experience),
+    ):
+        user = await desk.app.db.get_user(name)
+        assert user is not None and (user.rating, user.experience) == (rating, experience)
+        peer = desk.app.presence.get(name)
+        assert peer is not None and (peer.rating, peer.experience) == (rating, experience)

@@ -128,7 +128,9 @@ class DiceSeeds:
 
     def block(self, roll: int, block: int = 0) -> bytes:
         """``HMAC-SHA-256(key=server seed, message(roll, block))``: 32 bytes (RFC 2104 §2)."""
-        return hmac.new(self.server_seed, self.message(roll, block), hashlib.sha256).digest()
+        # hmac.digest: OpenSSL's one-shot HMAC, the same bytes as hmac.new(...).digest()
+        # without the Python-level HMAC object (a roll is drawn at every action).
+        return hmac.digest(self.server_seed, self.message(roll, block), "sha256")
 
     def roll(self, number: int) -> tuple[int, int]:
         """The two dice of roll ``number`` (from 0), in order."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 from backgammon.board import Player
 from backgammon.events import (
@@ -96,6 +97,7 @@ def announce(presence: Presence, update: TableUpdate) -> tuple[Outbox, list[Broa
     outbox = Outbox()
     broadcasts: list[Broadcast] = []
     sides = update.sides
+    names = sides.acting_names
     seats = (seated_side(presence, sides, 0), seated_side(presence, sides, 1))
     watchers: list[tuple[Peer, Player]] = []
     for watcher in watchers_at(presence, sides.everyone, update.watchers):
@@ -104,10 +106,10 @@ def announce(presence: Presence, update: TableUpdate) -> tuple[Outbox, list[Broa
             watchers.append((watcher, side))
     for item in update.told:
         if isinstance(item, Notice):
-            acting = sides.acting(item.side)
+            acting = names[item.side]
             outbox.add(next((p for p in seats[item.side] if p.name == acting), None), item.line)
             continue
-        table = _Table(update, outbox, broadcasts, item.moment, seats, watchers)
+        table = _Table(update, names, outbox, broadcasts, item.moment, seats, watchers)
         for event in item.events:
             _announce_event(table, event, update.settlement)
     return outbox, broadcasts
@@ -117,13 +119,16 @@ def seated(presence: Presence, name: str) -> Peer | None:
     """``name`` while they sit at a table (whom a table's lines go to); None once they
     left it."""
     peer = presence.get(name)
-    return peer if peer is not None and peer.opponent is not None else None
+    return peer if _at_a_table(peer) else None
 
 
 def seated_side(presence: Presence, sides: Sides, index: Player) -> tuple[Peer, ...]:
     """The members of side ``index`` who sit at the table now."""
-    peers = (seated(presence, name) for name in sides.members(index))
-    return tuple(peer for peer in peers if peer is not None)
+    return tuple([p for p in map(presence.get, sides.members(index)) if _at_a_table(p)])
+
+
+def _at_a_table(peer: Peer | None) -> TypeGuard[Peer]:
+    return peer is not None and peer.opponent is not None
 
 
 @dataclass
@@ -131,6 +136,8 @@ class _Table:
     """Who is at the table and what one batch's lines go into."""
 
     update: TableUpdate
+    names: tuple[str, str]
+    """Who acts for each side."""
     out: Outbox
     broadcasts: list[Broadcast]
     moment: Moment | None
@@ -152,7 +159,7 @@ class _Table:
 
     def name(self, index: Player) -> str:
         """Who acts for side ``index`` (a match's player)."""
-        return self.update.sides.acting(index)
+        return self.names[index]
 
     def watchers(self) -> list[tuple[Peer, Player]]:
         """Each watcher with the player whose side they see."""
@@ -325,7 +332,7 @@ def _cube_taken(t: _Table, event: CubeTaken) -> None:
 
 def _game_won(t: _Table, event: GameWon) -> None:
     out = t.out
-    names = t.update.sides.acting_names
+    names = t.names
     moment = t.at()
     winner, loser = event.winner, opposite(event.winner)
     if event.end is GameEnd.BORNE_OFF:

@@ -15,6 +15,7 @@ import {
   sides,
 } from "./clip.js";
 import { drawBoard } from "./board.js";
+import { commitmentOf, verifyRecord } from "./dice.js";
 import { complete, legalPlays, moveText, nextMoves } from "./moves.js";
 
 const CLIENT = "fibsweb";
@@ -47,6 +48,15 @@ const state = {
   gamesTimer: null,
   saved: [],
   trail: [], // the last move announced, in the board's numbering, drawn as a trail
+  dice: { commitment: null, exporting: null, json: null }, // the match's dice proof (dice.js)
+};
+
+/** The dice lines of issue 30 (protocol/replies.py, D272, D273, D275). */
+const DICE = {
+  committed: /^\*\*\* Dice of this match \(fibs-dice\/1\): commitment ([0-9a-f]{64}),/,
+  revealed: /^\*\*\* Dice of this match revealed: server seed ([0-9a-f]{64})\. Type 'show dice (\d+)' for the proof\.$/,
+  exportBegin: /^\*\*\* Match (\d+) as JSON:$/,
+  exportEnd: /^\*\*\* End of match (\d+)\.$/,
 };
 
 function show(id, on) {
@@ -220,6 +230,7 @@ function onLine(line) {
     const view = parseBoard(line);
     if (view) return newBoard(view);
   }
+  if (diceLine(line)) return;
   const code = /^(\d+)(?: |$)/.exec(line);
   if (code) {
     const rest = line.slice(code[0].length);
@@ -353,6 +364,75 @@ function matchText(line) {
     return;
   }
   drawTable();
+}
+
+/**
+ * The dice proof, checked in the browser (docs/dice.md): the commitment told at the
+ * start is kept; when the seed is revealed, a player asks for the match's record
+ * (`export <id> json`, whose lines the page keeps to itself) and recomputes every roll,
+ * a watcher checks the seed against the commitment. True: the line was the page's own.
+ */
+function diceLine(line) {
+  const dice = state.dice;
+  let m;
+  if (dice.json !== null) {
+    if (DICE.exportEnd.test(line)) {
+      const text = dice.json;
+      dice.json = null;
+      proveRecord(text);
+    } else {
+      dice.json += line;
+    }
+    return true;
+  }
+  if ((m = DICE.exportBegin.exec(line)) && m[1] === dice.exporting) {
+    dice.exporting = null;
+    dice.json = "";
+    return true;
+  }
+  if ((m = DICE.committed.exec(line))) {
+    dice.commitment = m[1];
+    proofText("");
+  } else if ((m = DICE.revealed.exec(line))) {
+    if (playing()) {
+      dice.exporting = m[2];
+      proofText("Checking the dice…");
+      send(`export ${m[2]} json`);
+    } else if (dice.commitment !== null) {
+      proveSeed(m[1], dice.commitment);
+    }
+  }
+  return false;
+}
+
+function proofText(text, verified) {
+  const box = $("dice-proof");
+  box.textContent = text;
+  box.dataset.verified = verified === undefined ? "" : String(verified);
+}
+
+async function proveRecord(text) {
+  let verdict;
+  try {
+    verdict = await verifyRecord(JSON.parse(text), state.dice.commitment);
+  } catch (error) {
+    verdict = { verified: false, why: `the record could not be read (${error.message})` };
+  }
+  if (verdict.verified) {
+    proofText(`Dice verified in this browser: all ${verdict.rolls} rolls follow from the seeds and the commitment.`, true);
+  } else {
+    proofText(`Dice not verified: ${verdict.why}.`, verdict.verified);
+  }
+}
+
+async function proveSeed(seed, commitment) {
+  if (!globalThis.crypto || !globalThis.crypto.subtle) {
+    proofText("Dice not checked: this page has no Web Crypto here (it needs https).", null);
+    return;
+  }
+  const made = await commitmentOf(seed);
+  if (made === commitment) proofText("Dice commitment verified in this browser: the revealed seed is the one committed to.", true);
+  else proofText(`Dice not verified: the seed's SHA-256 is ${made}, not the commitment ${commitment}.`, false);
 }
 
 function addInvitation(from, line) {

@@ -61,9 +61,10 @@ def browser_missing() -> str | None:
 
 class ServerThread:
     """A server (telnet on a free port, web on another) on an event loop of its own,
-    SQLite in ``folder``, seeded dice and O for the inviter's opponent's coin."""
+    SQLite in ``folder``, seeded dice (``seed``; None: the shipped dice, committed and
+    revealed, docs/dice.md) and O for the inviter's opponent's coin."""
 
-    def __init__(self, folder: Path, *, seed: int = 7, **changes: Any) -> None:
+    def __init__(self, folder: Path, *, seed: int | None = 7, **changes: Any) -> None:
         self.settings = Settings(
             host="127.0.0.1",
             port=0,
@@ -109,7 +110,8 @@ class ServerThread:
     async def _main(self) -> None:
         db = await Database.open(self.settings.database)
         seed = self.seed
-        app = App(self.settings, db, dice=lambda: SeededDice(seed), coin=lambda: 0)
+        dice = None if seed is None else lambda: SeededDice(seed)
+        app = App(self.settings, db, dice=dice, coin=lambda: 0)
         service = Service(app)
         await service.start()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -7,6 +7,7 @@ docs/images/ (docs/web.md shows them)."""
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Iterator
@@ -268,3 +269,32 @@ def test_double_take_resign_crawford_and_resume(server: ServerThread) -> None:
         bob.wait(lambda: bob.visible("table"), "the board again")
         alice.wait(lambda: "Crawford game" in alice.text("match-title"), "the Crawford game")
         taker.wait(lambda: taker.text("score") == f"Score: {taker.label} 2, {doubler.label} 0")
+
+
+def test_the_dice_of_a_finished_match_are_verified_in_the_browser(tmp_path: Path) -> None:
+    """Issue 30: with the shipped dice, a match's end reveals the server seed; each
+    player's page fetches the record and recomputes every roll with Web Crypto."""
+    with ServerThread(tmp_path, seed=None) as server, chromium() as a, chromium() as b:
+        alice = Page(a, server.url, "alice")
+        bob = Page(b, server.url, "bob")
+        alice.register("alice", "secret1")
+        bob.register("bob", "secret2")
+        for page in (alice, bob):
+            page.click("ready")
+        alice.row_button("invite", "bob").click()
+        bob.wait(lambda: bob.all('#invitations button[data-join="alice"]'), "an invitation")
+        bob.all('#invitations button[data-join="alice"]')[0].click()
+        alice.wait(lambda: "1-point match" in alice.text("match-title"), "the match title")
+        # alice resigns (a 1-point match: the server rolls for both, nobody doubles).
+        alice.wait(lambda: alice.visible("resign-box"), "the resign button")
+        alice.click("resign")
+        bob.wait(lambda: "wants to resign" in bob.text("prompt"), "the offer")
+        bob.click("accept")
+        for page in (alice, bob):
+            page.wait(functools.partial(_dice_verified, page), "the dice verified")
+            assert page.text("dice-proof").startswith("Dice verified in this browser: all ")
+            assert not any(line.startswith("{") for line in page.lines("messages"))
+
+
+def _dice_verified(page: Page) -> bool:
+    return bool(page.all('[data-test="dice-proof"][data-verified="true"]'))

@@ -1,7 +1,7 @@
 """What the players and watchers are told about one match action, as lines per recipient.
 
 Lines go to the table's sides (:mod:`server.tables.sides`: each member of a side, the
-other side by :func:`~server.tables.sides.opposite`) and to its watchers; at a match
+other side by :data:`~server.tables.sides.OPPOSITE`) and to its watchers; at a match
 each side is one player.
 
 :func:`announce` renders an action's events (and the server's notices between them) in
@@ -52,7 +52,7 @@ from protocol import replies
 from protocol.game_record import oldmoves_lines
 from protocol.replies import Toggle
 from server.tables.matches import watchers_at
-from server.tables.sides import Sides, opposite
+from server.tables.sides import OPPOSITE, Sides
 from server.tables.updates import Broadcast, Moment, Notice, Settlement, TableUpdate
 from server.world.presence import Audience, Peer, Presence
 
@@ -100,10 +100,11 @@ def announce(presence: Presence, update: TableUpdate) -> tuple[Outbox, list[Broa
     names = sides.acting_names
     seats = (seated_side(presence, sides, 0), seated_side(presence, sides, 1))
     watchers: list[tuple[Peer, Player]] = []
-    for watcher in watchers_at(presence, sides.everyone, update.watchers):
-        side = sides.side_of(watcher.watching or "")
-        if side is not None:
-            watchers.append((watcher, side))
+    if update.watchers:
+        for watcher in watchers_at(presence, sides.everyone, update.watchers):
+            side = sides.side_of(watcher.watching or "")
+            if side is not None:
+                watchers.append((watcher, side))
     for item in update.told:
         if isinstance(item, Notice):
             acting = names[item.side]
@@ -124,7 +125,8 @@ def seated(presence: Presence, name: str) -> Peer | None:
 
 def seated_side(presence: Presence, sides: Sides, index: Player) -> tuple[Peer, ...]:
     """The members of side ``index`` who sit at the table now."""
-    return tuple([p for p in map(presence.get, sides.members(index)) if _at_a_table(p)])
+    peers = map(presence.get, sides.members(index))
+    return tuple([p for p in peers if p is not None and p.opponent is not None])
 
 
 def _at_a_table(peer: Peer | None) -> TypeGuard[Peer]:
@@ -195,8 +197,8 @@ def _announce_event(t: _Table, event: Event, settlement: Settlement) -> None:
     match event:
         case GameStarted():
             for side in (0, 1):
-                t.tell(side, replies.starting_new_game(t.name(opposite(side))))
-            t.to_watchers(lambda side: replies.starting_new_game(t.name(opposite(side))))
+                t.tell(side, replies.starting_new_game(t.name(OPPOSITE[side])))
+            t.to_watchers(lambda side: replies.starting_new_game(t.name(OPPOSITE[side])))
         case OpeningRoll():
             _opening_roll(t, event)
         case AutoDoubled():
@@ -210,26 +212,26 @@ def _announce_event(t: _Table, event: Event, settlement: Settlement) -> None:
             # MatchDog ask for one, and a second, unasked board makes GammonBot act twice.
             t.tell(event.player, replies.YOU_CANT_MOVE)
             text = replies.cant_move(t.name(event.player))
-            t.tell(opposite(event.player), text)
+            t.tell(OPPOSITE[event.player], text)
             t.to_watchers(lambda side: text)
         case CheckersMoved():
             colour = t.at().frame.colour(event.player)
             texts = [format_move(m, colour) for m in event.moves]
             line = replies.moves(t.name(event.player), texts)
-            t.tell(opposite(event.player), line)
+            t.tell(OPPOSITE[event.player], line)
             t.to_watchers(lambda side: line)
             t.board_for_players(0, 1, toggle=Toggle.AUTOBOARD)
             t.board_for_watchers()
         case CubeOffered():
             more = t.at().redouble_allowed
-            doubler, other = event.player, opposite(event.player)
+            doubler, other = event.player, OPPOSITE[event.player]
             t.tell(doubler, replies.you_double(t.name(other), redouble_allowed=more))
             t.tell(other, replies.doubles_offer(t.name(doubler), redouble_allowed=more))
             t.board_for_players(other)
             t.to_watchers(lambda side: replies.doubles(t.name(doubler)))
         case CubeRedoubled():
             more = t.at().redouble_allowed
-            who, other = event.player, opposite(event.player)
+            who, other = event.player, OPPOSITE[event.player]
             t.tell(who, *replies.you_redouble(event.value, t.name(other), more_allowed=more))
             t.tell(other, replies.redoubles_offer(t.name(who), event.value, more_allowed=more))
             t.board_for_players(other)
@@ -237,14 +239,14 @@ def _announce_event(t: _Table, event: Event, settlement: Settlement) -> None:
         case CubeTaken():
             _cube_taken(t, event)
         case CubeDropped():
-            dropper, winner = event.player, opposite(event.player)
+            dropper, winner = event.player, OPPOSITE[event.player]
             t.tell(dropper, replies.you_give_up(t.name(winner), event.points))
             t.tell(winner, replies.gives_up_you_win(t.name(dropper), event.points))
             t.to_watchers(
                 lambda side: replies.gives_up(t.name(dropper), t.name(winner), event.points)
             )
         case ResignationOffered():
-            who, other = event.player, opposite(event.player)
+            who, other = event.player, OPPOSITE[event.player]
             t.tell(who, replies.you_want_to_resign(t.name(other), event.points))
             t.tell(other, replies.wants_to_resign(t.name(who), event.points))
             t.to_watchers(
@@ -253,7 +255,7 @@ def _announce_event(t: _Table, event: Event, settlement: Settlement) -> None:
                 )
             )
         case ResignationAccepted():
-            acceptor, resigner = event.player, opposite(event.player)
+            acceptor, resigner = event.player, OPPOSITE[event.player]
             t.tell(acceptor, replies.you_accept_and_win(event.points))
             line = replies.accepts_and_wins(t.name(acceptor), event.points)
             t.tell(resigner, line)
@@ -261,7 +263,7 @@ def _announce_event(t: _Table, event: Event, settlement: Settlement) -> None:
         case ResignationRejected():
             t.tell(event.player, replies.YOU_REJECT)
             line = replies.rejects(t.name(event.player))
-            t.tell(opposite(event.player), line)
+            t.tell(OPPOSITE[event.player], line)
             t.to_watchers(lambda side: line)
             # No board (D104): FIBS sends none after a rejected resignation; GammonBot
             # asks for one and MatchDog goes on with the board it has.
@@ -275,7 +277,7 @@ def _announce_event(t: _Table, event: Event, settlement: Settlement) -> None:
 
 def _opening_roll(t: _Table, event: OpeningRoll) -> None:
     for side in (0, 1):
-        other = opposite(side)
+        other = OPPOSITE[side]
         t.tell(side, replies.opening_roll(event.dice[side], t.name(other), event.dice[other]))
         if event.starter == side:
             t.tell(side, replies.YOUR_TURN_TO_MOVE)
@@ -283,7 +285,7 @@ def _opening_roll(t: _Table, event: OpeningRoll) -> None:
             t.tell(side, replies.makes_first_move(t.name(other)))
     t.to_watchers(
         lambda side: replies.opening_roll_watched(
-            t.name(side), event.dice[side], t.name(opposite(side)), event.dice[opposite(side)]
+            t.name(side), event.dice[side], t.name(OPPOSITE[side]), event.dice[OPPOSITE[side]]
         )
     )
     if event.starter is not None:
@@ -306,7 +308,7 @@ def _dice_rolled(t: _Table, event: DiceRolled) -> None:
                 # "You can't move." (D108; MatchDog waits for a board after every roll).
                 style = roller.settings.boardstyle
                 t.out.extend(roller, t.at().frame.rolled_lines(event.player, event.roll, style))
-    other = opposite(event.player)
+    other = OPPOSITE[event.player]
     t.tell(other, replies.rolls(t.name(event.player), d1, d2))
     if event.moves:
         t.board_for_players(other, toggle=Toggle.AUTOBOARD)
@@ -316,7 +318,7 @@ def _dice_rolled(t: _Table, event: DiceRolled) -> None:
 
 
 def _cube_taken(t: _Table, event: CubeTaken) -> None:
-    taker, doubler = event.player, opposite(event.player)
+    taker, doubler = event.player, OPPOSITE[event.player]
     if event.redoubled:
         mine = replies.you_accept_redouble(event.value)
         theirs = replies.accepts_redouble(t.name(taker), event.value)
@@ -334,7 +336,7 @@ def _game_won(t: _Table, event: GameWon) -> None:
     out = t.out
     names = t.names
     moment = t.at()
-    winner, loser = event.winner, opposite(event.winner)
+    winner, loser = event.winner, OPPOSITE[event.winner]
     if event.end is GameEnd.BORNE_OFF:
         t.tell(winner, replies.you_win_game(event.points))
         t.tell(loser, replies.wins_game(t.name(winner), event.points))
@@ -351,7 +353,7 @@ def _game_won(t: _Table, event: GameWon) -> None:
         score = moment.score
 
         def score_line(side: Player) -> str:
-            other = opposite(side)
+            other = OPPOSITE[side]
             return replies.score_line(
                 t.update.length, t.name(side), score[side], t.name(other), score[other]
             )
@@ -369,7 +371,7 @@ def _match_won(t: _Table, event: MatchWon, settlement: Settlement) -> None:
     if rated is None:
         return
     out = t.out
-    winner, loser = event.winner, opposite(event.winner)
+    winner, loser = event.winner, OPPOSITE[event.winner]
     length = t.update.length
     assert length is not None, "only a limited match is rated"
     a, b = event.score[winner], event.score[loser]

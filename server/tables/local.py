@@ -30,7 +30,7 @@ from server.tables.host import TableServices
 from server.tables.match_lifecycle import announced, players_of, send_board
 from server.tables.matches import Invitation, LiveMatch, watchers_at
 from server.tables.seam import GameSummary, MatchRequest, TableCommand
-from server.tables.sides import opposite
+from server.tables.sides import OPPOSITE
 from server.tables.updates import TableUpdate
 from server.world.presence import Peer, Presence
 from server.world.session import Session
@@ -208,7 +208,7 @@ class LocalTables:
                 raise Reply(replies.doesnt_allow_pip(opponent))
             p = live.player_of(session.name)
             position = live.match.position
-            mine, theirs = position.pips(p), position.pips(opposite(p))
+            mine, theirs = position.pips(p), position.pips(OPPOSITE[p])
             session.send(replies.pipcounts(replies.CALLER_NAME, mine, opponent, theirs))
             return
         watched = await announced(self, session.watching or "")

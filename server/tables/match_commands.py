@@ -36,7 +36,7 @@ from server.tables.seam import (
     Roll,
     TableCommand,
 )
-from server.tables.sides import opposite
+from server.tables.sides import OPPOSITE
 from server.world.session import Session
 
 
@@ -225,7 +225,7 @@ def _named_point(error: IllegalMoveError, colour: Colour) -> int | str:
 def _refusal(command: GameCommand, reason: Refusal, live: LiveMatch, player: int) -> str:
     """The FIBS reply for a refused action (§4.5-§4.7; docs/protocol-decisions.md)."""
     opponent_moving = live.match.phase is Phase.MOVE
-    opponent = live.names[opposite(player)]
+    opponent = live.names[OPPOSITE[player]]
     return replies.refusal(command, reason, opponent, opponent_moving=opponent_moving)
 
 

@@ -29,7 +29,7 @@ from server.tables import dice_proof, match_flow
 from server.tables.host import TableHost
 from server.tables.match_timers import stop_the_clock, watch_the_clock
 from server.tables.matches import Invitation, LiveMatch, match_options, watchers_at
-from server.tables.sides import opposite
+from server.tables.sides import OPPOSITE
 from server.world import names
 from server.world.presence import Audience, Peer
 from server.world.session import Session
@@ -244,7 +244,7 @@ def _remind_to_move(app: TableHost, live: LiveMatch, mover: int) -> None:
 def _synopsis(live: LiveMatch, name: str) -> list[str]:
     """The resumed match as player ``name`` hears it: whose turn, the length, the score."""
     match = live.match
-    p, other = live.player_of(name), opposite(live.player_of(name))
+    p, other = live.player_of(name), OPPOSITE[live.player_of(name)]
     turn = live.names[match.to_act if match.to_act is not None else match.turn]
     return replies.resume_synopsis(
         turn, live.length, name, match.score[p], live.names[other], match.score[other]
@@ -309,7 +309,7 @@ async def join_next_game(app: TableHost, session: Session) -> None:
     player = live.player_of(session.name)
     live.joined.add(player)
     if len(live.joined) < 2:
-        session.send(replies.wait_for_join(live.names[opposite(player)]))
+        session.send(replies.wait_for_join(live.names[OPPOSITE[player]]))
         return
     live.joined = set()
     await play(app, live, match.start_game)

@@ -16,7 +16,7 @@ from protocol import replies
 from server.clock import Alarm
 from server.tables.host import TableHost
 from server.tables.matches import LiveMatch
-from server.tables.sides import opposite
+from server.tables.sides import OPPOSITE
 
 
 class Clock:
@@ -58,7 +58,7 @@ class Clock:
         if player is None:
             return
         names = self._live.names
-        slow, waiting = names[player], names[opposite(player)]
+        slow, waiting = names[player], names[OPPOSITE[player]]
         presence = self._app.presence
         if not self._reminded:
             self._reminded = True

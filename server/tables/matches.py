@@ -28,7 +28,7 @@ from db.records import SavedEvents, SavedMatch
 from protocol.replies import Toggle
 from server.config import RulesDefaults
 from server.tables.match_boards import BoardFrame, MatchBoards
-from server.tables.sides import Sides, opposite
+from server.tables.sides import OPPOSITE, Sides
 from server.world.presence import Peer, Presence
 
 WHOLE_SNAPSHOT_VERSION = 1
@@ -145,7 +145,7 @@ class LiveMatch:
         self.sides = Sides.of_match(self.names)
 
     def opponent_of(self, name: str) -> str:
-        return self.names[opposite(self.player_of(name))]
+        return self.names[OPPOSITE[self.player_of(name)]]
 
     @property
     def length(self) -> int | None:

@@ -23,7 +23,7 @@ from backgammon.rating import INITIAL_RATING, rate_match
 from db.records import RatingUpdate
 from server.tables.host import TableHost
 from server.tables.matches import LiveMatch
-from server.tables.sides import opposite
+from server.tables.sides import OPPOSITE
 from server.tables.updates import RatedMatch, Settlement
 from server.world.presence import Peer, Presence
 
@@ -51,7 +51,7 @@ def _rate(app: TableHost, live: LiveMatch, winner: Player) -> RatedMatch | None:
     length = live.match.options.length
     if not length:
         return None
-    names = live.names[winner], live.names[opposite(winner)]
+    names = live.names[winner], live.names[OPPOSITE[winner]]
     return _rated(length, *names, {name: _rating_of(app, name) for name in names})
 
 

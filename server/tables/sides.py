@@ -13,15 +13,15 @@ Plain frozen values (names, not sessions): a side's members may be on other node
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from backgammon.board import Player
 
-__all__ = ["Side", "Sides", "opposite"]
+__all__ = ["OPPOSITE", "Side", "Sides"]
 
-
-def opposite(side: Player) -> Player:
-    """The other side of the table (its sides are 0 and 1, as the rules core's players)."""
-    return 1 - side
+OPPOSITE: Final[tuple[Player, Player]] = (1, 0)
+"""The other side of side ``i`` is ``OPPOSITE[i]`` (a table's sides are 0 and 1, as the
+rules core's players): an index, not a call, on the announcing's hot path."""
 
 
 @dataclass(frozen=True, slots=True)

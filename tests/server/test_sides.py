@@ -18,7 +18,7 @@ from backgammon.notation import format_move
 from server.app import App
 from server.config import Settings
 from server.tables.announce import announce
-from server.tables.sides import Side, Sides, opposite
+from server.tables.sides import OPPOSITE, Side, Sides
 from server.tables.updates import Notice, TableUpdate
 from tests.conftest import DbTarget
 
@@ -30,7 +30,7 @@ def test_a_match_seats_each_player_alone_on_a_side() -> None:
     assert sides.acting_names == ("alice", "bob") and sides.everyone == ("alice", "bob")
     assert (sides.side_of("alice"), sides.side_of("bob"), sides.side_of("carol")) == (0, 1, None)
     assert sides.members(1) == ("bob",) and sides.acting(0) == "alice"
-    assert (opposite(0), opposite(1)) == (1, 0)
+    assert (OPPOSITE[0], OPPOSITE[1]) == (1, 0)
 
 
 def test_a_side_of_several_members_acts_through_one() -> None:
@@ -88,7 +88,7 @@ async def test_every_member_of_a_side_hears_its_lines_and_a_notice_goes_to_who_a
     live = desk.app.local_tables.matches["alice"]
     match = live.match
     assert match.to_act is not None
-    mover, other = live.names[match.to_act], live.names[opposite(match.to_act)]
+    mover, other = live.names[match.to_act], live.names[OPPOSITE[match.to_act]]
     colour = match.colour(match.to_act)
     play = match.legal_plays()[0]
     await desk.run(mover, "move " + " ".join(format_move(m, colour) for m in play.moves))

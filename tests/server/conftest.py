@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from backgammon.dice import SeededDice
 from protocol import replies
 from server.app import App
 from server.config import Settings
@@ -16,6 +17,9 @@ from server.service import Service
 from server.world.passwords import ScryptCost, hash_password_sync
 from server.world.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, storable_toggles
 from tests.conftest import DbTarget
+
+if TYPE_CHECKING:
+    from .desk import Desk
 
 TIMEOUT = 5.0
 """Seconds any single read may take before the test fails."""
@@ -251,3 +255,17 @@ async def clip_login(
     await client.send(f"login test_client 1008 {name} {password}")
     await client.expect("6")
     return client
+
+
+@pytest.fixture
+async def desk(settings: Settings, db_target: DbTarget) -> AsyncIterator[Desk]:
+    """Commands without sockets (tests/server/desk.py): an App on a database of its own,
+    seeded dice, O for the inviter's opponent."""
+    from .desk import Desk  # desk.py imports this module's helpers
+
+    db = await db_target.open()
+    app = App(settings, db, dice=lambda: SeededDice(11), coin=lambda: 0)
+    try:
+        yield Desk(app)
+    finally:
+        await db.close()

@@ -7,7 +7,6 @@ sockets in test_match_play.py and test_match_rules.py.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any, cast
 
 import pytest
@@ -27,16 +26,6 @@ from server.world.session import Session
 from tests.conftest import DbTarget
 
 from .desk import Desk
-
-
-@pytest.fixture
-async def desk(settings: Settings, db_target: DbTarget) -> AsyncIterator[Desk]:
-    db = await db_target.open()
-    app = App(settings, db, dice=lambda: SeededDice(11), coin=lambda: 0)
-    try:
-        yield Desk(app)
-    finally:
-        await db.close()
 
 
 async def playing(desk: Desk) -> tuple[str, str]:

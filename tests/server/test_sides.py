@@ -9,18 +9,13 @@ that the announcing never assumes one player a side.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator
 
 import pytest
 
-from backgammon.dice import SeededDice
 from backgammon.notation import format_move
-from server.app import App
-from server.config import Settings
 from server.tables.announce import announce
 from server.tables.sides import OPPOSITE, Side, Sides
 from server.tables.updates import Notice, TableUpdate
-from tests.conftest import DbTarget
 
 from .desk import Desk
 
@@ -51,16 +46,6 @@ def test_a_side_refuses_what_cannot_sit(members: tuple[str, ...], acting: str) -
 def test_nobody_sits_on_both_sides() -> None:
     with pytest.raises(ValueError, match="both sides"):
         Sides(Side(("alice", "bob"), "alice"), Side(("bob", "carol"), "carol"))
-
-
-@pytest.fixture
-async def desk(settings: Settings, db_target: DbTarget) -> AsyncIterator[Desk]:
-    db = await db_target.open()
-    app = App(settings, db, dice=lambda: SeededDice(11), coin=lambda: 0)
-    try:
-        yield Desk(app)
-    finally:
-        await db.close()
 
 
 async def test_every_member_of_a_side_hears_its_lines_and_a_notice_goes_to_who_acts(

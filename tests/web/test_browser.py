@@ -12,6 +12,7 @@ import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -207,19 +208,26 @@ def _cube(page: Page) -> tuple[str, str]:
     return str(cube.get_attribute("data-owner")), str(cube.text)
 
 
+def _at_a_match(server: ServerThread, a: Any, b: Any, length: int) -> tuple[Page, Page]:
+    """alice (in browser ``a``) and bob (in ``b``) registered, alice's invitation to a
+    ``length``-point match joined by bob: their pages at the table."""
+    alice = Page(a, server.url, "alice")
+    bob = Page(b, server.url, "bob")
+    alice.register("alice", "secret1")
+    bob.register("bob", "secret2")
+    for page in (alice, bob):
+        page.click("ready")
+    alice.fill("invite-length", str(length))
+    alice.row_button("invite", "bob").click()
+    bob.wait(lambda: bob.all('#invitations button[data-join="alice"]'), "an invitation")
+    bob.all('#invitations button[data-join="alice"]')[0].click()
+    alice.wait(lambda: f"{length}-point match" in alice.text("match-title"), "the match title")
+    return alice, bob
+
+
 def test_double_take_resign_crawford_and_resume(server: ServerThread) -> None:
     with chromium() as a, chromium() as b:
-        alice = Page(a, server.url, "alice")
-        bob = Page(b, server.url, "bob")
-        alice.register("alice", "secret1")
-        bob.register("bob", "secret2")
-        for page in (alice, bob):
-            page.click("ready")
-        alice.fill("invite-length", "3")
-        alice.row_button("invite", "bob").click()
-        bob.wait(lambda: bob.all('#invitations button[data-join="alice"]'), "an invitation")
-        bob.all('#invitations button[data-join="alice"]')[0].click()
-        alice.wait(lambda: "3-point match" in alice.text("match-title"), "the match title")
+        alice, bob = _at_a_match(server, a, b, 3)
 
         # The opening roll is played by whoever won it; then the other may double.
         doubler = _on_roll(alice, bob)
@@ -275,16 +283,7 @@ def test_the_dice_of_a_finished_match_are_verified_in_the_browser(tmp_path: Path
     """Issue 30: with the shipped dice, a match's end reveals the server seed; each
     player's page fetches the record and recomputes every roll with Web Crypto."""
     with ServerThread(tmp_path, seed=None) as server, chromium() as a, chromium() as b:
-        alice = Page(a, server.url, "alice")
-        bob = Page(b, server.url, "bob")
-        alice.register("alice", "secret1")
-        bob.register("bob", "secret2")
-        for page in (alice, bob):
-            page.click("ready")
-        alice.row_button("invite", "bob").click()
-        bob.wait(lambda: bob.all('#invitations button[data-join="alice"]'), "an invitation")
-        bob.all('#invitations button[data-join="alice"]')[0].click()
-        alice.wait(lambda: "1-point match" in alice.text("match-title"), "the match title")
+        alice, bob = _at_a_match(server, a, b, 1)
         # alice resigns (a 1-point match: the server rolls for both, nobody doubles).
         alice.wait(lambda: alice.visible("resign-box"), "the resign button")
         alice.click("resign")

@@ -36,12 +36,12 @@ FLAGS = (
 )
 WAIT = 15.0
 """Seconds any wait for the page may take before the test fails."""
-SCREENSHOTS = Path(
-    os.environ.get("FIBS_WEB_SCREENSHOTS")
-    or Path(__file__).resolve().parents[2] / "docs" / "images"
+SCREENSHOTS: Path | None = (
+    Path(os.environ["FIBS_WEB_SCREENSHOTS"]) if os.environ.get("FIBS_WEB_SCREENSHOTS") else None
 )
-"""Where the run writes its screenshots: docs/images (docs/web.md shows them), or the
-folder ``FIBS_WEB_SCREENSHOTS`` names."""
+"""Where the run writes its screenshots: the folder ``FIBS_WEB_SCREENSHOTS`` names
+(``docs/images`` for the ones docs/web.md shows); none when it is not set, so that a
+test run leaves the tree as it was."""
 
 T = TypeVar("T")
 

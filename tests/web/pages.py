@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
-from .browsers import WAIT
+from .browsers import SCREENSHOTS, WAIT
 
 T = TypeVar("T")
 
@@ -71,9 +70,13 @@ class Page:
     def wait_line(self, list_id: str, wanted: str) -> None:
         self.wait(lambda: wanted in self.lines(list_id), f"saw {wanted!r} in #{list_id}")
 
-    def screenshot(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.driver.save_screenshot(str(path))
+    def screenshot(self, name: str) -> None:
+        """The page as it is now, as ``name`` in the screenshots' folder (only when the
+        run writes screenshots: ``FIBS_WEB_SCREENSHOTS``)."""
+        if SCREENSHOTS is None:
+            return
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        self.driver.save_screenshot(str(SCREENSHOTS / name))
 
     # -- doing --------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ import pytest
 from protocol import replies
 from tests.server.conftest import make_user
 
-from .browsers import SCREENSHOTS, ServerThread, TelnetUser, browser_missing, chromium
+from .browsers import ServerThread, TelnetUser, browser_missing, chromium
 from .pages import Page
 
 MISSING = browser_missing()
@@ -79,7 +79,7 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
         assert carol.all("#who button") == [] and not carol.visible("chat-form")
         assert not carol.visible("player-controls")
         assert alice.all('#who tr[data-name^="visitor"]') == []
-        alice.screenshot(SCREENSHOTS / "web-lobby.png")
+        alice.screenshot("web-lobby.png")
 
         # Invite, accept.
         alice.row_button("invite", "bob").click()
@@ -118,8 +118,8 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
                 sends += done == "send"
             if sends >= 12 and not shot:
                 time.sleep(0.5)
-                alice.screenshot(SCREENSHOTS / "web-board.png")
-                carol.screenshot(SCREENSHOTS / "web-board-phone.png")
+                alice.screenshot("web-board.png")
+                carol.screenshot("web-board-phone.png")
                 shot = True
             if not acted:
                 time.sleep(0.05)
@@ -128,7 +128,7 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
         loser = bob if winner is alice else alice
         assert loser.text("prompt") == replies.wins_match(winner.label, 1, 1, 0)
         winner.wait(lambda: not winner.all("#games button"), "the match gone from the lobby")
-        winner.screenshot(SCREENSHOTS / "web-match-end.png")
+        winner.screenshot("web-match-end.png")
 
         # The watcher saw every move the players made, in order, and the last position.
         played = _moves(alice, "bob") + _moves(bob, "alice")

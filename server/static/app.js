@@ -48,6 +48,7 @@ const state = {
   gamesTimer: null,
   saved: [],
   trail: [], // the last move announced, in the board's numbering, drawn as a trail
+  doubling: false, // the player doubled and waits for the answer
   dice: { commitment: null, exporting: null, json: null }, // the match's dice proof (dice.js)
 };
 
@@ -334,6 +335,7 @@ function matchText(line) {
   if (/ The game was saved\.$/.test(line)) {
     // The match left the table (leave, a drop): back to the lobby, the saved list anew.
     state.view = null;
+    state.doubling = false;
     state.trail = [];
     show("table", false);
     send("show saved");
@@ -347,7 +349,11 @@ function matchText(line) {
     send("board");
     return;
   }
-  if (TEXTS.resign.test(line)) {
+  if (TEXTS.youDouble.test(line)) {
+    state.doubling = true;
+  } else if (TEXTS.doubleAnswered.test(line)) {
+    state.doubling = false;
+  } else if (TEXTS.resign.test(line)) {
     state.resignOffer = true;
   } else if (TEXTS.nextGame.test(line)) {
     state.nextGame = true;
@@ -618,11 +624,13 @@ function drawTable() {
     moving && state.selected !== null ? next.filter((m) => m[0] === state.selected).map((m) => m[1]) : [],
   );
   const trail = state.done.length ? [] : state.trail;
-  drawBoard($("board"), shown, { sources, targets, selected: state.selected, onPoint, trail });
+  const doubling = playing() && state.doubling && !state.matchOver;
+  const offered = doubling ? "opponent" : view.wasDoubled ? "player" : null;
+  drawBoard($("board"), shown, { sources, targets, selected: state.selected, onPoint, trail, offered });
   $("board").dataset.position = view.board.join(":"); // the position the server sent
   const mine = playing() && !state.matchOver;
   const turn = mine && myTurn();
-  const waitingRoll = turn && !view.playerDice[0] && !view.wasDoubled && view.turn !== 0;
+  const waitingRoll = turn && !view.playerDice[0] && !view.wasDoubled && !doubling && view.turn !== 0;
   show("roll", waitingRoll);
   show("double", waitingRoll && view.playerMayDouble && !isCrawford(view));
   const doubled = mine && view.wasDoubled;
@@ -639,6 +647,7 @@ function drawTable() {
   if (state.matchOver) prompt = $("prompt").textContent;
   else if (!playing()) prompt = `Watching ${view.player}`;
   else if (doubled) prompt = `${view.opponent} doubles: accept or reject?`;
+  else if (doubling) prompt = `You doubled: waiting for ${view.opponent} to accept or reject.`;
   else if (state.resignOffer) prompt = `${view.opponent} wants to resign: accept or reject?`;
   else if (waitingRoll) prompt = "Your turn: roll or double.";
   else if (moving) prompt = complete(state.plays, state.done) ? "Send your move, or undo." : "Your move: click a checker, then where it goes.";

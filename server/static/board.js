@@ -113,12 +113,16 @@ export function drawBoard(svg, view, ui) {
     die(g, LEFT + 2.5 * W, 210, view.opponentDice[0], "theirs");
     die(g, LEFT + 3.5 * W, 210, view.opponentDice[1], "theirs");
   }
-  // The cube: in the middle when nobody owns it, else on its owner's side.
-  const owner = cubeOwner(view);
-  const cubeY = owner === "player" ? 330 : owner === "opponent" ? 90 : 210;
+  // The cube: in the middle when nobody owns it, else on its owner's side; offered
+  // (ui.offered: "player" when the player is asked to take, "opponent" when the player
+  // doubled), at twice its value on the side of the one who answers.
+  const owner = ui.offered ? "offered" : cubeOwner(view);
+  const side = ui.offered || owner;
+  const cubeY = side === "player" ? 330 : side === "opponent" ? 90 : 210;
   const cube = el("g", { class: `cube ${owner}`, "data-owner": owner }, g);
   el("rect", { x: TRAY_X + 12, y: cubeY - 18, width: 36, height: 36, rx: 4 }, cube);
-  text(cube, TRAY_X + 30, cubeY, view.cube === 1 ? 64 : view.cube, "cube-value");
+  const value = ui.offered ? 2 * view.cube : view.cube === 1 ? 64 : view.cube;
+  text(cube, TRAY_X + 30, cubeY, value, "cube-value");
   // The last move of the other side, drawn as it is announced (an animated trail).
   for (const [from, to] of ui.trail || []) {
     const at = (p) => {

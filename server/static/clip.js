@@ -148,4 +148,6 @@ export const TEXTS = {
   matchEnd: /^(?:You win|(\S+) wins) the (\d+) point match (\d+)-(\d+) \.$/,
   nextGame: /^Type 'join' if you want to play the next game/,
   rollOrDouble: /^It's your turn\. Please roll or double$/,
+  youDouble: /^You double\. Please wait for (\S+) to accept/,
+  doubleAnswered: /^(\S+) (?:accepts the (?:re)?double\. The cube shows \d+\.|gives up\. You win |redoubles to \d+\.)/,
 };

@@ -234,7 +234,13 @@ def test_double_take_resign_crawford_and_resume(server: ServerThread) -> None:
         taker = bob if doubler is alice else alice
         assert doubler.visible("double")
         doubler.click("double")
+        # The doubler waits for the answer (no Roll, no second Double); both see the
+        # cube offered at 2 on the taker's side (issue 28, seen 1).
+        doubler.wait(lambda: "waiting for" in doubler.text("prompt"), "the doubler waiting")
+        assert not doubler.visible("roll") and not doubler.visible("double")
+        assert _cube(doubler) == ("offered", "2")
         taker.wait(lambda: taker.visible("accept") and "doubles" in taker.text("prompt"))
+        assert _cube(taker) == ("offered", "2")
         taker.click("accept")
         taker.wait(lambda: _cube(taker) == ("player", "2"), "the cube on the taker's side")
         doubler.wait(lambda: _cube(doubler) == ("opponent", "2"), "the cube with the taker")

@@ -26,6 +26,10 @@ const MAX_LINES = 200;
 const SAVED_HEADER = "  opponent          matchlength   score (your points first)";
 const NO_SAVED = "no saved games.";
 const VISITOR = "visitor!"; // the login word of a visitor (watching without an account)
+const NAME = /^[A-Za-z_]+$/; // a name the server takes (§1.7: letters and the underscore)
+const NAME_INVALID = "Your name may only contain letters and the underscore character _ .";
+const BOARDSTYLE_SET = "Value of 'boardstyle' set to 3."; // the reply to the page's own setting
+const LENGTH_KEY = "fibs-invite-length"; // the match length last chosen, kept in the browser
 
 const state = {
   ws: null,
@@ -49,6 +53,7 @@ const state = {
   saved: [],
   trail: [], // the last move announced, in the board's numbering, drawn as a trail
   doubling: false, // the player doubled and waits for the answer
+  quietBoardstyle: false, // the reply to the page's own "set boardstyle 3" is still to come
   dice: { commitment: null, exporting: null, json: null }, // the match's dice proof (dice.js)
 };
 
@@ -178,6 +183,7 @@ function loggedIn(name) {
   show("logout", true);
   show("lobby", true);
   show("talk", true);
+  state.quietBoardstyle = true;
   send("set boardstyle 3");
   askGames();
   send("show saved");
@@ -232,6 +238,10 @@ function onLine(line) {
     if (view) return newBoard(view);
   }
   if (diceLine(line)) return;
+  if (state.quietBoardstyle && line === BOARDSTYLE_SET) {
+    state.quietBoardstyle = false; // the reply to the page's own setting, not news
+    return;
+  }
   const code = /^(\d+)(?: |$)/.exec(line);
   if (code) {
     const rest = line.slice(code[0].length);
@@ -347,6 +357,7 @@ function matchText(line) {
     state.matchOver = false;
     $("invitations").replaceChildren();
     send("board");
+    send("show saved"); // the match is being played again, no longer saved and waiting
     return;
   }
   if (TEXTS.youDouble.test(line)) {
@@ -508,7 +519,23 @@ function drawWho() {
 
 function invite(name) {
   const length = Number($("invite-length").value) || 1;
+  try {
+    localStorage.setItem(LENGTH_KEY, String(length));
+  } catch {
+    // storage refused (a private window): the length is simply not kept
+  }
   send(`invite ${name} ${length}`);
+}
+
+/** The match length the player chose last, in this browser. */
+function restoreLength() {
+  let kept = null;
+  try {
+    kept = localStorage.getItem(LENGTH_KEY);
+  } catch {
+    kept = null;
+  }
+  if (kept && Number(kept) >= 1 && Number(kept) <= 99) $("invite-length").value = kept;
 }
 
 function drawGames() {
@@ -677,6 +704,11 @@ function wire() {
       $("status").textContent = "The two passwords differ.";
       return;
     }
+    if (!NAME.test(name)) {
+      // Checked here too: a name with a space would reach the server as two words.
+      $("status").textContent = `Not registered: ${NAME_INVALID}`;
+      return;
+    }
     if (name && password) open({ kind: "register", name, password });
   });
   $("visit").addEventListener("click", () => open({ kind: "visit" }));
@@ -745,3 +777,4 @@ function wire() {
 }
 
 wire();
+restoreLength();

@@ -68,6 +68,13 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
         alice = Page(a, server.url, "alice")
         bob = Page(b, server.url, "bob")
         carol = Page(c, server.url, "carol")
+        # A name the server would refuse is refused at once (issue 28, seen 6), not sent
+        # as two words.
+        alice.fill("register-name", "al ice")
+        alice.fill("register-password", "secret1")
+        alice.fill("register-again", "secret1")
+        alice.by_id("register-form").find_element("css selector", "button").click()
+        alice.wait(lambda: "may only contain letters" in alice.text("status"), "the refusal")
         alice.register("alice", "secret1")
         bob.register("bob", "secret2")
         carol.visit()  # no account: a visitor
@@ -283,6 +290,16 @@ def test_double_take_resign_crawford_and_resume(server: ServerThread) -> None:
         bob.wait(lambda: bob.visible("table"), "the board again")
         alice.wait(lambda: "Crawford game" in alice.text("match-title"), "the Crawford game")
         taker.wait(lambda: taker.text("score") == f"Score: {taker.label} 2, {doubler.label} 0")
+        # Being played again, the match leaves both saved lists (issue 28, seen 6).
+        for page in (alice, bob):
+            page.wait(functools.partial(_no_resume_button, page), "no Resume button")
+
+        # The page's own settings are not news; the match length chosen is kept.
+        assert "Value of 'boardstyle' set to 3." not in alice.lines("messages")
+        alice.click("logout")
+        alice.wait(lambda: alice.text("status") == "Logged out.", "logged out")
+        alice.login("alice", "secret1")
+        assert alice.by_id("invite-length").get_attribute("value") == "3"
 
 
 def test_the_dice_of_a_finished_match_are_verified_in_the_browser(tmp_path: Path) -> None:
@@ -299,6 +316,10 @@ def test_the_dice_of_a_finished_match_are_verified_in_the_browser(tmp_path: Path
             page.wait(functools.partial(_dice_verified, page), "the dice verified")
             assert page.text("dice-proof").startswith("Dice verified in this browser: all ")
             assert not any(line.startswith("{") for line in page.lines("messages"))
+
+
+def _no_resume_button(page: Page) -> bool:
+    return not page.all("#saved button[data-resume]")
 
 
 def _dice_verified(page: Page) -> bool:

@@ -30,6 +30,7 @@ const NAME = /^[A-Za-z_]+$/; // a name the server takes (§1.7: letters and the 
 const NAME_INVALID = "Your name may only contain letters and the underscore character _ .";
 const BOARDSTYLE_SET = "Value of 'boardstyle' set to 3."; // the reply to the page's own setting
 const LENGTH_KEY = "fibs-invite-length"; // the match length last chosen, kept in the browser
+const LEAVE_CONFIRM_MS = 4000; // how long Leave waits for its second click
 
 const state = {
   ws: null,
@@ -683,6 +684,24 @@ function drawTable() {
   $("prompt").textContent = prompt;
 }
 
+/** Leave asks once more (it sits beside Resign): a second click within a few seconds
+ * leaves the match, which is saved; otherwise the button goes back. */
+function leaveClicked() {
+  const button = $("leave");
+  if (button.dataset.confirm === "1") {
+    delete button.dataset.confirm;
+    button.textContent = "Leave";
+    send("leave");
+    return;
+  }
+  button.dataset.confirm = "1";
+  button.textContent = "Leave the match? Click again (it is saved)";
+  setTimeout(() => {
+    delete button.dataset.confirm;
+    button.textContent = "Leave";
+  }, LEAVE_CONFIRM_MS);
+}
+
 // -- wiring -----------------------------------------------------------------------------
 
 function wire() {
@@ -751,7 +770,7 @@ function wire() {
     drawTable();
   });
   $("resign").addEventListener("click", () => send(`resign ${$("resign-kind").value}`));
-  $("leave").addEventListener("click", () => send("leave"));
+  $("leave").addEventListener("click", leaveClicked);
   $("unwatch").addEventListener("click", () => {
     send("unwatch");
     state.view = null;

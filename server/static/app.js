@@ -635,6 +635,22 @@ function onPoint(p) {
   drawTable();
 }
 
+/** Who plays which colour, beside the board: the side shown at the bottom first. */
+function drawPlayers(bottom, top, you) {
+  const line = $("players");
+  line.replaceChildren();
+  for (const [name, side, note] of [[bottom, "mine", you ? " (you)" : ""], [top, "theirs", ""]]) {
+    const item = document.createElement("span");
+    item.className = "player";
+    item.dataset.side = side;
+    const swatch = document.createElement("span");
+    swatch.className = `swatch ${side}`;
+    swatch.setAttribute("aria-hidden", "true");
+    item.append(swatch, `${name}${note}`);
+    line.append(item);
+  }
+}
+
 function drawTable() {
   const view = state.view;
   if (!view) return;
@@ -654,7 +670,10 @@ function drawTable() {
   const trail = state.done.length ? [] : state.trail;
   const doubling = playing() && state.doubling && !state.matchOver;
   const offered = doubling ? "opponent" : view.wasDoubled ? "player" : null;
-  drawBoard($("board"), shown, { sources, targets, selected: state.selected, onPoint, trail, offered });
+  drawBoard($("board"), shown, {
+    sources, targets, selected: state.selected, onPoint, trail, offered, done: state.done,
+  });
+  drawPlayers(me, view.opponent, playing());
   $("board").dataset.position = view.board.join(":"); // the position the server sent
   const mine = playing() && !state.matchOver;
   const turn = mine && myTurn();

@@ -49,8 +49,28 @@ function stack(g, x, top, count, cls, label) {
   }
 }
 
+/**
+ * Which of the two dice the moves made on the page so far have used: a move uses the die
+ * of its distance, or (bearing off) the smallest unused die above it; doubles are four
+ * moves of one number, a die shown used after each two.
+ */
+export function usedDice(dice, done) {
+  if (dice[0] === dice[1]) return [done.length >= 2, done.length >= 4];
+  const used = [false, false];
+  for (const [from, to] of done) {
+    const distance = from - to;
+    let i = [0, 1].find((k) => !used[k] && dice[k] === distance);
+    if (i === undefined) {
+      const bigger = [0, 1].filter((k) => !used[k] && dice[k] > distance);
+      i = bigger.sort((a, b) => dice[a] - dice[b])[0];
+    }
+    if (i !== undefined) used[i] = true;
+  }
+  return used;
+}
+
 function die(g, x, y, value, cls) {
-  el("rect", { x: x - 15, y: y - 15, width: 30, height: 30, rx: 5, class: `die ${cls}` }, g);
+  el("rect", { x: x - 15, y: y - 15, width: 30, height: 30, rx: 5, class: `die ${cls}`, "data-die": value }, g);
   const pips = {
     1: [[0, 0]],
     2: [[-1, -1], [1, 1]],
@@ -104,25 +124,6 @@ export function drawBoard(svg, view, ui) {
     el("rect", { x: TRAY_X + 8, y: BOTTOM - 8 - i * 9, width: 44, height: 7, class: "off mine" }, g);
   for (let i = 0; i < view.opponentHome; i++)
     el("rect", { x: TRAY_X + 8, y: TOP + 1 + i * 9, width: 44, height: 7, class: "off theirs" }, g);
-  // The dice: the player's in the right half, the opponent's in the left.
-  if (view.playerDice[0]) {
-    die(g, RIGHT + 2.5 * W, 210, view.playerDice[0], "mine");
-    die(g, RIGHT + 3.5 * W, 210, view.playerDice[1], "mine");
-  }
-  if (view.opponentDice[0]) {
-    die(g, LEFT + 2.5 * W, 210, view.opponentDice[0], "theirs");
-    die(g, LEFT + 3.5 * W, 210, view.opponentDice[1], "theirs");
-  }
-  // The cube: in the middle when nobody owns it, else on its owner's side; offered
-  // (ui.offered: "player" when the player is asked to take, "opponent" when the player
-  // doubled), at twice its value on the side of the one who answers.
-  const owner = ui.offered ? "offered" : cubeOwner(view);
-  const side = ui.offered || owner;
-  const cubeY = side === "player" ? 330 : side === "opponent" ? 90 : 210;
-  const cube = el("g", { class: `cube ${owner}`, "data-owner": owner }, g);
-  el("rect", { x: TRAY_X + 12, y: cubeY - 18, width: 36, height: 36, rx: 4 }, cube);
-  const value = ui.offered ? 2 * view.cube : view.cube === 1 ? 64 : view.cube;
-  text(cube, TRAY_X + 30, cubeY, value, "cube-value");
   // The last move of the other side, drawn as it is announced (an animated trail).
   for (const [from, to] of ui.trail || []) {
     const at = (p) => {
@@ -151,4 +152,27 @@ export function drawBoard(svg, view, ui) {
   }
   hit(25, BAR_X, 210, BAR_W, 190);
   hit(0, TRAY_X, 210, 60, 190);
+  // Above the trail and the highlights, so that neither hides them; clicks go through
+  // them to the points (pointer-events: none in style.css).
+  // The dice: the player's in the right half, the opponent's in the left.
+  if (view.playerDice[0]) {
+    const used = usedDice(view.playerDice, ui.done || []);
+    die(g, RIGHT + 2.5 * W, 210, view.playerDice[0], `mine${used[0] ? " used" : ""}`);
+    die(g, RIGHT + 3.5 * W, 210, view.playerDice[1], `mine${used[1] ? " used" : ""}`);
+  }
+  if (view.opponentDice[0]) {
+    die(g, LEFT + 2.5 * W, 210, view.opponentDice[0], "theirs");
+    die(g, LEFT + 3.5 * W, 210, view.opponentDice[1], "theirs");
+  }
+  // The cube: in the middle when nobody owns it, else on its owner's side; offered
+  // (ui.offered: "player" when the player is asked to take, "opponent" when the player
+  // doubled), at twice its value on the side of the one who answers.
+  const owner = ui.offered ? "offered" : cubeOwner(view);
+  const side = ui.offered || owner;
+  const cubeY = side === "player" ? 330 : side === "opponent" ? 90 : 210;
+  const cube = el("g", { class: `cube ${owner}`, "data-owner": owner }, g);
+  el("rect", { x: TRAY_X + 12, y: cubeY - 18, width: 36, height: 36, rx: 4 }, cube);
+  const value = ui.offered ? 2 * view.cube : view.cube === 1 ? 64 : view.cube;
+  text(cube, TRAY_X + 30, cubeY, value, "cube-value");
 }
+

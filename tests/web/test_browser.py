@@ -112,6 +112,19 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
             "the refusal shown",
         )
 
+        # Who is which colour, beside the board (issue 28, seen 4): the side at the
+        # bottom first; the watcher sees alice's side.
+        for page, bottom, top in ((alice, "alice (you)", "bob"), (bob, "bob (you)", "alice")):
+            assert [e.text for e in page.all("#players .player")] == [bottom, top]
+        carol.wait(lambda: [e.text for e in carol.all("#players .player")] == ["alice", "bob"])
+        # A die is shown used once a move takes it (doubles: each two moves).
+        assert first is not None
+        dice = [int(str(d.get_attribute("data-die"))) for d in first.all("rect.die.mine")]
+        assert len(dice) == 2 and first.all("rect.die.used") == []
+        assert _turn(first) == "from" and _turn(first) == "to"
+        used = 0 if dice[0] == dice[1] else 1
+        first.wait(lambda: len(first.all("rect.die.mine.used")) == used, "a die used")
+
         # Play to the end by clicking.
         sends = 0
         shot = False

@@ -341,3 +341,39 @@ def _no_resume_button(page: Page) -> bool:
 
 def _dice_verified(page: Page) -> bool:
     return bool(page.all('[data-test="dice-proof"][data-verified="true"]'))
+
+
+SCREENS = ((1366, 768), (1280, 900), (390, 844), (360, 640))
+"""Browser window sizes (issue 28, seen 3): laptops, and phones held upright."""
+
+LAYOUT = """
+const bottom = (id) => document.getElementById(id).getBoundingClientRect().bottom;
+const number = document.querySelector("#board text.number").getBoundingClientRect();
+const buttons = [...document.querySelectorAll("#who button")];
+return {
+  height: innerHeight,
+  board: bottom("board"),
+  actions: bottom("actions"),
+  number: number.height,
+  header: document.querySelector("header").getBoundingClientRect().height,
+  buttons: buttons.map((b) => b.getBoundingClientRect().height),
+};
+"""
+
+
+def test_the_board_and_its_buttons_fit_every_screen(server: ServerThread) -> None:
+    """At each size, the page at its top shows the whole board and the buttons under it
+    without scrolling, point numbers of 9 px or more, a header of at most two lines and
+    lobby buttons on one line each."""
+    with chromium() as a, chromium() as b:
+        alice, _ = _at_a_match(server, a, b, 1)
+        for width, height in SCREENS:
+            a.set_window_size(width, height)
+            a.execute_script("window.scrollTo(0, 0)")
+            time.sleep(0.3)
+            seen = a.execute_script(LAYOUT)
+            where = f"{width}x{height}: {seen}"
+            assert seen["board"] <= seen["height"] and seen["actions"] <= seen["height"], where
+            assert seen["number"] >= 9 and seen["header"] <= 70, where
+            assert seen["buttons"] and max(seen["buttons"]) < 40, where
+        assert alice.visible("table")

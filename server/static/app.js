@@ -31,6 +31,8 @@ const NAME_INVALID = "Your name may only contain letters and the underscore char
 const BOARDSTYLE_SET = "Value of 'boardstyle' set to 3."; // the reply to the page's own setting
 const LENGTH_KEY = "fibs-invite-length"; // the match length last chosen, kept in the browser
 const LEAVE_CONFIRM_MS = 4000; // how long Leave waits for its second click
+const SLOW_LOGIN_MS = 2000; // a login unanswered this long is being slowed down
+const SLOW_LOGIN = "Logging in… the server slows logins down after wrong passwords: please wait.";
 
 const state = {
   ws: null,
@@ -133,6 +135,7 @@ function receive(line) {
 function loginDialog(pending, line) {
   if (line === LOGIN_PROMPT) {
     if (pending.sent) {
+      clearTimeout(pending.slow);
       $("status").textContent = "Login failed: wrong name or password.";
       state.pending = null;
       state.ws.close();
@@ -140,9 +143,16 @@ function loginDialog(pending, line) {
     }
     pending.sent = true;
     send(`login ${CLIENT} 1008 ${pending.name} ${pending.password}`);
+    $("status").textContent = `Logging in as ${pending.name}…`;
+    // The server answers a login late after wrong passwords for the name or address
+    // (server/doors/throttle.py): say so instead of leaving the page silent.
+    pending.slow = setTimeout(() => {
+      if (state.pending === pending) $("status").textContent = SLOW_LOGIN;
+    }, SLOW_LOGIN_MS);
     return;
   }
   if (line.startsWith("1 ")) {
+    clearTimeout(pending.slow);
     state.pending = null;
     loggedIn(line.split(" ")[1]);
   }

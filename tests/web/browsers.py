@@ -66,15 +66,17 @@ class ServerThread:
 
     def __init__(self, folder: Path, *, seed: int | None = 7, **changes: Any) -> None:
         self.settings = Settings(
-            host="127.0.0.1",
-            port=0,
-            database=f"sqlite+aiosqlite:///{folder / 'fibs.db'}",
-            negotiation_wait=0.1,
-            scrypt_n=16,
-            scrypt_r=1,
-            scrypt_p=1,
-            login_delay=0.0,
-            **changes,
+            **{
+                "host": "127.0.0.1",
+                "port": 0,
+                "database": f"sqlite+aiosqlite:///{folder / 'fibs.db'}",
+                "negotiation_wait": 0.1,
+                "scrypt_n": 16,
+                "scrypt_r": 1,
+                "scrypt_p": 1,
+                "login_delay": 0.0,
+                **changes,
+            }
         )
         self.seed = seed
         self.loop = asyncio.new_event_loop()

@@ -377,3 +377,23 @@ def test_the_board_and_its_buttons_fit_every_screen(server: ServerThread) -> Non
             assert seen["number"] >= 9 and seen["header"] <= 70, where
             assert seen["buttons"] and max(seen["buttons"]) < 40, where
         assert alice.visible("table")
+
+
+def test_a_login_slowed_after_wrong_passwords_says_so(tmp_path: Path) -> None:
+    """Issue 28, seen 6: after wrong passwords the server answers late (login_delay
+    doubling, server/doors/throttle.py); the page says why it waits, then logs in."""
+    with ServerThread(tmp_path, login_delay=1.0) as server, chromium() as a:
+        alice = Page(a, server.url, "alice")
+        alice.register("alice", "secret1")
+        alice.click("logout")
+        alice.wait(lambda: alice.text("status") == "Logged out.", "logged out")
+        for _ in range(3):
+            alice.fill("login-name", "alice")
+            alice.fill("login-password", "wrong1")
+            alice.by_id("login-form").find_element("css selector", "button").click()
+            alice.wait(lambda: alice.text("status").startswith("Login failed"), "refused")
+        alice.fill("login-name", "alice")
+        alice.fill("login-password", "secret1")
+        alice.by_id("login-form").find_element("css selector", "button").click()
+        alice.wait(lambda: "slows logins down" in alice.text("status"), "the reason")
+        alice.wait(lambda: alice.text("status") == "Logged in as alice", "logged in", 30)

@@ -1,0 +1,72 @@
+"""The page checked with axe-core (issue 28 item 5): no accessibility violation in any
+state a player sees it in, on a desktop and a phone.
+
+axe-core comes from npm (tests/web/package.json; `.ci/run` runs `npm ci --prefix
+tests/web`); without it the test is skipped with that command as the reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .browsers import ServerThread, browser_missing, chromium
+from .pages import Page
+
+AXE = Path(__file__).resolve().parent / "node_modules" / "axe-core" / "axe.min.js"
+
+pytestmark = [
+    pytest.mark.skipif(browser_missing() is not None, reason=str(browser_missing())),
+    pytest.mark.skipif(not AXE.exists(), reason=f"{AXE} missing: npm ci --prefix tests/web"),
+]
+
+RUN = """
+const done = arguments[arguments.length - 1];
+axe.run(document, { resultTypes: ["violations"] }).then(
+  (result) => done(result.violations.map((v) => ({
+    id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")),
+  }))),
+  (error) => done([{ id: "axe failed", impact: "critical", nodes: [String(error)] }]),
+);
+"""
+
+
+def violations(driver: Any) -> list[dict[str, Any]]:
+    """What axe-core finds wrong with the page as it is now."""
+    driver.execute_script(AXE.read_text())
+    found: list[dict[str, Any]] = driver.execute_async_script(RUN)
+    return found
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Any:
+    with ServerThread(tmp_path) as running:
+        yield running
+
+
+def test_every_state_of_the_page_passes_axe(server: ServerThread) -> None:
+    with chromium() as a, chromium(390, 844) as b, chromium(390, 844) as c:
+        a.get(server.url)
+        alice = Page(a, server.url, "alice")
+        alice.wait(lambda: alice.visible("login-form"), "the login form")
+        assert violations(a) == [], "the login page"
+        bob = Page(b, server.url, "bob")
+        alice.register("alice", "secret1")
+        bob.register("bob", "secret2")
+        for page in (alice, bob):
+            page.click("ready")
+        alice.row_button("invite", "bob")
+        assert violations(a) == [], "the lobby"
+        alice.row_button("invite", "bob").click()
+        bob.wait(lambda: bob.all('#invitations button[data-join="alice"]'), "an invitation")
+        assert violations(b) == [], "an invitation on a phone"
+        bob.all('#invitations button[data-join="alice"]')[0].click()
+        alice.wait(lambda: alice.visible("table"), "the board")
+        bob.wait(lambda: bob.visible("table"), "the board")
+        carol = Page(c, server.url, "carol")
+        carol.visit()
+        carol.row_button("watch", "alice").click()
+        carol.wait(lambda: carol.visible("table"), "the watched board")
+        for driver, what in ((a, "the table"), (b, "the table on a phone"), (c, "watching")):
+            assert violations(driver) == [], what

@@ -14,7 +14,7 @@ import {
   pipCounts,
   sides,
 } from "./clip.js";
-import { drawBoard } from "./board.js";
+import { drawBoard, positionText } from "./board.js";
 import { commitmentOf, verifyRecord } from "./dice.js";
 import { complete, legalPlays, moveText, nextMoves } from "./moves.js";
 
@@ -638,11 +638,23 @@ function onPoint(p) {
       state.done.push(move);
       state.selected = null;
       // A checker with one way to go from here on moves on its own next click.
-      return drawTable();
+      drawTable();
+      return keepFocus();
     }
   }
   state.selected = next.some((m) => m[0] === p) ? p : null;
   drawTable();
+  keepFocus();
+}
+
+/** After a point was played with the keyboard the board is drawn anew: the focus goes
+ * on to what comes next (a destination, another checker, or Send move). */
+function keepFocus() {
+  if (!document.activeElement || document.activeElement === document.body || !document.activeElement.isConnected) {
+    const next = document.querySelector(state.selected !== null ? "#board rect.hit.target" : "#board rect.hit.source");
+    if (next) next.focus();
+    else if (!$("send").hidden) $("send").focus();
+  }
 }
 
 /** Who plays which colour, beside the board: the side shown at the bottom first. */
@@ -684,6 +696,7 @@ function drawTable() {
     sources, targets, selected: state.selected, onPoint, trail, offered, done: state.done,
   });
   drawPlayers(me, view.opponent, playing());
+  $("position-text").textContent = positionText(shown, me, view.opponent);
   $("board").dataset.position = view.board.join(":"); // the position the server sent
   const mine = playing() && !state.matchOver;
   const turn = mine && myTurn();

@@ -83,6 +83,35 @@ function die(g, x, y, value, cls) {
   el("title", {}, g).textContent = String(value);
 }
 
+/** What a screen reader says of a point that may be played. */
+function pointLabel(p, mine, theirs, target) {
+  const where = p === 25 ? "the bar" : p === 0 ? "off the board" : `point ${p}`;
+  const own = p >= 1 && p <= 25 ? mine[p] : 0;
+  const other = p >= 1 && p <= 24 ? theirs[p] : 0;
+  const what = own ? `, ${own} of yours` : other ? `, ${other} of the opponent's` : "";
+  return `${target ? "Move to" : "Move from"} ${where}${what}`;
+}
+
+/** The position as text, for a screen reader or anyone who prefers to read it: each
+ * side's checkers by point (in the player's numbering), the bars, borne off, the dice
+ * and the cube. */
+export function positionText(view, me, opponent) {
+  const { mine, theirs } = sides(view);
+  const list = (counts, from, to) => {
+    const found = [];
+    for (let p = from; p <= to; p++) if (counts[p]) found.push(`${p}: ${counts[p]}`);
+    return found.length ? found.join(", ") : "none";
+  };
+  const dice = view.playerDice[0]
+    ? `${me} rolled ${view.playerDice[0]} and ${view.playerDice[1]}`
+    : view.opponentDice[0] ? `${opponent} rolled ${view.opponentDice[0]} and ${view.opponentDice[1]}` : "no dice out";
+  return [
+    `${me}: ${list(mine, 1, 24)}; on the bar ${mine[25]}; borne off ${view.playerHome}.`,
+    `${opponent}: ${list(theirs, 1, 24)}; on the bar ${theirs[0]}; borne off ${view.opponentHome}.`,
+    `Points are numbered from ${me}'s side. ${dice[0].toUpperCase()}${dice.slice(1)}. Cube ${view.cube}.`,
+  ].join("\n");
+}
+
 /**
  * Draw ``view`` into ``svg``. ``ui``: { sources: Set of points the player may move from,
  * targets: Set of points (0 = off) the selected checker may go to, selected: a point or
@@ -137,14 +166,25 @@ export function drawBoard(svg, view, ui) {
     el("line", { x1, y1, x2, y2, class: "trail", pathLength: 100 }, g);
     el("circle", { cx: x2, cy: y2, r: 7, class: "trail-end" }, g);
   }
-  // What may be clicked.
+  // What may be clicked, or reached with Tab and played with Enter or Space (a point
+  // that may be played is a button named for what is on it).
   const hit = (p, x, y, w, h) => {
     const cls = ["hit"];
     if (ui.sources.has(p)) cls.push("source");
     if (ui.targets.has(p)) cls.push("target");
     if (ui.selected === p) cls.push("selected");
     const r = el("rect", { x, y, width: w, height: h, class: cls.join(" "), "data-point": p }, g);
-    if (ui.sources.has(p) || ui.targets.has(p)) r.addEventListener("click", () => ui.onPoint(p));
+    if (ui.sources.has(p) || ui.targets.has(p)) {
+      r.addEventListener("click", () => ui.onPoint(p));
+      r.setAttribute("tabindex", "0");
+      r.setAttribute("role", "button");
+      r.setAttribute("aria-label", pointLabel(p, mine, theirs, ui.targets.has(p)));
+      r.addEventListener("keydown", (event) => {
+        if (event.key !== "Enter" && event.key !== " ") return;
+        event.preventDefault();
+        ui.onPoint(p);
+      });
+    }
   };
   for (let p = 1; p <= 24; p++) {
     const [x, top] = pointX(p);

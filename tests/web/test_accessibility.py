@@ -70,3 +70,43 @@ def test_every_state_of_the_page_passes_axe(server: ServerThread) -> None:
         carol.wait(lambda: carol.visible("table"), "the watched board")
         for driver, what in ((a, "the table"), (b, "the table on a phone"), (c, "watching")):
             assert violations(driver) == [], what
+
+
+def test_a_turn_played_with_the_keyboard_alone(server: ServerThread) -> None:
+    """Tab reaches the checkers that may move, Enter picks one and then its destination
+    (the focus goes on to what comes next), and Enter on Send move sends the play; the
+    position is readable as text."""
+    from selenium.webdriver.common.keys import Keys
+
+    from .test_browser import _at_a_match
+
+    with chromium() as a, chromium() as b:
+        alice, bob = _at_a_match(server, a, b, 1)
+        mover = alice.wait(
+            lambda: next((p for p in (alice, bob) if p.all("rect.hit.source")), None),
+            "a checker to move",
+        )
+        assert mover is not None
+        other = bob if mover is alice else alice
+        before = mover.board_position()
+        mover.all("#position-box summary")[0].click()  # the position as text, on demand
+        mover.wait(lambda: mover.text("position-text").startswith(f"{mover.label}: "))
+        assert "Cube 1." in mover.text("position-text")
+        driver = mover.driver
+        for _ in range(60):  # Tab from the top of the page to the first checker
+            driver.switch_to.active_element.send_keys(Keys.TAB)
+            if "source" in str(driver.switch_to.active_element.get_attribute("class")):
+                break
+        else:
+            raise AssertionError("Tab never reached a checker that may move")
+        for _ in range(12):  # Enter on whatever has the focus, until the play is whole
+            active = driver.switch_to.active_element
+            if active.get_attribute("id") == "send":
+                active.send_keys(Keys.ENTER)
+                break
+            assert active.get_attribute("role") == "button", active.get_attribute("outerHTML")
+            active.send_keys(Keys.ENTER)
+        else:
+            raise AssertionError("the play was never whole")
+        other.wait(lambda: any(" moves " in line for line in other.lines("messages")), "the move")
+        mover.wait(lambda: mover.board_position() != before, "the new position")

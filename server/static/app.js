@@ -31,6 +31,7 @@ const NAME_INVALID = "Your name may only contain letters and the underscore char
 const BOARDSTYLE_SET = "Value of 'boardstyle' set to 3."; // the reply to the page's own setting
 const LENGTH_KEY = "fibs-invite-length"; // the match length last chosen, kept in the browser
 const LEAVE_CONFIRM_MS = 4000; // how long Leave waits for its second click
+const DOUBLE_CLICK_MS = 400; // two clicks on one checker this close together play it
 const SLOW_LOGIN_MS = 2000; // a login unanswered this long is being slowed down
 const SLOW_LOGIN = "Logging in… the server slows logins down after wrong passwords: please wait.";
 
@@ -56,6 +57,7 @@ const state = {
   saved: [],
   trail: [], // the last move announced, in the board's numbering, drawn as a trail
   doubling: false, // the player doubled and waits for the answer
+  pickedAt: 0, // when a point was last clicked (a second click soon after is a double click)
   quietBoardstyle: false, // the reply to the page's own "set boardstyle 3" is still to come
   dice: { commitment: null, exporting: null, json: null }, // the match's dice proof (dice.js)
 };
@@ -632,6 +634,20 @@ function shownView() {
 
 function onPoint(p) {
   const next = nextMoves(state.plays, state.done);
+  const now = Date.now();
+  const again = state.selected === p && now - state.pickedAt < DOUBLE_CLICK_MS;
+  state.pickedAt = now;
+  if (again) {
+    // A double click on a checker plays it: to its one destination, or the furthest.
+    const ways = next.filter((m) => m[0] === p);
+    const far = ways.reduce((best, m) => (best === null || m[0] - m[1] > best[0] - best[1] ? m : best), null);
+    if (far) {
+      state.done.push(far);
+      state.selected = null;
+      drawTable();
+      return keepFocus();
+    }
+  }
   if (state.selected !== null) {
     const move = next.find((m) => m[0] === state.selected && m[1] === p);
     if (move) {

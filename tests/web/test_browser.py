@@ -397,3 +397,22 @@ def test_a_login_slowed_after_wrong_passwords_says_so(tmp_path: Path) -> None:
         alice.by_id("login-form").find_element("css selector", "button").click()
         alice.wait(lambda: "slows logins down" in alice.text("status"), "the reason")
         alice.wait(lambda: alice.text("status") == "Logged in as alice", "logged in", 30)
+
+
+def test_a_double_click_plays_a_checker(server: ServerThread) -> None:
+    """Issue 28 item 3: a double click on a checker that may move plays it (to its one
+    destination, or the furthest), as one click there and one on the destination would."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    with chromium() as a, chromium() as b:
+        alice, bob = _at_a_match(server, a, b, 1)
+        mover = alice.wait(
+            lambda: next((p for p in (alice, bob) if p.all("rect.hit.source")), None),
+            "a checker to move",
+        )
+        assert mover is not None
+        shown = "return document.getElementById('position-text').textContent"
+        before = mover.driver.execute_script(shown)
+        ActionChains(mover.driver).double_click(mover.all("rect.hit.source")[0]).perform()
+        mover.wait(lambda: mover.visible("undo"), "one checker played")
+        assert mover.driver.execute_script(shown) != before

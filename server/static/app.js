@@ -58,6 +58,7 @@ const state = {
   trail: [], // the last move announced, in the board's numbering, drawn as a trail
   doubling: false, // the player doubled and waits for the answer
   pickedAt: 0, // when a point was last clicked (a second click soon after is a double click)
+  game: { moves: [], rolls: new Map() }, // the game so far: its plays in FIBS notation
   quietBoardstyle: false, // the reply to the page's own "set boardstyle 3" is still to come
   dice: { commitment: null, exporting: null, json: null }, // the match's dice proof (dice.js)
 };
@@ -327,6 +328,7 @@ function onLine(line) {
   }
   state.readingGames = false;
   if (state.visitor && line.startsWith("** Too many visitors")) state.goodbye = line.slice(3);
+  gameRecord(line);
   matchText(line);
   if (line.trim()) message(line, lineClass(line));
 }
@@ -673,6 +675,47 @@ function keepFocus() {
   }
 }
 
+/**
+ * The moves of the game so far, beside the board (FIBS notation, absolute points, as
+ * `oldmoves` shows them): each player's roll, then their play or "can't move". Read
+ * from the lines the player or watcher gets; the player's own plays as the page sent
+ * them (FIBS does not echo them).
+ */
+function gameRecord(line) {
+  const game = state.game;
+  let m;
+  if (/^Starting a new game with /.test(line)) {
+    state.game = { moves: [], rolls: new Map() };
+    return drawMoveList();
+  }
+  if ((m = /^You roll (\d) and (\d)\.$/.exec(line))) game.rolls.set(state.me, `${m[1]}-${m[2]}`);
+  else if ((m = /^(\S+) rolls (\d) and (\d)\.$/.exec(line))) game.rolls.set(m[1], `${m[2]}-${m[3]}`);
+  else if ((m = /^(\S+) rolled (\d), (\S+) rolled (\d)$/.exec(line))) {
+    // The opening roll: the higher die's owner plays both dice.
+    const first = m[1] === "You" ? state.me : m[1];
+    for (const name of [first, m[3]]) game.rolls.set(name, `${m[2]}-${m[4]}`);
+  } else if (line === "You can't move.") addMove(state.me, "can't move");
+  else if ((m = /^(\S+) can't move\.$/.exec(line))) addMove(m[1], "can't move");
+  else if ((m = /^(\S+) moves ((?:\S+-\S+ )+)\.$/.exec(line))) addMove(m[1], m[2].trim());
+}
+
+function addMove(name, text) {
+  const roll = state.game.rolls.get(name);
+  state.game.moves.push(`${name}${roll ? ` ${roll}` : ""}: ${text}`);
+  state.game.rolls.delete(name);
+  drawMoveList();
+}
+
+function drawMoveList() {
+  $("move-list").replaceChildren(
+    ...state.game.moves.map((text) => {
+      const item = document.createElement("li");
+      item.textContent = text;
+      return item;
+    }),
+  );
+}
+
 /** Who plays which colour, beside the board: the side shown at the bottom first. */
 function drawPlayers(bottom, top, you) {
   const line = $("players");
@@ -817,7 +860,9 @@ function wire() {
   });
   $("send").addEventListener("click", () => {
     if (!complete(state.plays, state.done)) return;
-    send(`move ${moveText(state.done, state.view.colour)}`);
+    const text = moveText(state.done, state.view.colour);
+    send(`move ${text}`);
+    addMove(state.me, text);
     state.plays = [];
     state.trail = [];
     drawTable();

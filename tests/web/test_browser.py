@@ -143,6 +143,16 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
                 shot = True
             if not acted:
                 time.sleep(0.05)
+        # The game's moves beside the board (issue 28 item 3): every play of both, each
+        # with its roll, the other's as the server announced them.
+        entries = [li.text for li in alice.all("#move-list li")]
+        assert len(entries) >= sends, entries
+        for entry in entries:
+            assert re.fullmatch(r"(alice|bob)( \d-\d)?: (can't move|\S+-\S+( \S+-\S+)*)", entry)
+        last = MOVES.match(_moves(alice, "bob")[-1])
+        assert last is not None
+        bobs = [e for e in entries if e.startswith("bob ")]
+        assert bobs[-1].endswith(": " + last.group(2)), (bobs[-1], last.group(2))
         winner = alice if alice.text("prompt").startswith("You win") else bob
         assert winner.text("prompt") == replies.you_win_match(1, 1, 0)
         loser = bob if winner is alice else alice

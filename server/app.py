@@ -86,6 +86,7 @@ class App:
             settings.max_pre_login_per_address,
             self.trusted,
             open_file_limit(),
+            settings.max_pre_login_per_trusted_address,
         )
         """The connections that have not logged in (:mod:`server.doors.admission`)."""
         self.visitor_addresses = AddressCounts(settings.max_visitors_per_address, self.trusted)

@@ -60,6 +60,8 @@ class Settings:
     guest_timeout: float = 600.0  # [limits] guest_timeout, seconds to register; 0 disables
     max_pre_login: int = 2000  # [limits] max_pre_login, connections not logged in
     max_pre_login_per_address: int = 20  # [limits] max_pre_login_per_address
+    # [limits] max_pre_login_per_trusted_address; 0: half of the total cap (D295)
+    max_pre_login_per_trusted_address: int = 0
     trusted_networks: tuple[str, ...] = ("127.0.0.0/8", "::1")  # [limits] trusted_networks
     max_logins: int = 10_000  # [limits] max_logins
     max_visitors: int = 100  # [limits] max_visitors; 0: no visitors (D257)
@@ -121,6 +123,7 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("limits", "guest_timeout"): ("guest_timeout", float),
     ("limits", "max_pre_login"): ("max_pre_login", int),
     ("limits", "max_pre_login_per_address"): ("max_pre_login_per_address", int),
+    ("limits", "max_pre_login_per_trusted_address"): ("max_pre_login_per_trusted_address", int),
     ("limits", "trusted_networks"): ("trusted_networks", tuple),
     ("limits", "max_logins"): ("max_logins", int),
     ("limits", "max_visitors"): ("max_visitors", int),
@@ -257,6 +260,10 @@ def _validate(settings: Settings) -> None:
         (
             settings.max_pre_login_per_address >= 1,
             "[limits] max_pre_login_per_address must be 1 or more",
+        ),
+        (
+            settings.max_pre_login_per_trusted_address >= 0,
+            "[limits] max_pre_login_per_trusted_address must be 0 or more",
         ),
         (settings.max_logins >= 1, "[limits] max_logins must be 1 or more"),
         (settings.max_visitors >= 0, "[limits] max_visitors must be 0 or more"),

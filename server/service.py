@@ -60,10 +60,12 @@ class Service:
         app.port = telnet.bound_port(self._listener)
         log.info("listening on %s:%d", app.settings.host, app.port)
         log.info(
-            "connections not logged in: at most %d in all, %d per address "
-            "(trusted networks: %s); %s s to log in, %s s for a guest to register",
+            "connections not logged in: at most %d in all, %d per address, "
+            "%d per address of the trusted networks (%s); "
+            "%s s to log in, %s s for a guest to register",
             app.pre_login.total,
             app.pre_login.per_address,
+            app.pre_login.per_trusted_address,
             ", ".join(app.settings.trusted_networks) or "none",
             app.settings.login_timeout or "no limit",
             app.settings.guest_timeout or "no limit",

@@ -79,7 +79,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.util import await_only, greenlet_spawn
 
 from db.engine import POSTGRESQL_POOL_SIZE
-from db.errors import ConstraintViolation, DatabaseError
+from db.errors import ConstraintViolation, DatabaseError, DatabaseOutage
 from db.runner import Job, Row, _Request, _settle
 
 __all__ = ["DEFAULT_WRITERS", "PgRunner"]
@@ -349,7 +349,7 @@ class _Writer:
                 if xid is not None:
                     committed = await self._committed(xid, started)
                     if committed is None:
-                        self._fail(writes, DatabaseError("the write's outcome is unknown"))
+                        self._fail(writes, DatabaseOutage("the write's outcome is unknown"))
                         return
                     xid = None
                     if committed:
@@ -366,7 +366,7 @@ class _Writer:
                     xid = self._xid
                 elif exc.committing:  # a batch of one round trip, without its id
                     if not all(r.replay is not None for r in writes):
-                        error = DatabaseError(f"the write's outcome is unknown: {exc}")
+                        error = DatabaseOutage(f"the write's outcome is unknown: {exc}")
                         self._fail(writes, error)
                         return
                     replaying = True
@@ -387,7 +387,10 @@ class _Writer:
                 raise
             except Exception as exc:
                 await self._roll_back()
-                self._fail(writes, DatabaseError(f"the write was not committed: {exc}"))
+                if isinstance(exc, asyncpg.exceptions.InsufficientResourcesError):
+                    self._fail(writes, _outage(f"the write was not committed: {exc}", exc))
+                else:
+                    self._fail(writes, DatabaseError(f"the write was not committed: {exc}"))
                 return
         self.commits += 1
         ended = time.monotonic()
@@ -404,11 +407,14 @@ class _Writer:
         if time.monotonic() - started < self._runner.retry_seconds:
             return True
         what = "the write's outcome is unknown" if unknown else "the write was not committed"
-        self._fail(writes, DatabaseError(f"{what}: {error}"))
+        self._fail(writes, _outage(f"{what}: {error}", error))
         return False
 
     def _fail(self, writes: list[_Write], error: DatabaseError) -> None:
-        _log.error("postgresql: %d writes failed: %s", len(writes), error)
+        if isinstance(error, DatabaseOutage):  # PostgreSQL down or cut: no fault of ours
+            _log.warning("postgresql: %d writes failed: %s", len(writes), error)
+        else:
+            _log.error("postgresql: %d writes failed: %s", len(writes), error)
         self._runner.figures.failed += len(writes)
         for request in writes:
             request.outcome = (None, error)
@@ -572,9 +578,17 @@ def _job_error(error: BaseException) -> BaseException:
     """What a job's caller gets for an error of PostgreSQL."""
     if isinstance(error, asyncpg.IntegrityConstraintViolationError):
         return ConstraintViolation(str(error))
+    if isinstance(error, (*_LOST, asyncpg.exceptions.InsufficientResourcesError)):
+        return _outage(str(error), error)
     if isinstance(error, asyncpg.PostgresError):
         return DatabaseError(str(error))
     return error
+
+
+def _outage(message: str, error: BaseException) -> DatabaseOutage:
+    """A failure of the moment (a restart, a cut, a full disk: class 53 ``disk_full``)."""
+    disk_full = isinstance(error, asyncpg.exceptions.DiskFullError)
+    return DatabaseOutage(message, disk_full=disk_full)
 
 
 async def _run_job(
@@ -711,7 +725,7 @@ class PgRunner:
                     return cast(_T, await greenlet_spawn(job, transaction))
             except _LOST as exc:
                 if attempt or self._closing:
-                    raise DatabaseError(f"the database cannot be reached: {exc}") from exc
+                    raise DatabaseOutage(f"the database cannot be reached: {exc}") from exc
             except asyncpg.PostgresError as exc:
                 raise _job_error(exc) from exc
         raise AssertionError("unreachable")  # pragma: no cover

@@ -46,7 +46,7 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.sql import ClauseElement, Executable
 
 from db.engine import sqlite_pragmas
-from db.errors import ConstraintViolation, DatabaseError
+from db.errors import ConstraintViolation, DatabaseError, DatabaseOutage
 
 __all__ = [
     "Job",
@@ -172,6 +172,40 @@ class _SqliteTransaction:
             return self._connection.execute(text, values).fetchall()
         except sqlite3.IntegrityError as exc:
             raise ConstraintViolation(str(exc)) from exc
+        except sqlite3.OperationalError as exc:
+            if is_outage(exc):
+                raise sqlite_error("the statement failed", exc) from exc
+            raise
+
+
+_OUTAGE_CODES: Final = frozenset(
+    {
+        sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_BUSY,
+        sqlite3.SQLITE_LOCKED,
+        sqlite3.SQLITE_CANTOPEN,
+        sqlite3.SQLITE_NOMEM,
+        sqlite3.SQLITE_READONLY,
+    }
+)
+"""SQLite's result codes (primary) for failures of the moment, not of the statement."""
+
+
+def is_outage(error: BaseException) -> bool:
+    """Whether ``error`` from sqlite3 is a failure of the moment (disk full, I/O, locked)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    return isinstance(error, sqlite3.Error) and code is not None and code & 0xFF in _OUTAGE_CODES
+
+
+def sqlite_error(what: str, error: BaseException) -> DatabaseError:
+    """What a write's caller gets for ``error`` of sqlite3: a :class:`DatabaseOutage`
+    (``disk_full`` for ``SQLITE_FULL``) for a failure of the moment, else a
+    :class:`DatabaseError`."""
+    if is_outage(error):
+        code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+        return DatabaseOutage(f"{what}: {error}", disk_full=code == sqlite3.SQLITE_FULL)
+    return DatabaseError(f"{what}: {error}")
 
 
 @dataclass(eq=False)
@@ -368,7 +402,7 @@ class SqliteRunner:
         connection, transaction = self._connection, self._transaction
         assert connection is not None and transaction is not None
         if error is not None:
-            self._fail(writes, DatabaseError(f"cannot start a write: {error}"))
+            self._fail(writes, sqlite_error("cannot start a write", error))
             return
         try:
             # Optimistic: the jobs one after another, with one savepoint for the batch.
@@ -384,13 +418,13 @@ class SqliteRunner:
                         connection.execute("ROLLBACK TO job")
                     connection.execute("RELEASE job")
         except sqlite3.Error as exc:  # the transaction itself broke
-            self._fail(writes, DatabaseError(f"the write was not committed: {exc}"))
+            self._fail(writes, sqlite_error("the write was not committed", exc))
             return
         self._in_thread(lambda: connection.execute("COMMIT"), writes, self._committed)
 
     def _committed(self, writes: list[_Request], error: BaseException | None) -> None:
         if error is not None:
-            self._fail(writes, DatabaseError(f"the write was not committed: {error}"))
+            self._fail(writes, sqlite_error("the write was not committed", error))
             return
         self.commits += 1
         _settle(writes)
@@ -400,7 +434,10 @@ class SqliteRunner:
         """Roll back what the batch did and give every write of it ``error``."""
         assert self._connection is not None
         if self._connection.in_transaction:
-            self._connection.execute("ROLLBACK")
+            try:
+                self._connection.execute("ROLLBACK")
+            except sqlite3.Error as exc:  # SQLite rolled back by itself (disk full, I/O)
+                _log.debug("rollback after a failed write: %s", exc)
         for request in writes:
             request.outcome = (None, error)
         _settle(writes)

@@ -19,9 +19,11 @@ from db.repository import Database
 from server.clock import LoopTimer, Timer
 from server.config import Settings
 from server.doors.admission import (
+    OUTAGE_LOG_INTERVAL,
     REFUSAL_LOG_INTERVAL,
     AddressCounts,
     Networks,
+    OutageLog,
     PreLogin,
     QuietLog,
     Registrations,
@@ -99,6 +101,8 @@ class App:
         )
         """The accounts registered in the last minute, in all and per address (D267)."""
         self.refusal_log = QuietLog(log, REFUSAL_LOG_INTERVAL, self.timer.now)
+        self.outage_log = OutageLog(log, OUTAGE_LOG_INTERVAL, self.timer.now)
+        """The log of the database failing for the moment (D296): one line a minute."""
         """The log of connections refused by those caps: one line per interval at most."""
         self._dummy_hash: str | None = None
         self.port = settings.port

@@ -280,8 +280,23 @@ class QuietLog:
         return True
 
 
+class OutageLog:
+    """The log of the database failing for the moment (D296: PostgreSQL restarting or
+    cut off, a full disk): one WARNING line without a traceback at most every
+    ``interval`` seconds, the others counted in the next."""
+
+    def __init__(self, logger: logging.Logger, interval: float, clock: Callable[[], float]):
+        self._log = QuietLog(logger, interval, clock)
+
+    def warning(self, what: str, error: Exception) -> bool:
+        """Log that the database could not do ``what``; True when the line was written."""
+        return self._log.warning("database not available (%s): %s", what, error)
+
+
 ACCEPT_ERROR_INTERVAL = 60.0
 """Seconds between two log lines about failing accepts (out of open files, ...)."""
+OUTAGE_LOG_INTERVAL = 60.0
+"""Seconds between two log lines about the database failing for the moment (D296)."""
 REFUSAL_LOG_INTERVAL = 10.0
 """Seconds between two log lines about connections refused by a cap."""
 _ACCEPT_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})

@@ -88,6 +88,42 @@ _T = TypeVar("_T")
 
 _log = logging.getLogger(__name__)
 
+POOL_LOG_INTERVAL: Final = 60.0
+"""Seconds between two of asyncpg's pool warnings about PostgreSQL being away."""
+
+
+class _QuietPoolLog(logging.Filter):
+    """asyncpg's pool, keeping its floor of connections while PostgreSQL is away
+    (restarting, shutting down, unreachable), warns with a traceback at every retry:
+    12 tracebacks of ``CannotConnectNowError`` in 13 restarts (issue 34). A known
+    transient condition is one line: this keeps such a warning without its traceback,
+    its cause in the text, at most one every :data:`POOL_LOG_INTERVAL` seconds (D296).
+    Anything else asyncpg logs passes unchanged."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last = -POOL_LOG_INTERVAL
+        self._held = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if error is None or not isinstance(error, (*_LOST, asyncpg.PostgresError)):
+            return True
+        now = time.monotonic()
+        if now - self._last < POOL_LOG_INTERVAL:
+            self._held += 1
+            return False
+        held = f" (and {self._held} more like it)" if self._held else ""
+        record.msg = f"postgresql: {record.getMessage()}: {error}{held}"
+        record.args = None
+        record.exc_info = None
+        record.exc_text = None
+        self._last, self._held = now, 0
+        return True
+
+
+_POOL_LOG_FILTER: Final = _QuietPoolLog()
+
 DEFAULT_WRITERS: Final = 1
 """Writer connections. One, with pipelined batches, kept up with every load measured;
 2, 4 and 8 did not do better (docs/performance.md §11)."""
@@ -705,6 +741,9 @@ class PgRunner:
                 if writer.connection is not None:
                     writer.connection.terminate()
             raise
+        pool_log = logging.getLogger("asyncpg.pool")
+        if _POOL_LOG_FILTER not in pool_log.filters:
+            pool_log.addFilter(_POOL_LOG_FILTER)
         self._reporter = asyncio.ensure_future(self._report_every_minute())
 
     async def read(self, job: Job[_T]) -> _T:

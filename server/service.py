@@ -24,9 +24,13 @@ from server.world.passwords import shutdown_hashing
 
 log = logging.getLogger(__name__)
 
-STOP_GRACE = 2.0
+STOP_GRACE = 1.0
 """Seconds :meth:`Service.stop` lets the connections send their last lines before it
 aborts them."""
+STOP_AFTER_ABORT = 0.4
+"""Seconds the stop then waits for the aborted connections' tasks to end (storing the
+logouts) before it cancels what is left: the whole stop stays within 2 s (issue 34 item
+9)."""
 
 
 class Service:
@@ -36,7 +40,8 @@ class Service:
         self.app = app
         self._listener: Any = None
         """telnetlib3's server while listening, else None."""
-        self._connections: set[asyncio.Task[None]] = set()
+        self._connections: dict[asyncio.Task[None], Output] = {}
+        """Every connection's task and its output, logged in or not."""
         self.web: web.WebListener | None = None
         """The web listener (the page and its WebSocket) once :meth:`start_web` ran."""
 
@@ -96,11 +101,11 @@ class Service:
         """One connection, as a task :meth:`stop` can wait for."""
         task = asyncio.current_task()
         assert task is not None
-        self._connections.add(task)
+        self._connections[task] = output
         try:
             await serve_connection(self.app, lines, output)
         finally:
-            self._connections.discard(task)
+            self._connections.pop(task, None)
 
     async def stop(self, *, warning: str | None = None) -> None:
         """Tell everyone, close every connection (each saves its state), stop listening,
@@ -118,15 +123,24 @@ class Service:
             self._listener.close()
         if self.web is not None:
             await self.web.stop_listening()
-        for session in app.registry:
-            session.output.close()
+            self.web.drop_requests()  # HTTP requests, slow or not: nobody to tell
+        # Every connection, logged in or not (those at login: waited for their time to
+        # log in, 60 s), closes once its last lines are out.
+        for output in list(self._connections.values()):
+            output.close()
         if self._connections:
             _, pending = await asyncio.wait(self._connections, timeout=STOP_GRACE)
             if pending:
                 # A client that stopped reading never lets close() finish: drop it.
-                for session in app.registry:
-                    session.output.abort()
-                await asyncio.wait(pending, timeout=10)
+                for task in pending:
+                    output = self._connections.get(task)
+                    if output is not None:
+                        output.abort()
+                _, pending = await asyncio.wait(pending, timeout=STOP_AFTER_ABORT)
+            for task in pending:  # still waiting for something (a hash, a save): end it
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=STOP_AFTER_ABORT)
         if self._listener is not None:
             await self._listener.wait_closed()
             self._listener = None

@@ -133,9 +133,9 @@ class Service:
             if pending:
                 # A client that stopped reading never lets close() finish: drop it.
                 for task in pending:
-                    output = self._connections.get(task)
-                    if output is not None:
-                        output.abort()
+                    straggler = self._connections.get(task)
+                    if straggler is not None:
+                        straggler.abort()
                 _, pending = await asyncio.wait(pending, timeout=STOP_AFTER_ABORT)
             for task in pending:  # still waiting for something (a hash, a save): end it
                 task.cancel()

@@ -21,9 +21,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from protocol import replies
+from server.doors.web import WS_PATH
 
 from .conftest import IAC_WONT_TTYPE, ScriptedClient
-from .web_clients import WS_PATH, client_frame
+from .web_clients import client_frame
 
 ROOT = Path(__file__).resolve().parents[2]
 _LISTENING = re.compile(r"listening on (\S+):(\d+)")

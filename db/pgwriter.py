@@ -362,7 +362,7 @@ class _Writer:
 
     async def _run(self) -> None:
         while self.queue:
-            writes = [r for r in self.queue if not (r.abandonable and r.future.cancelled())]
+            writes = list(self.queue)
             self.queue.clear()
             trips = _trips(writes)
             for index, trip in enumerate(trips):
@@ -769,8 +769,8 @@ class PgRunner:
                 raise _job_error(exc) from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def write(self, job: Job[_T], *, abandonable: bool = False, key: Hashable = None) -> _T:
-        return cast(_T, await self._submit(_Write(job, self._future(), True, abandonable), key))
+    async def write(self, job: Job[_T], *, key: Hashable = None) -> _T:
+        return cast(_T, await self._submit(_Write(job, self._future(), True), key))
 
     async def write_statement(
         self,

@@ -22,8 +22,8 @@ Cancellation: a write job, once submitted, runs to its commit even if the task a
 it is cancelled (for example the connection task of a player who just dropped, whose
 match is being saved): the runner, not the caller, runs it. The caller gets its
 ``CancelledError`` at once, ``close`` waits for such jobs, and a failure nobody awaits
-any more is logged. Only a job submitted as
-``abandonable`` is skipped if its caller was cancelled before it started.
+any more is logged. Only a read is skipped if its caller was cancelled before it
+started (its result would be for nobody).
 
 Statements are SQLAlchemy Core constructs built once (:mod:`db.statements`). For SQLite
 they are compiled once to SQL text with named parameters and cached; the ``sqlite3``
@@ -86,13 +86,11 @@ class Runner(Protocol):
         """Run a job that only reads, in a transaction that sees one snapshot."""
         ...
 
-    async def write(self, job: Job[_T], *, abandonable: bool = False, key: Hashable = None) -> _T:
+    async def write(self, job: Job[_T], *, key: Hashable = None) -> _T:
         """Run a job in a write transaction; return once it is committed.
 
         The job runs to its commit even if the caller is cancelled meanwhile.
 
-        :param abandonable: the job may be skipped if its caller was cancelled before it
-            started (for a job whose result is useless, or harmful, without its caller).
         :param key: what the job writes (a pair of players, a user): writes of one key
             are run in the order they were submitted (every write is, on one writer).
         """
@@ -295,8 +293,8 @@ class SqliteRunner:
     async def read(self, job: Job[_T]) -> _T:
         return await self._submit(job, write=False, abandonable=True)
 
-    async def write(self, job: Job[_T], *, abandonable: bool = False, key: Hashable = None) -> _T:
-        return await self._submit(job, write=True, abandonable=abandonable)
+    async def write(self, job: Job[_T], *, key: Hashable = None) -> _T:
+        return await self._submit(job, write=True, abandonable=False)
 
     async def write_statement(
         self,

@@ -147,21 +147,24 @@ async def _check_a_failing_job_is_rolled_back_alone(runner: SqliteRunner | PgRun
     assert names == ["a", "b", "c"]
 
 
-async def test_an_abandoned_job_that_has_not_started_is_skipped(runner: SqliteRunner) -> None:
+async def test_a_cancelled_read_that_has_not_started_is_skipped(runner: SqliteRunner) -> None:
+    """A read whose caller is gone is not run; a write whose caller is gone is."""
     gate = _Gate(runner)
     first = asyncio.ensure_future(runner.write(_add("first")))
     await asyncio.sleep(0.05)  # the runner is busy with its commit
-    abandoned = asyncio.ensure_future(runner.write(_add("skipped"), abandonable=True))
+    ran: list[str] = []
+    abandoned = asyncio.ensure_future(runner.read(lambda tx: ran.append("read")))
     kept = asyncio.ensure_future(runner.write(_add("kept")))
     await asyncio.sleep(0)
     abandoned.cancel()
+    kept.cancel()
     gate.open()
     await first
-    assert await kept == "kept"
-    with pytest.raises(asyncio.CancelledError):
-        await abandoned
+    for cancelled in (abandoned, kept):
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
     names = await runner.read(lambda tx: [name for (name,) in tx.execute(_NAMES)])
-    assert names == ["first", "kept"]
+    assert names == ["first", "kept"] and ran == []
 
 
 async def test_a_write_waits_for_another_process_holding_the_lock(
@@ -260,14 +263,11 @@ async def test_postgresql_a_cancelled_callers_write_still_commits(
     pg_runner: PgRunner,
 ) -> None:
     kept = asyncio.ensure_future(pg_runner.write(_add("kept")))
-    abandoned = asyncio.ensure_future(pg_runner.write(_add("skipped"), abandonable=True))
-    await asyncio.sleep(0)  # both queued; the writer has not started
+    await asyncio.sleep(0)  # queued; the writer has not started
     kept.cancel()
-    abandoned.cancel()
     await pg_runner.write(_add("after"))
-    for write in (kept, abandoned):
-        with pytest.raises(asyncio.CancelledError):
-            await write
+    with pytest.raises(asyncio.CancelledError):
+        await kept
     names = await pg_runner.read(lambda tx: [name for (name,) in tx.execute(_NAMES)])
     assert names == ["after", "kept"]
 

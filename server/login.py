@@ -22,7 +22,7 @@ from db.records import StoredMessage, User
 from protocol import clip, replies
 from protocol.arguments import LEAVE, LoginKind, parse_login_line
 from protocol.commands import SessionState
-from protocol.parser import clean
+from protocol.parser import ScrubbedLine, clean
 from protocol.replies import Mode
 from server.app import App
 from server.doors.output import TOO_LONG, LineSource, Payload
@@ -80,7 +80,9 @@ async def login_dialog(app: App, session: Session, read: ReadLine) -> bool:
             return False
         line = "" if raw == TOO_LONG else clean(raw)
         try:
-            outcome = await _login_line(app, session, line, read)
+            outcome = await _login_line(
+                app, session, line, read, scrubbed=isinstance(raw, ScrubbedLine)
+            )
         except DatabaseOutage as error:  # the account could not be read (D296)
             app.outage_log.warning(f"login from {output.host}", error)
             output.send([replies.DATABASE_OUTAGE])
@@ -95,13 +97,25 @@ async def login_dialog(app: App, session: Session, read: ReadLine) -> bool:
     return False
 
 
-async def _login_line(app: App, session: Session, line: str, read: ReadLine) -> bool | None:
+async def _login_line(
+    app: App, session: Session, line: str, read: ReadLine, *, scrubbed: bool = False
+) -> bool | None:
     """One line at ``login:``: True when a user is logged in or a guest or visitor
     entered, False when it failed (or the connection is ending), None for a blank line
-    (the prompt again, not counted)."""
+    (the prompt again, not counted).
+
+    ``scrubbed``: the transport removed control characters from the line. A login with
+    a name or password then fails, as a wrong password does (D299): ``ali<NUL>ce``
+    logged in as ``alice`` before, as the name check of a registration refuses it
+    (D265)."""
     output = session.output
     login = parse_login_line(line)
     words = login.words
+    if scrubbed and login.kind in (LoginKind.CLIP, LoginKind.CONNECT):
+        return False
+    if scrubbed and login.kind is LoginKind.NAME:
+        await _telnet_login(app, session, words[0], read, refuse=True)
+        return False
     match login.kind:
         case LoginKind.BLANK:
             output.prompt(replies.LOGIN_PROMPT)
@@ -169,9 +183,12 @@ async def _clip_login(app: App, session: Session, words: tuple[str, ...]) -> boo
     return True
 
 
-async def _telnet_login(app: App, session: Session, name: str, read: ReadLine) -> bool | None:
+async def _telnet_login(
+    app: App, session: Session, name: str, read: ReadLine, *, refuse: bool = False
+) -> bool | None:
     """A person types the name, then the password with echo off (§1.6); a wrong one is
-    answered ``Login incorrect.`` (D192). None: ``bye`` at the password prompt, the
+    answered ``Login incorrect.`` (D192), and so is any with ``refuse`` (a name typed
+    with a control character, D299). None: ``bye`` at the password prompt, the
     connection is closing (D194)."""
     output = session.output
     output.echo_off()
@@ -184,7 +201,8 @@ async def _telnet_login(app: App, session: Session, name: str, read: ReadLine) -
     if clean(password) == LEAVE:
         _leave(session)
         return None
-    ok = await _password_login(app, session, name, clean(password), prompts=True)
+    refuse = refuse or isinstance(password, ScrubbedLine)
+    ok = not refuse and await _password_login(app, session, name, clean(password), prompts=True)
     if not ok:
         output.send([replies.LOGIN_INCORRECT])
     return ok

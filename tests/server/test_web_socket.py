@@ -351,3 +351,18 @@ async def test_a_message_over_max_unread_input_ends_the_connection(
             break
         await asyncio.sleep(0.05)
     assert app.registry.get("alice") is None
+
+
+async def test_a_web_login_typed_with_control_characters_fails(
+    service: Service, clients: list[WebClient]
+) -> None:
+    """D299 on the web door: a CLIP login line with a control character fails."""
+    await make_user(service.app, "alice")
+    client = await WebClient.open(service)
+    clients.append(client)
+    await client.expect(replies.LOGIN_PROMPT)
+    await client.send("login web 1008 ali\x00ce secret")
+    await client.expect(replies.LOGIN_PROMPT)
+    assert service.app.registry.get("alice") is None
+    await client.send("login web 1008 alice secret")
+    await client.expect("6")

@@ -1867,6 +1867,18 @@ MATCH_NOT_SAVED: Final = (
 )
 """D297: to both players when a match action's save fails; the action's lines follow
 once a retry has saved it."""
+SHOUTING_TOO_MUCH: Final = (
+    "** You are shouting too much. Please wait a moment before you shout again."
+)
+"""D300: ``[limits] shouts_per_minute`` shouts in the last minute; this one is not sent."""
+
+
+def invited_too_often(name: str) -> str:
+    """D301: ``[limits] invitations_per_minute`` invitations to ``name`` in the last
+    minute; this one is not sent."""
+    return f"** You invited {name} too often. Please wait a moment before you invite them again."
+
+
 NAME_TOO_LONG: Final = "** Your name may not be longer than 20 characters."
 """D48: registration; §1.7 leaves the maximum open (FBC shows 15 characters on boards)."""
 TOO_MANY_LOGINS: Final = "** Sorry, the server is full. Please try again later."

@@ -35,6 +35,7 @@ from server.tables.dice_stats import DiceStats
 from server.tables.local import LocalTables
 from server.tables.seam import Tables
 from server.world import names
+from server.world.pace import Pace
 from server.world.passwords import ScryptCost, hash_password
 from server.world.presence import Peer, Presence
 from server.world.registry import LocalPresence
@@ -100,6 +101,10 @@ class App:
             self.timer.now,
         )
         """The accounts registered in the last minute, in all and per address (D267)."""
+        self.shout_pace = Pace(settings.shouts_per_minute, self.timer.now)
+        """Each user's shouts in the last minute (D300)."""
+        self.invitation_pace = Pace(settings.invitations_per_minute, self.timer.now)
+        """Each user's invitations to each other user in the last minute (D301)."""
         self.refusal_log = QuietLog(log, REFUSAL_LOG_INTERVAL, self.timer.now)
         self.outage_log = OutageLog(log, OUTAGE_LOG_INTERVAL, self.timer.now)
         """The log of the database failing for the moment (D296): one line a minute."""

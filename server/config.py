@@ -68,6 +68,8 @@ class Settings:
     max_visitors_per_address: int = 10  # [limits] max_visitors_per_address (D268)
     registrations_per_minute: int = 30  # [limits] registrations_per_minute, in all (D267)
     registrations_per_address: int = 5  # [limits] registrations_per_address, a minute (D267)
+    shouts_per_minute: int = 10  # [limits] shouts_per_minute, per user (D300)
+    invitations_per_minute: int = 5  # [limits] invitations_per_minute, per user and target (D301)
     max_stored_messages: int = 100  # [limits] max_stored_messages, per recipient (D270)
     max_stored_messages_per_sender: int = 20  # [limits] max_stored_messages_per_sender (D270)
     status_interval: float = 1.0  # [limits] status_interval, seconds between status batches
@@ -130,6 +132,8 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("limits", "max_visitors_per_address"): ("max_visitors_per_address", int),
     ("limits", "registrations_per_minute"): ("registrations_per_minute", int),
     ("limits", "registrations_per_address"): ("registrations_per_address", int),
+    ("limits", "shouts_per_minute"): ("shouts_per_minute", int),
+    ("limits", "invitations_per_minute"): ("invitations_per_minute", int),
     ("limits", "max_stored_messages"): ("max_stored_messages", int),
     ("limits", "max_stored_messages_per_sender"): ("max_stored_messages_per_sender", int),
     ("limits", "status_interval"): ("status_interval", float),
@@ -278,6 +282,11 @@ def _validate(settings: Settings) -> None:
         (
             settings.registrations_per_address >= 1,
             "[limits] registrations_per_address must be 1 or more",
+        ),
+        (settings.shouts_per_minute >= 1, "[limits] shouts_per_minute must be 1 or more"),
+        (
+            settings.invitations_per_minute >= 1,
+            "[limits] invitations_per_minute must be 1 or more",
         ),
         (settings.max_stored_messages >= 1, "[limits] max_stored_messages must be 1 or more"),
         (

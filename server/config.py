@@ -44,6 +44,7 @@ class Settings:
     motd_file: str = ""  # [server] motd_file
     server_name: str = "fibs-server"  # [server] name
     listen_backlog: int = 4096  # [server] listen_backlog, capped by the kernel's somaxconn
+    min_free_disk_mb: int = 100  # [server] min_free_disk_mb: a warning below it; 0: off (D302)
     event_loop: str = "uvloop"  # [server] event_loop: uvloop or asyncio (EVENT_LOOPS)
     idle_timeout: float = 3600.0  # [limits] idle_timeout, seconds; 0 disables
     idle_warning: float = 60.0  # [limits] idle_warning, seconds before the timeout
@@ -107,6 +108,7 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("server", "port"): ("port", int),
     ("server", "database"): ("database", str),
     ("server", "motd_file"): ("motd_file", str),
+    ("server", "min_free_disk_mb"): ("min_free_disk_mb", int),
     ("server", "name"): ("server_name", str),
     ("server", "listen_backlog"): ("listen_backlog", int),
     ("server", "event_loop"): ("event_loop", str),
@@ -260,6 +262,7 @@ def _validate(settings: Settings) -> None:
         (settings.login_delay >= 0, "[limits] login_delay must be 0 or more"),
         (settings.login_timeout >= 0, "[limits] login_timeout must be 0 (off) or more"),
         (settings.guest_timeout >= 0, "[limits] guest_timeout must be 0 (off) or more"),
+        (settings.min_free_disk_mb >= 0, "[server] min_free_disk_mb must be 0 (off) or more"),
         (settings.max_pre_login >= 1, "[limits] max_pre_login must be 1 or more"),
         (
             settings.max_pre_login_per_address >= 1,

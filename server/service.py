@@ -24,6 +24,8 @@ from server.world.passwords import shutdown_hashing
 
 log = logging.getLogger(__name__)
 
+DISK_CHECK_INTERVAL = 60.0
+"""Seconds between two looks at the free space beside the SQLite file (D302)."""
 STOP_GRACE = 1.0
 """Seconds :meth:`Service.stop` lets the connections send their last lines before it
 aborts them."""
@@ -44,6 +46,7 @@ class Service:
         """Every connection's task and its output, logged in or not."""
         self.web: web.WebListener | None = None
         """The web listener (the page and its WebSocket) once :meth:`start_web` ran."""
+        self._disk_watch: asyncio.Task[None] | None = None
 
     @property
     def port(self) -> int:
@@ -63,6 +66,8 @@ class Service:
         await app.dummy_hash()  # once, before the first login needs it
         self._listener = await telnet.start_server(app.settings, shell)
         app.port = telnet.bound_port(self._listener)
+        if app.settings.min_free_disk_mb and app.db.free_bytes() is not None:
+            self._disk_watch = asyncio.ensure_future(self._watch_disk())
         log.info("listening on %s:%d", app.settings.host, app.port)
         log.info(
             "connections not logged in: at most %d in all, %d per address, "
@@ -107,6 +112,23 @@ class Service:
         finally:
             self._connections.pop(task, None)
 
+    async def _watch_disk(self) -> None:
+        """Once a minute, from the start: a WARNING while the space left beside the
+        SQLite file is below ``[server] min_free_disk_mb`` (D302), before writes start
+        to fail (they are refused with a line then, D296)."""
+        app = self.app
+        wanted = app.settings.min_free_disk_mb * 1024 * 1024
+        while True:
+            free = app.db.free_bytes()
+            if free is not None and free < wanted:
+                log.warning(
+                    "the database's disk has %.1f MB free, below min_free_disk_mb %d: "
+                    "when it is full, what needs a write is refused",
+                    free / 1048576,
+                    app.settings.min_free_disk_mb,
+                )
+            await asyncio.sleep(DISK_CHECK_INTERVAL)
+
     async def stop(self, *, warning: str | None = None) -> None:
         """Tell everyone, close every connection (each saves its state), stop listening,
         stop the password hashing pool.
@@ -117,6 +139,8 @@ class Service:
         app = self.app
         app.stopping = True
         app.throttle.close()  # a login waiting its turn ends now, not after its wait
+        if self._disk_watch is not None:
+            self._disk_watch.cancel()
         for session in app.registry:
             session.send(warning or replies.shutdown_warning(0, restart=False))
         if self._listener is not None:

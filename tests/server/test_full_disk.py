@@ -146,3 +146,24 @@ async def test_a_full_disk_refuses_writes_and_strands_nothing(
     outages = [r.getMessage() for r in caplog.records if "database not available" in r.getMessage()]
     assert len(outages) == 1, outages  # once a minute: the others are counted
     assert "disk is full" in outages[0]
+
+
+async def test_free_space_is_watched_with_a_warning_before_it_runs_out(
+    settings: Settings, db_target: DbTarget, caplog: pytest.LogCaptureFixture
+) -> None:
+    """D302: while the SQLite file's disk has less than ``[server] min_free_disk_mb``
+    free, the log warns (at the start, then once a minute); 0 turns it off; a
+    PostgreSQL database is not watched here."""
+    caplog.set_level(logging.INFO)
+    beyond = settings.replace(min_free_disk_mb=1 << 40)  # more than any disk has
+    async with running(beyond, db_target):
+        await asyncio.sleep(0.05)
+    warned = [r.getMessage() for r in caplog.records if "min_free_disk_mb" in r.getMessage()]
+    if db_target.backend == "postgresql":
+        assert warned == []
+        return
+    assert len(warned) == 1 and warned[0].startswith("the database's disk has "), warned
+    caplog.clear()
+    async with running(beyond.replace(min_free_disk_mb=0), db_target):
+        await asyncio.sleep(0.05)
+    assert not [r for r in caplog.records if "min_free_disk_mb" in r.getMessage()]

@@ -201,8 +201,13 @@ async def test_a_database_that_cannot_open_fails_at_start(tmp_path: Path) -> Non
 
 async def test_the_connection_is_durable_wal_with_foreign_keys(runner: SqliteRunner) -> None:
     def pragmas(tx: Transaction) -> list[object]:
-        names = ("journal_mode", "synchronous", "foreign_keys", "busy_timeout")
-        names += ("journal_size_limit",)
+        names = (
+            "journal_mode",
+            "synchronous",
+            "foreign_keys",
+            "busy_timeout",
+            "journal_size_limit",
+        )
         return [tx.execute(text(f"PRAGMA {name}"))[0][0] for name in names]
 
     # synchronous 2 is FULL. The busy timeout is 0 on the loop: a locked database is

@@ -213,8 +213,8 @@ async def _save_until_done(app: TableHost, live: LiveMatch, settlement: Settleme
     so nothing is announced that is not stored and nothing is lost: its lines go out
     as soon as a try succeeds (before, the action was applied, its lines never sent,
     and the match sat still until both players typed ``board``). When the server
-    stops, or both players have left, the error goes up: the match resumes from its
-    last save."""
+    stops, or a player has left (whose logout waits for this lock), the error goes up:
+    the match resumes from its last save."""
     told = False
     while True:
         try:
@@ -223,9 +223,10 @@ async def _save_until_done(app: TableHost, live: LiveMatch, settlement: Settleme
         except DatabaseOutage as error:
             a, b = live.names
             app.outage_log.warning(f"saving the match of {a} and {b}", error)
-            players = [p for p in (app.presence.get(a), app.presence.get(b)) if p is not None]
-            if app.stopping or not players:
-                raise
+            online = (app.presence.get(a), app.presence.get(b))
+            players = [p for p in online if p is not None and not p.closed]
+            if app.stopping or len(players) < 2:
+                raise  # a player left (their logout waits for this lock): give up
             if not told:
                 for player in players:
                     app.presence.send(player, replies.MATCH_NOT_SAVED)

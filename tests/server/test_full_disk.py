@@ -167,3 +167,39 @@ async def test_free_space_is_watched_with_a_warning_before_it_runs_out(
     async with running(beyond.replace(min_free_disk_mb=0), db_target):
         await asyncio.sleep(0.05)
     assert not [r for r in caplog.records if "min_free_disk_mb" in r.getMessage()]
+
+
+async def test_a_player_who_leaves_during_a_failing_save_is_not_held(
+    settings: Settings, on_tmpfs: DbTarget, tmp_path: Path
+) -> None:
+    """D297: while a move's save is retried, a player who drops ends the retries (their
+    logout waits for the match): they leave the presence at once, and the match
+    resumes later from its last save, without the move that was never stored."""
+    opened: list[ScriptedClient] = []
+    async with running(settings.replace(database=on_tmpfs.url), on_tmpfs) as app:
+
+        async def connect() -> ScriptedClient:
+            client = await connect_from(app)
+            opened.append(client)
+            return client
+
+        try:
+            alice, bob = await start_match(connect, app, 3)
+            filler = fill(tmp_path / "disk")
+            await alice.send("move 8-5 6-5")
+            await bob.expect(replies.MATCH_NOT_SAVED)
+            bob.writer.transport.abort()
+            loop = asyncio.get_running_loop()
+            end = loop.time() + 3.0
+            while app.registry.get("bob") is not None:
+                assert loop.time() < end, "bob is still online 3 s after he dropped"
+                await asyncio.sleep(0.05)
+            filler.unlink()
+            await alice.send("time")  # alice goes on
+            while not (await alice.line()).endswith(" UTC )"):
+                pass
+            saved = await app.db.load_match("alice", "bob")
+            assert saved is not None  # saved at the start, without the move
+        finally:
+            for client in opened:
+                await client.close()

@@ -29,6 +29,10 @@ from typing import Any
 
 HOST = "127.0.0.1"
 WS_PATH = "/ws"
+SOURCES = {"slow": "127.0.0.2", "floods": "127.0.0.3", "held": "127.0.0.4"}
+"""The loopback address each kind of attacker connects from (the bystanders from
+127.0.0.1): each is an address of its own to the server's caps before login, so that
+one kind does not just hold the others out (D295)."""
 FLOOD_KINDS = ("pings", "newlines", "empty_frames")
 
 
@@ -37,6 +41,8 @@ class WebAttackStats:
     """What the web attack did, and how the server took it."""
 
     seconds: float = 0.0
+    login_seconds: float = 0.0
+    """How long the held WebSockets took to log in, before the attack's seconds."""
     slow_connections: int = 0
     slow_headers: int = 0
     slow_refused_503: int = 0
@@ -63,9 +69,13 @@ def client_frame(data: bytes, *, opcode: int = 1, final: bool = True) -> bytes:
     return header + key + bytes(b ^ key[i % 4] for i, b in enumerate(data))
 
 
-async def open_websocket(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """A WebSocket on a raw connection, past the server's ``101``."""
-    reader, writer = await asyncio.wait_for(asyncio.open_connection(HOST, port), 10)
+async def open_websocket(
+    port: int, source: str = HOST
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A WebSocket on a raw connection from ``source``, past the server's ``101``."""
+    reader, writer = await asyncio.wait_for(
+        asyncio.open_connection(HOST, port, local_addr=(source, 0)), 10
+    )
     key = base64.b64encode(os.urandom(16)).decode()
     writer.write(
         (
@@ -101,7 +111,9 @@ async def _slow_http(port: int, stats: WebAttackStats, until: float) -> None:
     """One slow client: a request line, then a header a second; again when closed."""
     while time.monotonic() < until:
         try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(HOST, port), 10)
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(HOST, port, local_addr=(SOURCES["slow"], 0)), 10
+            )
         except (OSError, TimeoutError):
             stats.connect_failed += 1
             await asyncio.sleep(0.5)
@@ -143,7 +155,7 @@ async def _flood(port: int, kind: str, stats: WebAttackStats, until: float) -> N
     frames = data.count(b"\x89" if kind == "pings" else b"\x81" if kind == "newlines" else b"\x80")
     while time.monotonic() < until:
         try:
-            _, writer = await open_websocket(port)
+            _, writer = await open_websocket(port, SOURCES["floods"])
         except (OSError, TimeoutError, ConnectionError, asyncio.IncompleteReadError):
             stats.connect_failed += 1
             await asyncio.sleep(0.5)
@@ -174,7 +186,7 @@ async def _held(
     and dropping everything until ``until``."""
     try:
         async with gate:
-            reader, writer = await open_websocket(port)
+            reader, writer = await open_websocket(port, SOURCES["held"])
             writer.write(client_frame(f"login webbench 1008 {name} {password}".encode()))
             while True:
                 opcode, payload = await asyncio.wait_for(read_message(reader), 120)
@@ -187,10 +199,12 @@ async def _held(
         return
     stats.sockets_logged_in += 1
     dropping = asyncio.ensure_future(_drop_everything(reader))
-    with contextlib.suppress(TimeoutError, ConnectionError):
-        await asyncio.wait_for(dropping, max(until - time.monotonic(), 0.1))
-    dropping.cancel()
-    writer.transport.abort()
+    try:
+        with contextlib.suppress(TimeoutError, ConnectionError):
+            await asyncio.wait_for(dropping, max(until - time.monotonic(), 0.1))
+    finally:  # also when cancelled at the attack's end
+        dropping.cancel()
+        writer.transport.abort()
 
 
 async def run_web_attack(
@@ -200,15 +214,25 @@ async def run_web_attack(
     slow clients and the floods run; everything is closed at the end."""
     stats = WebAttackStats()
     started = time.monotonic()
-    until = started + seconds
+    until = started + 3600.0  # the held ones: set once they have logged in
     gate = asyncio.Semaphore(50)
-    tasks = [asyncio.ensure_future(_held(port, n, password, stats, until, gate)) for n in names]
+    held = [asyncio.ensure_future(_held(port, n, password, stats, until, gate)) for n in names]
+    while stats.sockets_logged_in + stats.sockets_failed < len(names):
+        await asyncio.sleep(0.1)
+    stats.login_seconds = time.monotonic() - started
+    started = time.monotonic()
+    until = started + seconds
+    release = asyncio.get_running_loop().call_at(
+        asyncio.get_running_loop().time() + seconds, lambda: [t.cancel() for t in held]
+    )
+    tasks = [*held]
     tasks += [asyncio.ensure_future(_slow_http(port, stats, until)) for _ in range(slow)]
     tasks += [
         asyncio.ensure_future(_flood(port, FLOOD_KINDS[i % len(FLOOD_KINDS)], stats, until))
         for i in range(floods)
     ]
     await asyncio.gather(*tasks, return_exceptions=True)
+    release.cancel()
     stats.seconds = time.monotonic() - started
     return stats
 

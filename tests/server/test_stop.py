@@ -20,6 +20,8 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
+
 from protocol import replies
 from server.doors.web import WS_PATH
 
@@ -40,11 +42,14 @@ def _free_port() -> int:
 
 
 @contextlib.asynccontextmanager
-async def server(tmp_path: Path) -> AsyncIterator[tuple[asyncio.subprocess.Process, int, int]]:
+async def server(
+    tmp_path: Path, event_loop: str
+) -> AsyncIterator[tuple[asyncio.subprocess.Process, int, int]]:
     """``python -m server`` with its web page: (process, telnet port, web port)."""
     web_port = _free_port()
     config = tmp_path / "fibs.conf"
     config.write_text(
+        f"[server]\nevent_loop = {event_loop}\n"
         "[limits]\nnegotiation_wait = 0.1\n"
         "[passwords]\nscrypt_n = 16\nscrypt_r = 1\nscrypt_p = 1\n"
         f"[web]\nport = {web_port}\n"
@@ -131,12 +136,13 @@ async def slow_http(port: int) -> asyncio.StreamWriter:
     return writer
 
 
+@pytest.mark.parametrize("event_loop", ["uvloop", "asyncio"])
 async def test_sigterm_ends_the_server_within_two_seconds_whatever_is_connected(
-    tmp_path: Path,
+    tmp_path: Path, event_loop: str
 ) -> None:
     clients: list[ScriptedClient] = []
     writers: list[asyncio.StreamWriter] = []
-    async with server(tmp_path) as (process, port, web_port):
+    async with server(tmp_path, event_loop) as (process, port, web_port):
         try:
             users = [await registered(port, name) for name in ("alice", "bob", "carol")]
             clients += users

@@ -64,7 +64,11 @@ Scenarios (``--scenario``), each with a hard time bound (``--time-limit``):
                 characters, invalid UTF-8, over-long lines) and one more sending a
                 ``--long-line-mb`` MB line, then ``--duration`` s quiet again: the
                 bystanders' round trips before, during and after, the server's RSS
-                before and after, tracebacks in its log (issue 18).
+                before and after, tracebacks in its log (issue 18). Then, unless
+                ``--set web.port=0``, the web door for ``--duration`` s (issue 34):
+                ``--web-slow`` slow HTTP clients, ``--web-floods`` flooding WebSockets
+                and ``--web-sockets`` logged-in WebSockets held, a web bystander telling
+                all along, and ``--duration`` s quiet after (benchmarks/hostile_web.py).
 
 Examples::
 
@@ -117,6 +121,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python benchmarks/load.py` from anywhere
     sys.path.insert(0, str(ROOT))
 
+import hostile_web  # noqa: E402  (benchmarks/hostile_web.py, beside this script)
 import pauses  # noqa: E402  (benchmarks/pauses.py, beside this script)
 
 from backgammon.board import Position  # noqa: E402
@@ -171,6 +176,9 @@ SCENARIO_DEFAULTS: dict[str, dict[str, Any]] = {
         "chat_rate": 10.0,
         "hostile_connections": 30,
         "hostile_inputs": 100_000,
+        "web_slow": 1000,
+        "web_floods": 30,
+        "web_sockets": 1000,
         "duration": 30.0,
         "time_limit": 900.0,
     },
@@ -573,6 +581,8 @@ class ServerProcess:
         self.port_wanted = port
         """The port asked for (``--port``); 0: any free one."""
         self.port = 0
+        self.web_port = 0
+        """The web listener's port (0: the run has none)."""
 
     @property
     def url(self) -> str:
@@ -1171,6 +1181,10 @@ class Bench:
         """The connections of a connect burst."""
         self.hostile: HostileStats | None = None
         """What the hostile scenario sent (``hostile``)."""
+        self.web_bystander: hostile_web.WebBystander | None = None
+        """The hostile scenario's bystander on the web door."""
+        self.web_attack: hostile_web.WebAttackStats | None = None
+        """What the hostile scenario sent to the web door."""
 
     # hooks from the clients ------------------------------------------------------------
 
@@ -1369,6 +1383,8 @@ def plan_accounts(args: argparse.Namespace) -> dict[str, list[str]]:
         "background": names("bg_", args.background),
         "burst": names("burst_", args.logins),
         "hostile": names("hostile_", args.hostile_connections // 2),
+        "web_held": names("webheld_", args.web_sockets),
+        "web_bystander": names("webby_", 1 if args.scenario == "hostile" else 0),
     }
     return {k: [to_letters(n) for n in v] for k, v in groups.items()}
 
@@ -1429,7 +1445,7 @@ async def run_scenario(bench: Bench, groups: dict[str, list[str]]) -> None:
     elif args.scenario == "connect-burst":
         bench.probes = await connect_burst(bench, args.connects)
     elif args.scenario == "hostile":
-        bench.hostile = await hostile_attack(bench, groups["hostile"])
+        bench.hostile = await hostile_attack(bench, groups)
     elif groups["burst"]:
         await login_burst(bench, groups["burst"])
     else:
@@ -1787,17 +1803,30 @@ def run_delay(pid: int) -> float:
     return total / 1e9
 
 
-async def hostile_attack(bench: Bench, logged_in: list[str]) -> HostileStats:
+async def hostile_attack(bench: Bench, groups: dict[str, list[str]]) -> HostileStats:
     """The bystanders alone for ``--duration`` s, then the attack (from another
-    process), then ``--duration`` s of quiet: RSS marked at each step."""
+    process), then ``--duration`` s of quiet: RSS marked at each step. Then, with the
+    web listener on, the same for the web door (:mod:`hostile_web`), a web bystander
+    telling all along."""
     args = bench.args
+    logged_in = groups["hostile"]
+    web = bench.server.web_port and groups["web_bystander"]
+    if web:
+        bench.web_bystander = hostile_web.WebBystander(
+            bench.server.web_port, groups["web_bystander"][0], PASSWORD, args.chat_rate
+        )
+        await bench.web_bystander.start()
     bench.meter.phase = "before_attack"
+    if bench.web_bystander is not None:
+        bench.web_bystander.phase = "before_attack"
     bench.mark("before_attack_start")
     before_delay = run_delay(bench.server.pid)
     await asyncio.sleep(args.duration)
     bench.mark("attack_start")
     attack_delay = run_delay(bench.server.pid)
     bench.meter.phase = "attack"
+    if bench.web_bystander is not None:
+        bench.web_bystander.phase = "attack"
     context = multiprocessing.get_context("spawn")
     queue = context.SimpleQueue()
     process = context.Process(
@@ -1820,6 +1849,8 @@ async def hostile_attack(bench: Bench, logged_in: list[str]) -> HostileStats:
     bench.mark("attack_end")
     after_delay = run_delay(bench.server.pid)
     bench.meter.phase = "after_attack"
+    if bench.web_bystander is not None:
+        bench.web_bystander.phase = "after_attack"
     await asyncio.sleep(args.duration)
     bench.mark("after_attack_end")
     stats.server_run_delay = {
@@ -1827,6 +1858,42 @@ async def hostile_attack(bench: Bench, logged_in: list[str]) -> HostileStats:
         "attack": round(after_delay - attack_delay, 3),
         "after_attack": round(run_delay(bench.server.pid) - after_delay, 3),
     }
+    if web:
+        bench.web_attack = await web_attack(bench, groups["web_held"])
+    return stats
+
+
+async def web_attack(bench: Bench, held: list[str]) -> hostile_web.WebAttackStats:
+    """The web door's attack (:mod:`hostile_web`, from another process) for
+    ``--duration`` s, then ``--duration`` s of quiet."""
+    args = bench.args
+    bystander = bench.web_bystander
+    assert bystander is not None
+    bench.meter.phase = bystander.phase = "web_attack"
+    bench.mark("web_attack_start")
+    context = multiprocessing.get_context("spawn")
+    queue = context.SimpleQueue()
+    process = context.Process(
+        target=hostile_web.attack_process,
+        args=(
+            queue,
+            bench.server.web_port,
+            held,
+            PASSWORD,
+            args.web_slow,
+            args.web_floods,
+            args.duration,
+        ),
+    )
+    process.start()
+    loop = asyncio.get_running_loop()
+    stats: hostile_web.WebAttackStats = await loop.run_in_executor(None, queue.get)
+    await loop.run_in_executor(None, process.join)
+    bench.mark("web_attack_end")
+    bench.meter.phase = bystander.phase = "after_web_attack"
+    await asyncio.sleep(args.duration)
+    bench.mark("after_web_attack_end")
+    await bystander.close()
     return stats
 
 
@@ -1840,6 +1907,37 @@ def _log_tracebacks(path: Path) -> int:
             if line.startswith("Traceback") or "Traceback (most recent call last)" in line:
                 count += 1
     return count
+
+
+def web_summary(bench: Bench, stats: hostile_web.WebAttackStats) -> dict[str, Any]:
+    """The web door's part of the hostile summary: what the attack did, the bystanders'
+    round trips on both doors, the server's RSS before, at its peak and after."""
+    marks = bench.marks
+    start, end = marks["web_attack_start"], marks["web_attack_end"]
+    after, before = marks["after_web_attack_end"], marks["before_attack_start"]
+    during = [s.rss for s in bench.samples if start.at <= s.at <= end.at] or [end.rss]
+    phases = ("before_attack", "web_attack", "after_web_attack")
+    bystander = bench.web_bystander
+    assert bystander is not None
+    return {
+        "attack": dataclasses.asdict(stats),
+        "telnet_bystander_tell": {
+            phase: latency_summary(bench.meter.latencies.get(phase, {}).get("tell", []))
+            for phase in phases
+        },
+        "web_bystander_tell": {
+            phase: latency_summary(bystander.trips.get(phase, [])) for phase in phases
+        },
+        "web_bystander_lost": dict(bystander.lost),
+        "server_tracebacks": _log_tracebacks(bench.server.log_path),
+        "server_alive": bench.server.alive(),
+        "rss_before_any_attack_mb": mb(before.rss),
+        "rss_before_mb": mb(start.rss),
+        "rss_peak_during_mb": mb(max(during)),
+        "rss_after_mb": mb(after.rss),
+        "rss_after_over_before": round(after.rss / max(start.rss, 1), 3),
+        "server_cpu_seconds_during": round(end.cpu - start.cpu, 2),
+    }
 
 
 def hostile_summary(bench: Bench, stats: HostileStats) -> dict[str, Any]:
@@ -2036,6 +2134,8 @@ def summarize(bench: Bench, groups: dict[str, list[str]], extra: dict[str, Any])
         out["connect_burst"] = connect_burst_summary(bench.probes, CONNECT_TARGET)
     if bench.hostile is not None:
         out["hostile"] = hostile_summary(bench, bench.hostile)
+        if bench.web_attack is not None:
+            out["hostile"]["web"] = web_summary(bench, bench.web_attack)
     if "burst_start" in marks and "burst_end" in marks:
         requested = len(groups["burst"])
         during = out["round_trips"].get("burst", {})
@@ -2281,13 +2381,15 @@ async def _run(
     )
     if config.get(*WEB_PORT, fallback="0") != "0":
         config[WEB_PORT[0]][WEB_PORT[1]] = str(free_port())
+        server.web_port = int(config[WEB_PORT[0]][WEB_PORT[1]])
     prod = production_cost(config)
     extra: dict[str, Any] = {"fd_limit": fds, "production_scrypt": vars(prod).copy()}
     server.write_config(config)
     accounts = [
         Account(
             n,
-            production=not args.cheap_hashes,
+            # the web door's held WebSockets log in by the thousand: cheap hashes
+            production=not args.cheap_hashes and not k.startswith("web_"),
             toggles=BOT_TOGGLES if k == "play" else PERSON_TOGGLES,
         )
         for k, v in groups.items()
@@ -2587,6 +2689,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--long-line-mb", type=float, default=4.0, help="hostile: the size of the one long line"
     )
     p.add_argument(
+        "--web-slow", type=int, help="hostile: slow HTTP clients on the web port at once"
+    )
+    p.add_argument(
+        "--web-floods",
+        type=int,
+        help="hostile: flooding WebSockets (pings, newlines, empty continuation frames)",
+    )
+    p.add_argument(
+        "--web-sockets", type=int, help="hostile: WebSockets logged in and held meanwhile"
+    )
+    p.add_argument(
         "--attack-limit",
         type=float,
         default=120.0,
@@ -2684,6 +2797,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "connects",
         "hostile_connections",
         "hostile_inputs",
+        "web_slow",
+        "web_floods",
+        "web_sockets",
     ):
         if getattr(args, key) is None:
             setattr(args, key, defaults.get(key, 0))

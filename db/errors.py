@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "ConstraintViolation",
     "DatabaseError",
+    "DatabaseOutage",
     "DatabaseUnavailable",
     "MigrationError",
     "StaleRatingError",
@@ -25,6 +26,21 @@ class DatabaseUnavailable(DatabaseError):
     Its text is one line for the operator: which database (the URL with its password
     hidden, an SQLite path made absolute), what is wrong, and what to do.
     """
+
+
+class DatabaseOutage(DatabaseError):
+    """The database could not do it now, through no fault of the request: PostgreSQL
+    restarting, shut down or unreachable, a connection cut, the disk full, the file
+    locked. The same request may well succeed a moment later; nothing of it was done
+    (or, for a write whose connection broke at its commit, nothing is known of it).
+
+    :ivar disk_full: the cause is a full disk (SQLite's ``SQLITE_FULL``, PostgreSQL's
+        ``disk_full`` class 53).
+    """
+
+    def __init__(self, message: str, *, disk_full: bool = False) -> None:
+        super().__init__(message)
+        self.disk_full = disk_full
 
 
 class MigrationError(DatabaseError):

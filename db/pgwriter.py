@@ -79,7 +79,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.util import await_only, greenlet_spawn
 
 from db.engine import POSTGRESQL_POOL_SIZE
-from db.errors import ConstraintViolation, DatabaseError
+from db.errors import ConstraintViolation, DatabaseError, DatabaseOutage
 from db.runner import Job, Row, _Request, _settle
 
 __all__ = ["DEFAULT_WRITERS", "PgRunner"]
@@ -87,6 +87,42 @@ __all__ = ["DEFAULT_WRITERS", "PgRunner"]
 _T = TypeVar("_T")
 
 _log = logging.getLogger(__name__)
+
+POOL_LOG_INTERVAL: Final = 60.0
+"""Seconds between two of asyncpg's pool warnings about PostgreSQL being away."""
+
+
+class _QuietPoolLog(logging.Filter):
+    """asyncpg's pool, keeping its floor of connections while PostgreSQL is away
+    (restarting, shutting down, unreachable), warns with a traceback at every retry:
+    12 tracebacks of ``CannotConnectNowError`` in 13 restarts (issue 34). A known
+    transient condition is one line: this keeps such a warning without its traceback,
+    its cause in the text, at most one every :data:`POOL_LOG_INTERVAL` seconds (D296).
+    Anything else asyncpg logs passes unchanged."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last = -POOL_LOG_INTERVAL
+        self._held = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if error is None or not isinstance(error, (*_LOST, asyncpg.PostgresError)):
+            return True
+        now = time.monotonic()
+        if now - self._last < POOL_LOG_INTERVAL:
+            self._held += 1
+            return False
+        held = f" (and {self._held} more like it)" if self._held else ""
+        record.msg = f"postgresql: {record.getMessage()}: {error}{held}"
+        record.args = None
+        record.exc_info = None
+        record.exc_text = None
+        self._last, self._held = now, 0
+        return True
+
+
+_POOL_LOG_FILTER: Final = _QuietPoolLog()
 
 DEFAULT_WRITERS: Final = 1
 """Writer connections. One, with pipelined batches, kept up with every load measured;
@@ -326,7 +362,7 @@ class _Writer:
 
     async def _run(self) -> None:
         while self.queue:
-            writes = [r for r in self.queue if not (r.abandonable and r.future.cancelled())]
+            writes = list(self.queue)
             self.queue.clear()
             trips = _trips(writes)
             for index, trip in enumerate(trips):
@@ -349,7 +385,7 @@ class _Writer:
                 if xid is not None:
                     committed = await self._committed(xid, started)
                     if committed is None:
-                        self._fail(writes, DatabaseError("the write's outcome is unknown"))
+                        self._fail(writes, DatabaseOutage("the write's outcome is unknown"))
                         return
                     xid = None
                     if committed:
@@ -366,7 +402,7 @@ class _Writer:
                     xid = self._xid
                 elif exc.committing:  # a batch of one round trip, without its id
                     if not all(r.replay is not None for r in writes):
-                        error = DatabaseError(f"the write's outcome is unknown: {exc}")
+                        error = DatabaseOutage(f"the write's outcome is unknown: {exc}")
                         self._fail(writes, error)
                         return
                     replaying = True
@@ -387,7 +423,10 @@ class _Writer:
                 raise
             except Exception as exc:
                 await self._roll_back()
-                self._fail(writes, DatabaseError(f"the write was not committed: {exc}"))
+                if isinstance(exc, asyncpg.exceptions.InsufficientResourcesError):
+                    self._fail(writes, _outage(f"the write was not committed: {exc}", exc))
+                else:
+                    self._fail(writes, DatabaseError(f"the write was not committed: {exc}"))
                 return
         self.commits += 1
         ended = time.monotonic()
@@ -404,11 +443,14 @@ class _Writer:
         if time.monotonic() - started < self._runner.retry_seconds:
             return True
         what = "the write's outcome is unknown" if unknown else "the write was not committed"
-        self._fail(writes, DatabaseError(f"{what}: {error}"))
+        self._fail(writes, _outage(f"{what}: {error}", error))
         return False
 
     def _fail(self, writes: list[_Write], error: DatabaseError) -> None:
-        _log.error("postgresql: %d writes failed: %s", len(writes), error)
+        if isinstance(error, DatabaseOutage):  # PostgreSQL down or cut: no fault of ours
+            _log.warning("postgresql: %d writes failed: %s", len(writes), error)
+        else:
+            _log.error("postgresql: %d writes failed: %s", len(writes), error)
         self._runner.figures.failed += len(writes)
         for request in writes:
             request.outcome = (None, error)
@@ -572,9 +614,17 @@ def _job_error(error: BaseException) -> BaseException:
     """What a job's caller gets for an error of PostgreSQL."""
     if isinstance(error, asyncpg.IntegrityConstraintViolationError):
         return ConstraintViolation(str(error))
+    if isinstance(error, (*_LOST, asyncpg.exceptions.InsufficientResourcesError)):
+        return _outage(str(error), error)
     if isinstance(error, asyncpg.PostgresError):
         return DatabaseError(str(error))
     return error
+
+
+def _outage(message: str, error: BaseException) -> DatabaseOutage:
+    """A failure of the moment (a restart, a cut, a full disk: class 53 ``disk_full``)."""
+    disk_full = isinstance(error, asyncpg.exceptions.DiskFullError)
+    return DatabaseOutage(message, disk_full=disk_full)
 
 
 async def _run_job(
@@ -691,6 +741,9 @@ class PgRunner:
                 if writer.connection is not None:
                     writer.connection.terminate()
             raise
+        pool_log = logging.getLogger("asyncpg.pool")
+        if _POOL_LOG_FILTER not in pool_log.filters:
+            pool_log.addFilter(_POOL_LOG_FILTER)
         self._reporter = asyncio.ensure_future(self._report_every_minute())
 
     async def read(self, job: Job[_T]) -> _T:
@@ -711,13 +764,13 @@ class PgRunner:
                     return cast(_T, await greenlet_spawn(job, transaction))
             except _LOST as exc:
                 if attempt or self._closing:
-                    raise DatabaseError(f"the database cannot be reached: {exc}") from exc
+                    raise DatabaseOutage(f"the database cannot be reached: {exc}") from exc
             except asyncpg.PostgresError as exc:
                 raise _job_error(exc) from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def write(self, job: Job[_T], *, abandonable: bool = False, key: Hashable = None) -> _T:
-        return cast(_T, await self._submit(_Write(job, self._future(), True, abandonable), key))
+    async def write(self, job: Job[_T], *, key: Hashable = None) -> _T:
+        return cast(_T, await self._submit(_Write(job, self._future(), True), key))
 
     async def write_statement(
         self,

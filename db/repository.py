@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
@@ -101,11 +102,14 @@ class Database:
     Create it with :meth:`open` and release it with :meth:`close` (or ``async with``).
     """
 
-    def __init__(self, runner: Runner, backend: str, *, clock: Clock = time.time) -> None:
-        """Wrap a started runner for ``backend`` (``"sqlite"``/``"postgresql"``); prefer
-        :meth:`open`."""
+    def __init__(
+        self, runner: Runner, backend: str, *, clock: Clock = time.time, path: str | None = None
+    ) -> None:
+        """Wrap a started runner for ``backend`` (``"sqlite"``/``"postgresql"``; ``path``:
+        SQLite's file); prefer :meth:`open`."""
         self._runner = runner
         self._backend = backend
+        self._path = path
         self._sql = Statements(backend)
         self._clock = clock
         self._closed = False
@@ -162,7 +166,7 @@ class Database:
                 prepare=migrate_sqlite if migrate else None,
             )
             await runner.start()
-            return cls(runner, "sqlite", clock=clock)
+            return cls(runner, "sqlite", clock=clock, path=sqlite_path(parsed))
         engine = create_engine(parsed, schema=schema)
         try:
             if migrate:
@@ -199,6 +203,19 @@ class Database:
     def backend(self) -> str:
         """``"sqlite"`` or ``"postgresql"``."""
         return self._backend
+
+    def free_bytes(self) -> int | None:
+        """Bytes the server may still write beside the SQLite file (its folder's file
+        system, as an unprivileged process sees it); None for PostgreSQL (its disk is
+        its server's, watched there) and an in-memory database."""
+        if self._path is None or self._path == ":memory:" or not self._path:
+            return None
+        folder = os.path.dirname(os.path.abspath(self._path))
+        try:
+            stats = os.statvfs(folder)
+        except OSError:
+            return None
+        return stats.f_bavail * stats.f_frsize
 
     # -- plumbing -------------------------------------------------------------------------
 

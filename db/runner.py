@@ -22,8 +22,8 @@ Cancellation: a write job, once submitted, runs to its commit even if the task a
 it is cancelled (for example the connection task of a player who just dropped, whose
 match is being saved): the runner, not the caller, runs it. The caller gets its
 ``CancelledError`` at once, ``close`` waits for such jobs, and a failure nobody awaits
-any more is logged. Only a job submitted as
-``abandonable`` is skipped if its caller was cancelled before it started.
+any more is logged. Only a read is skipped if its caller was cancelled before it
+started (its result would be for nobody).
 
 Statements are SQLAlchemy Core constructs built once (:mod:`db.statements`). For SQLite
 they are compiled once to SQL text with named parameters and cached; the ``sqlite3``
@@ -46,7 +46,7 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.sql import ClauseElement, Executable
 
 from db.engine import sqlite_pragmas
-from db.errors import ConstraintViolation, DatabaseError
+from db.errors import ConstraintViolation, DatabaseError, DatabaseOutage
 
 __all__ = [
     "Job",
@@ -86,13 +86,11 @@ class Runner(Protocol):
         """Run a job that only reads, in a transaction that sees one snapshot."""
         ...
 
-    async def write(self, job: Job[_T], *, abandonable: bool = False, key: Hashable = None) -> _T:
+    async def write(self, job: Job[_T], *, key: Hashable = None) -> _T:
         """Run a job in a write transaction; return once it is committed.
 
         The job runs to its commit even if the caller is cancelled meanwhile.
 
-        :param abandonable: the job may be skipped if its caller was cancelled before it
-            started (for a job whose result is useless, or harmful, without its caller).
         :param key: what the job writes (a table, a user): writes of one key
             are run in the order they were submitted (every write is, on one writer).
         """
@@ -172,6 +170,40 @@ class _SqliteTransaction:
             return self._connection.execute(text, values).fetchall()
         except sqlite3.IntegrityError as exc:
             raise ConstraintViolation(str(exc)) from exc
+        except sqlite3.OperationalError as exc:
+            if is_outage(exc):
+                raise sqlite_error("the statement failed", exc) from exc
+            raise
+
+
+_OUTAGE_CODES: Final = frozenset(
+    {
+        sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_BUSY,
+        sqlite3.SQLITE_LOCKED,
+        sqlite3.SQLITE_CANTOPEN,
+        sqlite3.SQLITE_NOMEM,
+        sqlite3.SQLITE_READONLY,
+    }
+)
+"""SQLite's result codes (primary) for failures of the moment, not of the statement."""
+
+
+def is_outage(error: BaseException) -> bool:
+    """Whether ``error`` from sqlite3 is a failure of the moment (disk full, I/O, locked)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    return isinstance(error, sqlite3.Error) and code is not None and code & 0xFF in _OUTAGE_CODES
+
+
+def sqlite_error(what: str, error: BaseException) -> DatabaseError:
+    """What a write's caller gets for ``error`` of sqlite3: a :class:`DatabaseOutage`
+    (``disk_full`` for ``SQLITE_FULL``) for a failure of the moment, else a
+    :class:`DatabaseError`."""
+    if is_outage(error):
+        code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+        return DatabaseOutage(f"{what}: {error}", disk_full=code == sqlite3.SQLITE_FULL)
+    return DatabaseError(f"{what}: {error}")
 
 
 @dataclass(eq=False)
@@ -261,8 +293,8 @@ class SqliteRunner:
     async def read(self, job: Job[_T]) -> _T:
         return await self._submit(job, write=False, abandonable=True)
 
-    async def write(self, job: Job[_T], *, abandonable: bool = False, key: Hashable = None) -> _T:
-        return await self._submit(job, write=True, abandonable=abandonable)
+    async def write(self, job: Job[_T], *, key: Hashable = None) -> _T:
+        return await self._submit(job, write=True, abandonable=False)
 
     async def write_statement(
         self,
@@ -368,7 +400,7 @@ class SqliteRunner:
         connection, transaction = self._connection, self._transaction
         assert connection is not None and transaction is not None
         if error is not None:
-            self._fail(writes, DatabaseError(f"cannot start a write: {error}"))
+            self._fail(writes, sqlite_error("cannot start a write", error))
             return
         try:
             # Optimistic: the jobs one after another, with one savepoint for the batch.
@@ -384,13 +416,13 @@ class SqliteRunner:
                         connection.execute("ROLLBACK TO job")
                     connection.execute("RELEASE job")
         except sqlite3.Error as exc:  # the transaction itself broke
-            self._fail(writes, DatabaseError(f"the write was not committed: {exc}"))
+            self._fail(writes, sqlite_error("the write was not committed", exc))
             return
         self._in_thread(lambda: connection.execute("COMMIT"), writes, self._committed)
 
     def _committed(self, writes: list[_Request], error: BaseException | None) -> None:
         if error is not None:
-            self._fail(writes, DatabaseError(f"the write was not committed: {error}"))
+            self._fail(writes, sqlite_error("the write was not committed", error))
             return
         self.commits += 1
         _settle(writes)
@@ -400,7 +432,10 @@ class SqliteRunner:
         """Roll back what the batch did and give every write of it ``error``."""
         assert self._connection is not None
         if self._connection.in_transaction:
-            self._connection.execute("ROLLBACK")
+            try:
+                self._connection.execute("ROLLBACK")
+            except sqlite3.Error as exc:  # SQLite rolled back by itself (disk full, I/O)
+                _log.debug("rollback after a failed write: %s", exc)
         for request in writes:
             request.outcome = (None, error)
         _settle(writes)

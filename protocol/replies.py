@@ -1855,6 +1855,30 @@ TOO_MUCH_INPUT: Final = (
 max_unread_input``; commands over the rate are never refused, they wait (D46 retired)."""
 INTERNAL_ERROR: Final = "** Sorry, the server could not do that (internal error)."
 """D47: an unexpected server fault while running a command; the session goes on."""
+DATABASE_OUTAGE: Final = (
+    "** Sorry, the server could not do that just now (its database is not available)."
+    " Please try again in a moment."
+)
+"""D296: the database could not do what a command needs (PostgreSQL restarting or
+unreachable, a full disk); nothing was done and the session goes on."""
+MATCH_NOT_SAVED: Final = (
+    "** The server cannot save this match just now (its database is not available)."
+    " The game goes on as soon as it can."
+)
+"""D297: to both players when a match action's save fails; the action's lines follow
+once a retry has saved it."""
+SHOUTING_TOO_MUCH: Final = (
+    "** You are shouting too much. Please wait a moment before you shout again."
+)
+"""D300: ``[limits] shouts_per_minute`` shouts in the last minute; this one is not sent."""
+
+
+def invited_too_often(name: str) -> str:
+    """D301: ``[limits] invitations_per_minute`` invitations to ``name`` in the last
+    minute; this one is not sent."""
+    return f"** You invited {name} too often. Please wait a moment before you invite them again."
+
+
 NAME_TOO_LONG: Final = "** Your name may not be longer than 20 characters."
 """D48: registration; §1.7 leaves the maximum open (FBC shows 15 characters on boards)."""
 TOO_MANY_LOGINS: Final = "** Sorry, the server is full. Please try again later."

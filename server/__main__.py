@@ -16,6 +16,7 @@ import gc
 import logging
 import signal
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -110,9 +111,12 @@ async def run(settings: Settings) -> None:
             )
         await stop.wait()
         log.info("shutting down")
+        stopping = time.monotonic()
         await service.stop(warning=replies.shutdown_warning(0, restart=False))
+        log.info("connections closed in %.2f s", time.monotonic() - stopping)
     finally:
         await db.close()
+    log.info("stopped")
 
 
 GC_THRESHOLDS = (20_000, 50, 10)

@@ -19,9 +19,11 @@ from db.repository import Database
 from server.clock import LoopTimer, Timer
 from server.config import Settings
 from server.doors.admission import (
+    OUTAGE_LOG_INTERVAL,
     REFUSAL_LOG_INTERVAL,
     AddressCounts,
     Networks,
+    OutageLog,
     PreLogin,
     QuietLog,
     Registrations,
@@ -33,6 +35,7 @@ from server.tables.dice_stats import DiceStats
 from server.tables.local import LocalTables
 from server.tables.seam import Tables
 from server.world import names
+from server.world.pace import Pace
 from server.world.passwords import ScryptCost, hash_password
 from server.world.presence import Peer, Presence
 from server.world.registry import LocalPresence
@@ -86,6 +89,7 @@ class App:
             settings.max_pre_login_per_address,
             self.trusted,
             open_file_limit(),
+            settings.max_pre_login_per_trusted_address,
         )
         """The connections that have not logged in (:mod:`server.doors.admission`)."""
         self.visitor_addresses = AddressCounts(settings.max_visitors_per_address, self.trusted)
@@ -97,7 +101,13 @@ class App:
             self.timer.now,
         )
         """The accounts registered in the last minute, in all and per address (D267)."""
+        self.shout_pace = Pace(settings.shouts_per_minute, self.timer.now)
+        """Each user's shouts in the last minute (D300)."""
+        self.invitation_pace = Pace(settings.invitations_per_minute, self.timer.now)
+        """Each user's invitations to each other user in the last minute (D301)."""
         self.refusal_log = QuietLog(log, REFUSAL_LOG_INTERVAL, self.timer.now)
+        self.outage_log = OutageLog(log, OUTAGE_LOG_INTERVAL, self.timer.now)
+        """The log of the database failing for the moment (D296): one line a minute."""
         """The log of connections refused by those caps: one line per interval at most."""
         self._dummy_hash: str | None = None
         self.port = settings.port

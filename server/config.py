@@ -44,6 +44,7 @@ class Settings:
     motd_file: str = ""  # [server] motd_file
     server_name: str = "fibs-server"  # [server] name
     listen_backlog: int = 4096  # [server] listen_backlog, capped by the kernel's somaxconn
+    min_free_disk_mb: int = 100  # [server] min_free_disk_mb: a warning below it; 0: off (D302)
     event_loop: str = "uvloop"  # [server] event_loop: uvloop or asyncio (EVENT_LOOPS)
     idle_timeout: float = 3600.0  # [limits] idle_timeout, seconds; 0 disables
     idle_warning: float = 60.0  # [limits] idle_warning, seconds before the timeout
@@ -60,12 +61,16 @@ class Settings:
     guest_timeout: float = 600.0  # [limits] guest_timeout, seconds to register; 0 disables
     max_pre_login: int = 2000  # [limits] max_pre_login, connections not logged in
     max_pre_login_per_address: int = 20  # [limits] max_pre_login_per_address
+    # [limits] max_pre_login_per_trusted_address; 0: half of the total cap (D295)
+    max_pre_login_per_trusted_address: int = 0
     trusted_networks: tuple[str, ...] = ("127.0.0.0/8", "::1")  # [limits] trusted_networks
     max_logins: int = 10_000  # [limits] max_logins
     max_visitors: int = 100  # [limits] max_visitors; 0: no visitors (D257)
     max_visitors_per_address: int = 10  # [limits] max_visitors_per_address (D268)
     registrations_per_minute: int = 30  # [limits] registrations_per_minute, in all (D267)
     registrations_per_address: int = 5  # [limits] registrations_per_address, a minute (D267)
+    shouts_per_minute: int = 10  # [limits] shouts_per_minute, per user (D300)
+    invitations_per_minute: int = 5  # [limits] invitations_per_minute, per user and target (D301)
     max_stored_messages: int = 100  # [limits] max_stored_messages, per recipient (D270)
     max_stored_messages_per_sender: int = 20  # [limits] max_stored_messages_per_sender (D270)
     status_interval: float = 1.0  # [limits] status_interval, seconds between status batches
@@ -103,6 +108,7 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("server", "port"): ("port", int),
     ("server", "database"): ("database", str),
     ("server", "motd_file"): ("motd_file", str),
+    ("server", "min_free_disk_mb"): ("min_free_disk_mb", int),
     ("server", "name"): ("server_name", str),
     ("server", "listen_backlog"): ("listen_backlog", int),
     ("server", "event_loop"): ("event_loop", str),
@@ -121,12 +127,15 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("limits", "guest_timeout"): ("guest_timeout", float),
     ("limits", "max_pre_login"): ("max_pre_login", int),
     ("limits", "max_pre_login_per_address"): ("max_pre_login_per_address", int),
+    ("limits", "max_pre_login_per_trusted_address"): ("max_pre_login_per_trusted_address", int),
     ("limits", "trusted_networks"): ("trusted_networks", tuple),
     ("limits", "max_logins"): ("max_logins", int),
     ("limits", "max_visitors"): ("max_visitors", int),
     ("limits", "max_visitors_per_address"): ("max_visitors_per_address", int),
     ("limits", "registrations_per_minute"): ("registrations_per_minute", int),
     ("limits", "registrations_per_address"): ("registrations_per_address", int),
+    ("limits", "shouts_per_minute"): ("shouts_per_minute", int),
+    ("limits", "invitations_per_minute"): ("invitations_per_minute", int),
     ("limits", "max_stored_messages"): ("max_stored_messages", int),
     ("limits", "max_stored_messages_per_sender"): ("max_stored_messages_per_sender", int),
     ("limits", "status_interval"): ("status_interval", float),
@@ -253,10 +262,15 @@ def _validate(settings: Settings) -> None:
         (settings.login_delay >= 0, "[limits] login_delay must be 0 or more"),
         (settings.login_timeout >= 0, "[limits] login_timeout must be 0 (off) or more"),
         (settings.guest_timeout >= 0, "[limits] guest_timeout must be 0 (off) or more"),
+        (settings.min_free_disk_mb >= 0, "[server] min_free_disk_mb must be 0 (off) or more"),
         (settings.max_pre_login >= 1, "[limits] max_pre_login must be 1 or more"),
         (
             settings.max_pre_login_per_address >= 1,
             "[limits] max_pre_login_per_address must be 1 or more",
+        ),
+        (
+            settings.max_pre_login_per_trusted_address >= 0,
+            "[limits] max_pre_login_per_trusted_address must be 0 or more",
         ),
         (settings.max_logins >= 1, "[limits] max_logins must be 1 or more"),
         (settings.max_visitors >= 0, "[limits] max_visitors must be 0 or more"),
@@ -271,6 +285,11 @@ def _validate(settings: Settings) -> None:
         (
             settings.registrations_per_address >= 1,
             "[limits] registrations_per_address must be 1 or more",
+        ),
+        (settings.shouts_per_minute >= 1, "[limits] shouts_per_minute must be 1 or more"),
+        (
+            settings.invitations_per_minute >= 1,
+            "[limits] invitations_per_minute must be 1 or more",
         ),
         (settings.max_stored_messages >= 1, "[limits] max_stored_messages must be 1 or more"),
         (

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from db.errors import DatabaseOutage
 from protocol import replies
 from server.app import App
 from server.clock import Alarm, Timer
@@ -276,7 +277,10 @@ async def end_session(app: App, session: Session) -> None:
             app.presence.remove(session)
             if not session.replaced and not app.stopping:
                 app.presence.announce_logout(session)
-            await app.db.update_logout(session.name)
+            try:
+                await app.db.update_logout(session.name)
+            except DatabaseOutage as error:  # the logout time is lost, nothing else (D296)
+                app.outage_log.warning("storing a logout", error)
     except Exception:
         log.exception("cleanup of %s failed", session.name)
     finally:

@@ -17,12 +17,12 @@ import datetime as dt
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
-from db.errors import DatabaseError
+from db.errors import DatabaseError, DatabaseOutage
 from db.records import StoredMessage, User
 from protocol import clip, replies
 from protocol.arguments import LEAVE, LoginKind, parse_login_line
 from protocol.commands import SessionState
-from protocol.parser import clean
+from protocol.parser import ScrubbedLine, clean
 from protocol.replies import Mode
 from server.app import App
 from server.doors.output import TOO_LONG, LineSource, Payload
@@ -79,42 +79,67 @@ async def login_dialog(app: App, session: Session, read: ReadLine) -> bool:
         if raw is None:
             return False
         line = "" if raw == TOO_LONG else clean(raw)
-        login = parse_login_line(line)
-        words = login.words
-        match login.kind:
-            case LoginKind.BLANK:
-                output.prompt(replies.LOGIN_PROMPT)
-                continue
-            case LoginKind.GUEST:
-                enter_as_guest(app, session)
-                return True
-            case LoginKind.VISITOR:
-                if not enter_as_visitor(app, session, words):
-                    return False
-                leave_pre_login(app, session)  # max_visitors bounds it now (D257)
-                return True
-            case LoginKind.CLIP:
-                ok = await _clip_login(app, session, words)
-            case LoginKind.CONNECT:
-                ok = await _password_login(app, session, words[1], words[2], prompts=False)
-            case LoginKind.LEAVE:
-                _leave(session)
-                return False
-            case LoginKind.NAME:
-                answer = await _telnet_login(app, session, words[0], read)
-                if answer is None:
-                    return False
-                ok = answer
-            case LoginKind.UNKNOWN:
-                ok = False
-        if ok:
-            return True
-        if output.closing:
-            return False
+        try:
+            outcome = await _login_line(
+                app, session, line, read, scrubbed=isinstance(raw, ScrubbedLine)
+            )
+        except DatabaseOutage as error:  # the account could not be read (D296)
+            app.outage_log.warning(f"login from {output.host}", error)
+            output.send([replies.DATABASE_OUTAGE])
+            outcome = False
+        if outcome is None:
+            continue
+        if outcome is True or output.closing:
+            return outcome is True
         failures += 1
         output.prompt(replies.LOGIN_PROMPT)
     output.close()
     return False
+
+
+async def _login_line(
+    app: App, session: Session, line: str, read: ReadLine, *, scrubbed: bool = False
+) -> bool | None:
+    """One line at ``login:``: True when a user is logged in or a guest or visitor
+    entered, False when it failed (or the connection is ending), None for a blank line
+    (the prompt again, not counted).
+
+    ``scrubbed``: the transport removed control characters from the line. A login with
+    a name or password then fails, as a wrong password does (D299): ``ali<NUL>ce``
+    logged in as ``alice`` before, as the name check of a registration refuses it
+    (D265)."""
+    output = session.output
+    login = parse_login_line(line)
+    words = login.words
+    if scrubbed and login.kind in (LoginKind.CLIP, LoginKind.CONNECT):
+        return False
+    if scrubbed and login.kind is LoginKind.NAME:
+        await _telnet_login(app, session, words[0], read, refuse=True)
+        return False
+    match login.kind:
+        case LoginKind.BLANK:
+            output.prompt(replies.LOGIN_PROMPT)
+            return None
+        case LoginKind.GUEST:
+            enter_as_guest(app, session)
+            return True
+        case LoginKind.VISITOR:
+            if not enter_as_visitor(app, session, words):  # refused and closed
+                return False
+            leave_pre_login(app, session)  # max_visitors bounds it now (D257)
+            return True
+        case LoginKind.CLIP:
+            return await _clip_login(app, session, words)
+        case LoginKind.CONNECT:
+            return await _password_login(app, session, words[1], words[2], prompts=False)
+        case LoginKind.LEAVE:
+            _leave(session)
+            return False
+        case LoginKind.NAME:
+            answer = await _telnet_login(app, session, words[0], read)
+            return bool(answer)  # None: bye at the password prompt, closed
+        case LoginKind.UNKNOWN:
+            return False
 
 
 async def _authenticate(app: App, session: Session, name: str, password: str) -> User | None:
@@ -149,15 +174,21 @@ async def _clip_login(app: App, session: Session, words: tuple[str, ...]) -> boo
     session.mode = Mode.CLIP
     session.client = client
     if clip.is_computer_client(client) and not user.is_bot:
-        await app.db.set_bot(user.name, True)  # the account remembers it is a bot (§2.3)
+        try:  # the account remembers it is a bot (§2.3)
+            await app.db.set_bot(user.name, True)
+        except DatabaseOutage as error:  # the login goes ahead without it (D296)
+            app.outage_log.warning("the bot flag at a login", error)
         user = dataclasses.replace(user, is_bot=True)
     await complete_login(app, session, user)
     return True
 
 
-async def _telnet_login(app: App, session: Session, name: str, read: ReadLine) -> bool | None:
+async def _telnet_login(
+    app: App, session: Session, name: str, read: ReadLine, *, refuse: bool = False
+) -> bool | None:
     """A person types the name, then the password with echo off (§1.6); a wrong one is
-    answered ``Login incorrect.`` (D192). None: ``bye`` at the password prompt, the
+    answered ``Login incorrect.`` (D192), and so is any with ``refuse`` (a name typed
+    with a control character, D299). None: ``bye`` at the password prompt, the
     connection is closing (D194)."""
     output = session.output
     output.echo_off()
@@ -170,7 +201,8 @@ async def _telnet_login(app: App, session: Session, name: str, read: ReadLine) -
     if clean(password) == LEAVE:
         _leave(session)
         return None
-    ok = await _password_login(app, session, name, clean(password), prompts=True)
+    refuse = refuse or isinstance(password, ScrubbedLine)
+    ok = not refuse and await _password_login(app, session, name, clean(password), prompts=True)
     if not ok:
         output.send([replies.LOGIN_INCORRECT])
     return ok
@@ -228,11 +260,19 @@ async def complete_login(
         presence.replace(user.name)
     previous_time = user.last_login_at or 0
     previous_host = user.last_login_host or output.host
-    await app.db.update_login(user.name, output.host)
+    messages: Sequence[StoredMessage] = ()
+    try:
+        # A login's own bookkeeping: should the database fail for the moment, the login
+        # goes ahead without it (D296: a login was closed without a word when its
+        # last-login write failed, so nobody could log in until the disk had room).
+        # Stored messages not read now come at a later login.
+        await app.db.update_login(user.name, output.host)
+        messages = await app.db.messages_for(user.name)
+    except DatabaseOutage as error:
+        app.outage_log.warning("the bookkeeping of a login", error)
     session.load_user(user)
     session.login_time = int(app.clock())
     session.enter_lobby()
-    messages = await app.db.messages_for(user.name)
     if first_lines:
         session.send_lines(first_lines)
     if session.clip:

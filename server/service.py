@@ -24,9 +24,15 @@ from server.world.passwords import shutdown_hashing
 
 log = logging.getLogger(__name__)
 
-STOP_GRACE = 2.0
+DISK_CHECK_INTERVAL = 60.0
+"""Seconds between two looks at the free space beside the SQLite file (D302)."""
+STOP_GRACE = 1.0
 """Seconds :meth:`Service.stop` lets the connections send their last lines before it
 aborts them."""
+STOP_AFTER_ABORT = 0.4
+"""Seconds the stop then waits for the aborted connections' tasks to end (storing the
+logouts) before it cancels what is left: the whole stop stays within 2 s (issue 34 item
+9)."""
 
 
 class Service:
@@ -36,9 +42,11 @@ class Service:
         self.app = app
         self._listener: Any = None
         """telnetlib3's server while listening, else None."""
-        self._connections: set[asyncio.Task[None]] = set()
+        self._connections: dict[asyncio.Task[None], Output] = {}
+        """Every connection's task and its output, logged in or not."""
         self.web: web.WebListener | None = None
         """The web listener (the page and its WebSocket) once :meth:`start_web` ran."""
+        self._disk_watch: asyncio.Task[None] | None = None
 
     @property
     def port(self) -> int:
@@ -58,12 +66,16 @@ class Service:
         await app.dummy_hash()  # once, before the first login needs it
         self._listener = await telnet.start_server(app.settings, shell)
         app.port = telnet.bound_port(self._listener)
+        if app.settings.min_free_disk_mb and app.db.free_bytes() is not None:
+            self._disk_watch = asyncio.ensure_future(self._watch_disk())
         log.info("listening on %s:%d", app.settings.host, app.port)
         log.info(
-            "connections not logged in: at most %d in all, %d per address "
-            "(trusted networks: %s); %s s to log in, %s s for a guest to register",
+            "connections not logged in: at most %d in all, %d per address, "
+            "%d per address of the trusted networks (%s); "
+            "%s s to log in, %s s for a guest to register",
             app.pre_login.total,
             app.pre_login.per_address,
+            app.pre_login.per_trusted_address,
             ", ".join(app.settings.trusted_networks) or "none",
             app.settings.login_timeout or "no limit",
             app.settings.guest_timeout or "no limit",
@@ -94,11 +106,28 @@ class Service:
         """One connection, as a task :meth:`stop` can wait for."""
         task = asyncio.current_task()
         assert task is not None
-        self._connections.add(task)
+        self._connections[task] = output
         try:
             await serve_connection(self.app, lines, output)
         finally:
-            self._connections.discard(task)
+            self._connections.pop(task, None)
+
+    async def _watch_disk(self) -> None:
+        """Once a minute, from the start: a WARNING while the space left beside the
+        SQLite file is below ``[server] min_free_disk_mb`` (D302), before writes start
+        to fail (they are refused with a line then, D296)."""
+        app = self.app
+        wanted = app.settings.min_free_disk_mb * 1024 * 1024
+        while True:
+            free = app.db.free_bytes()
+            if free is not None and free < wanted:
+                log.warning(
+                    "the database's disk has %.1f MB free, below min_free_disk_mb %d: "
+                    "when it is full, what needs a write is refused",
+                    free / 1048576,
+                    app.settings.min_free_disk_mb,
+                )
+            await asyncio.sleep(DISK_CHECK_INTERVAL)
 
     async def stop(self, *, warning: str | None = None) -> None:
         """Tell everyone, close every connection (each saves its state), stop listening,
@@ -110,21 +139,32 @@ class Service:
         app = self.app
         app.stopping = True
         app.throttle.close()  # a login waiting its turn ends now, not after its wait
+        if self._disk_watch is not None:
+            self._disk_watch.cancel()
         for session in app.registry:
             session.send(warning or replies.shutdown_warning(0, restart=False))
         if self._listener is not None:
             self._listener.close()
         if self.web is not None:
             await self.web.stop_listening()
-        for session in app.registry:
-            session.output.close()
+            self.web.drop_requests()  # HTTP requests, slow or not: nobody to tell
+        # Every connection, logged in or not (those at login: waited for their time to
+        # log in, 60 s), closes once its last lines are out.
+        for output in list(self._connections.values()):
+            output.close()
         if self._connections:
             _, pending = await asyncio.wait(self._connections, timeout=STOP_GRACE)
             if pending:
                 # A client that stopped reading never lets close() finish: drop it.
-                for session in app.registry:
-                    session.output.abort()
-                await asyncio.wait(pending, timeout=10)
+                for task in pending:
+                    straggler = self._connections.get(task)
+                    if straggler is not None:
+                        straggler.abort()
+                _, pending = await asyncio.wait(pending, timeout=STOP_AFTER_ABORT)
+            for task in pending:  # still waiting for something (a hash, a save): end it
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=STOP_AFTER_ABORT)
         if self._listener is not None:
             await self._listener.wait_closed()
             self._listener = None

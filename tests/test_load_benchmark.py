@@ -155,3 +155,36 @@ def test_hostile_inputs_are_hostile_and_reproducible() -> None:
     assert any(len(x) == 3 and x[0] == 0xFF for x in inputs)  # negotiations
     assert any(len(x) > 1_000 and x.endswith(b"\r\n") for x in inputs)  # over-long lines
     assert len({x[2] for x in inputs if len(x) == 3 and x[0] == 0xFF}) > 240  # option bytes
+
+
+def test_hostile_defaults_include_the_issue_34_web_attack() -> None:
+    """Issue 34: the hostile scenario goes on to the web door: slow HTTP, WebSocket
+    floods, 1,000 WebSockets held; their accounts have cheap hashes (they log in by the
+    thousand), the web bystander's too; other scenarios have none."""
+    args = load.parse_args(["--scenario", "hostile"])
+    assert (args.web_slow, args.web_floods, args.web_sockets) == (1000, 30, 1000)
+    groups = load.plan_accounts(args)
+    assert len(groups["web_held"]) == 1000 and len(groups["web_bystander"]) == 1
+    assert all(n.replace("_", "").isalpha() for n in groups["web_held"])
+    idle = load.plan_accounts(load.parse_args(["--scenario", "idle"]))
+    assert idle["web_held"] == [] and idle["web_bystander"] == []
+
+
+def test_the_web_floods_are_masked_frames_of_their_kind() -> None:
+    """Every flood is whole client frames (masked, RFC 6455 §5.3) of its kind."""
+    import hostile_web
+
+    for kind in hostile_web.FLOOD_KINDS:
+        data = hostile_web._flood_data(kind)
+        pos, opcodes = 0, []
+        while pos < len(data):
+            first, second = data[pos], data[pos + 1]
+            assert second & 0x80, "a client frame is masked"
+            size, pos = second & 0x7F, pos + 2
+            if size == 126:
+                size, pos = int.from_bytes(data[pos : pos + 2]), pos + 2
+            opcodes.append(first & 0x0F)
+            pos += 4 + size
+        assert pos == len(data) and len(opcodes) > 50
+        wanted = {"pings": {0x9}, "newlines": {0x1}, "empty_frames": {0x1, 0x0}}[kind]
+        assert set(opcodes) == wanted

@@ -7,9 +7,10 @@ them, so they are capped (issue 18 item 3): at most ``[limits] max_pre_login`` i
 (and at most half of the process's open-file limit, so logged-in users always keep
 room), at most ``[limits] max_pre_login_per_address`` from one address. A connection
 over a cap gets one line saying which and is closed before the banner. Addresses in
-``[limits] trusted_networks`` (the machine itself by default: a local client can pick
-any of 127.0.0.0/8, so a per-address cap would hold nothing back there) count only
-towards the total.
+``[limits] trusted_networks`` (the machine itself by default, where a local proxy makes
+every client one address and bots reconnect a thousand at once) have a cap of their
+own per address, ``max_pre_login_per_trusted_address`` (half the total by default), so
+that one client there cannot take every place either (issue 34 item 13, D295).
 
 An IPv6 client counts by its /64 network, the block one subscriber usually gets, so that
 stepping through the addresses of one's own network does not escape the per-address
@@ -49,6 +50,17 @@ def address_key(host: str) -> str:
         if address.ipv4_mapped is not None:
             return str(address.ipv4_mapped)
         return str(ipaddress.IPv6Network((address, IPV6_PREFIX), strict=False))
+    return str(address)
+
+
+def exact_address(host: str) -> str:
+    """``host`` as one address (an IPv4-mapped IPv6 address as its IPv4 address)."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
     return str(address)
 
 
@@ -100,32 +112,41 @@ def raise_open_file_limit() -> tuple[int, int]:
 
 class AddressCounts:
     """What each address holds now (connections waiting to log in, visitors), at most
-    ``limit`` each. Addresses in ``[limits] trusted_networks`` are not counted: such
-    a client can pick any address of its network; a total cap kept elsewhere bounds
-    them."""
+    ``limit`` each. An address in ``[limits] trusted_networks`` is counted by itself
+    (not by its /64) against ``trusted_limit``, or not at all when that is None (a
+    total cap kept elsewhere bounds them then)."""
 
-    def __init__(self, limit: int, trusted: Networks) -> None:
+    def __init__(self, limit: int, trusted: Networks, trusted_limit: int | None = None) -> None:
         self.limit = limit
+        self.trusted_limit = trusted_limit
         self._trusted = trusted
-        self._held: dict[str, int] = {}
+        self._held: dict[tuple[bool, str], int] = {}
+
+    def _key(self, host: str) -> tuple[tuple[bool, str] | None, int]:
+        """The key ``host`` counts under (None: not counted) and its cap."""
+        if host not in self._trusted:
+            return (False, address_key(host)), self.limit
+        if self.trusted_limit is None:
+            return None, 0
+        return (True, exact_address(host)), self.trusted_limit
 
     def take(self, host: str) -> bool:
-        """Count one more for ``host``; False, and nothing counted, when it holds
-        ``limit`` already."""
-        if host in self._trusted:
+        """Count one more for ``host``; False, and nothing counted, when it holds its
+        cap already."""
+        key, limit = self._key(host)
+        if key is None:
             return True
-        key = address_key(host)
         held = self._held.get(key, 0)
-        if held >= self.limit:
+        if held >= limit:
             return False
         self._held[key] = held + 1
         return True
 
     def give_back(self, host: str) -> None:
         """One that :meth:`take` counted for ``host`` has gone."""
-        if host in self._trusted:
+        key, _ = self._key(host)
+        if key is None:
             return
-        key = address_key(host)
         held = self._held.get(key, 0) - 1
         if held > 0:
             self._held[key] = held
@@ -136,16 +157,31 @@ class AddressCounts:
 class PreLogin:
     """Counts the connections that have not logged in, in all and per address."""
 
-    def __init__(self, total: int, per_address: int, trusted: Networks, files: int | None) -> None:
+    def __init__(
+        self,
+        total: int,
+        per_address: int,
+        trusted: Networks,
+        files: int | None,
+        per_trusted_address: int | None = None,
+    ) -> None:
         self.total = total if files is None else max(1, min(total, files // 2))
         """The cap in all: ``[limits] max_pre_login``, at most half the open-file limit."""
-        self._by_address = AddressCounts(per_address, trusted)
+        trusted_cap = per_trusted_address if per_trusted_address else max(1, self.total // 2)
+        self._by_address = AddressCounts(per_address, trusted, trusted_cap)
         self._count = 0
 
     @property
     def per_address(self) -> int:
         """The cap per address: ``[limits] max_pre_login_per_address``."""
         return self._by_address.limit
+
+    @property
+    def per_trusted_address(self) -> int:
+        """The cap per address of a trusted network: ``[limits]
+        max_pre_login_per_trusted_address``, or half the total cap when that is 0."""
+        assert self._by_address.trusted_limit is not None
+        return self._by_address.trusted_limit
 
     @property
     def count(self) -> int:
@@ -244,8 +280,23 @@ class QuietLog:
         return True
 
 
+class OutageLog:
+    """The log of the database failing for the moment (D296: PostgreSQL restarting or
+    cut off, a full disk): one WARNING line without a traceback at most every
+    ``interval`` seconds, the others counted in the next."""
+
+    def __init__(self, logger: logging.Logger, interval: float, clock: Callable[[], float]):
+        self._log = QuietLog(logger, interval, clock)
+
+    def warning(self, what: str, error: Exception) -> bool:
+        """Log that the database could not do ``what``; True when the line was written."""
+        return self._log.warning("database not available (%s): %s", what, error)
+
+
 ACCEPT_ERROR_INTERVAL = 60.0
 """Seconds between two log lines about failing accepts (out of open files, ...)."""
+OUTAGE_LOG_INTERVAL = 60.0
+"""Seconds between two log lines about the database failing for the moment (D296)."""
 REFUSAL_LOG_INTERVAL = 10.0
 """Seconds between two log lines about connections refused by a cap."""
 _ACCEPT_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})

@@ -103,6 +103,9 @@ async def shout(ctx: Context, cmd: ParsedCommand) -> None:
         raise Reply(replies.TOGGLE_SILENT_BEFORE_SHOUT)
     text = text_or_usage(cmd, 0)
     name = session.name
+    if not ctx.app.shout_pace.allows(name):
+        raise Reply(replies.SHOUTING_TOO_MUCH)  # D300
+    ctx.app.shout_pace.count(name)
     ctx.app.presence.broadcast(
         lambda mode: [replies.shouts(name, text, mode)],
         Audience(exclude=frozenset([name]), toggle_off=Toggle.SILENT, not_gagging=name),

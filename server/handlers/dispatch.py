@@ -4,7 +4,8 @@ In a dialog state (a password prompt of the guest's registration) the line is no
 command: it goes as typed to the handler bound to that state.
 
 Errors become replies here and nowhere else: the protocol's command errors, the
-server's :class:`~server.errors.Reply`, and (logged with its traceback) anything
+server's :class:`~server.errors.Reply`, the database failing for the moment (logged
+once a minute without a traceback, D296), and (logged with its traceback) anything
 unexpected, which answers an internal-error line while the session goes on.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from db.errors import DatabaseOutage
 from protocol import replies
 from protocol.commands import COMMANDS, SessionState
 from protocol.errors import CommandError, UsageError
@@ -49,6 +51,10 @@ async def dispatch(ctx: Context, line: str) -> None:
         session.send_lines(error.lines)
     except asyncio.CancelledError:
         raise
+    except DatabaseOutage as error:  # no fault of the command: no traceback (D296)
+        shown = "***" if dialog is not None else _mask(line)
+        ctx.app.outage_log.warning(f"command {shown!r} of {session.name or '-'}", error)
+        session.send(replies.DATABASE_OUTAGE)
     except Exception:
         shown = "***" if dialog is not None else _mask(line)  # a dialog's line is a password
         log.exception("command %r of %s failed", shown, session.name or "-")

@@ -55,13 +55,19 @@ async def invite(ctx: Context, cmd: ParsedCommand) -> None:
     if not cmd.args:
         raise Reply(replies.INVITE_WHO)
     target = await app.complete(cmd.args[0])
+    if session.name in target.gagged:  # a gag stops invitations too (D301)
+        raise Reply(replies.wont_listen(target.name))
     saved = await app.tables.invitable(session, target)
     request = None
     if len(cmd.args) > 1:
         length = _length(cmd.args[1], session)
         rules, words = _chosen_rules(app.settings.rules, cmd.args[2:], length)
         request = MatchRequest(length, rules, words)
+    pair = (session.name, target.name)
+    if not app.invitation_pace.allows(pair):
+        raise Reply(replies.invited_too_often(target.name))  # D301
     app.tables.invite(session, target, saved, request)
+    app.invitation_pace.count(pair)
 
 
 def _chosen_rules(
@@ -110,6 +116,15 @@ def _telnet(session: Session, *lines: str) -> tuple[str, ...]:
     return () if session.clip else lines
 
 
+def _accepted(ctx: Context) -> None:
+    """An invitation was accepted: its inviter's invitations to this user are no longer
+    counted against them (D301; pairs playing match after match invite each other
+    again and again)."""
+    session = ctx.session
+    if session.opponent is not None:
+        ctx.app.invitation_pace.forget((session.opponent, session.name))
+
+
 async def join(ctx: Context, cmd: ParsedCommand) -> None:
     """``join NAME`` accepts an invitation; a bare ``join`` starts the next game (§4.8),
     or, outside a match, accepts the one invitation waiting (D173)."""
@@ -117,6 +132,7 @@ async def join(ctx: Context, cmd: ParsedCommand) -> None:
     tables = ctx.app.tables
     if cmd.args:
         await tables.join(session, cmd.args[0])
+        _accepted(ctx)
         return
     if tables.playing(session.name):
         await tables.join_next_game(session)
@@ -124,6 +140,7 @@ async def join(ctx: Context, cmd: ParsedCommand) -> None:
     inviters = tables.inviters_of(session.name)
     if len(inviters) == 1:
         await tables.join(session, inviters[0])
+        _accepted(ctx)
         return
     explained = replies.invited_by(inviters) if inviters else replies.NOBODY_INVITED_YOU
     raise Reply(replies.JOIN_WHO, *_telnet(session, explained))

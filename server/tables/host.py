@@ -18,6 +18,7 @@ from backgammon.dice import DiceRoller
 from db.repository import Database
 from server.clock import Timer
 from server.config import Settings
+from server.doors.admission import OutageLog
 from server.tables.dice_stats import DiceStats
 from server.tables.matches import Invitation, LiveMatch
 from server.tables.updates import TableUpdate
@@ -75,6 +76,12 @@ class TableServices(Protocol):
     @property
     def stopping(self) -> bool:
         """The server is stopping: matches leave the table without status notices."""
+        ...
+
+    @property
+    def outage_log(self) -> OutageLog:
+        """Where the database failing for the moment is logged, once a minute at most
+        and without a traceback (D296)."""
         ...
 
 

@@ -21,6 +21,7 @@ from protocol.game_record import last_game, oldmoves_lines
 from protocol.replies import Toggle
 from server.clock import Timer
 from server.config import Settings
+from server.doors.admission import OutageLog
 from server.errors import Reply
 from server.tables import dice_proof, match_commands, match_lifecycle
 from server.tables.announce import seated_side
@@ -90,6 +91,10 @@ class LocalTables:
     @property
     def stopping(self) -> bool:
         return self._services.stopping
+
+    @property
+    def outage_log(self) -> OutageLog:
+        return self._services.outage_log
 
     # -- where the updates go (server.tables.host.TableHost) --------------------------------
 

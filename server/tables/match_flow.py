@@ -35,7 +35,7 @@ from backgammon.events import Event
 from backgammon.match import Match, Phase
 from backgammon.moves import Play
 from backgammon.notation import format_move
-from db.errors import StaleRatingError
+from db.errors import DatabaseOutage, StaleRatingError
 from protocol import replies
 from protocol.replies import Toggle
 from server.tables.announce import seated
@@ -113,7 +113,7 @@ async def run(
         step.act(events)
         follow_up(step, resumed=resumed)
         settlement = settle(app, live, step.events())
-        settlement = await save(app, live, settlement)
+        settlement = await _save_until_done(app, live, settlement)
         if settlement.rated is not None:  # who is still at the table after the save
             seats = [seated(app.presence, name) for name in live.names]
             apply_ratings(app.presence, settlement, seats)
@@ -201,6 +201,36 @@ def _automatic_play(match: Match, player: Peer) -> Play | None:
 
 
 # -- save ---------------------------------------------------------------------------------
+
+SAVE_RETRY = 1.0
+"""Seconds between two tries of a match action's save that the database could not do."""
+
+
+async def _save_until_done(app: TableHost, live: LiveMatch, settlement: Settlement) -> Settlement:
+    """:func:`save` (the settlement as stored), tried again every :data:`SAVE_RETRY`
+    seconds while the database fails for the moment (a full disk, PostgreSQL
+    restarting), the players told once (D297). The action stays applied and
+    unannounced meanwhile, under the match's lock, so nothing is announced that is not
+    stored and nothing is lost: its lines go out as soon as a try succeeds (before, the
+    action was applied, its lines never sent, and the match sat still until both
+    players typed ``board``). When the server stops, or a player has left (whose logout
+    waits for this lock), the error goes up: the match resumes from its last save."""
+    told = False
+    while True:
+        try:
+            return await save(app, live, settlement)
+        except DatabaseOutage as error:
+            a, b = live.names
+            app.outage_log.warning(f"saving the match of {a} and {b}", error)
+            online = (app.presence.get(a), app.presence.get(b))
+            players = [p for p in online if p is not None and not p.closed]
+            if app.stopping or len(players) < 2:
+                raise  # a player left (their logout waits for this lock): give up
+            if not told:
+                for player in players:
+                    app.presence.send(player, replies.MATCH_NOT_SAVED)
+                told = True
+        await app.timer.sleep(SAVE_RETRY)
 
 
 RATING_ATTEMPTS = 3

@@ -24,7 +24,14 @@ from server.config import ConfigError, Settings, load
 from server.doors.admission import Networks, address_key
 from tests.conftest import DbTarget
 
-from .conftest import IAC_WONT_TTYPE, ScriptedClient, clip_login, make_user, running
+from .conftest import (
+    IAC_WONT_TTYPE,
+    ScriptedClient,
+    clip_login,
+    connect_from,
+    make_user,
+    running,
+)
 from .fake_clock import FakeTimer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -152,8 +159,10 @@ async def test_connections_per_address_are_capped(
 
 async def test_connections_in_all_are_capped(settings: Settings, db_target: DbTarget) -> None:
     """``[limits] max_pre_login`` holds for trusted addresses too (127.0.0.1 is one by
-    default, with no per-address cap)."""
-    capped = settings.replace(max_pre_login=4, max_pre_login_per_address=1)
+    default, with a cap of its own, here above the total)."""
+    capped = settings.replace(
+        max_pre_login=4, max_pre_login_per_address=1, max_pre_login_per_trusted_address=10
+    )
     async with running(capped, db_target) as app, clients(app) as opened:
         assert "127.0.0.1" in app.trusted
         waiting = [await at_prompt(app, opened) for _ in range(4)]
@@ -161,6 +170,43 @@ async def test_connections_in_all_are_capped(settings: Settings, db_target: DbTa
         await waiting[0].close()
         await asyncio.sleep(0.2)
         await at_prompt(app, opened)
+
+
+async def at_prompt_from(app: App, opened: list[ScriptedClient], source: str) -> ScriptedClient:
+    client = await connect_from(app, source)
+    opened.append(client)
+    await client.prompt(replies.LOGIN_PROMPT)
+    return client
+
+
+async def test_one_trusted_client_cannot_take_every_place(
+    settings: Settings, db_target: DbTarget
+) -> None:
+    """Issue 34 item 13, D295: an address of ``trusted_networks`` counts by itself, up to
+    half the total by default (before, one loopback client filled max_pre_login and
+    every telnet and web user was refused). Another trusted address still comes in, with
+    the total as the last cap; a connection that closes frees its place at once."""
+    capped = settings.replace(max_pre_login=6, max_pre_login_per_address=1)
+    async with running(capped, db_target) as app, clients(app) as opened:
+        assert app.pre_login.per_trusted_address == 3
+        hog = [await at_prompt_from(app, opened, "127.0.0.2") for _ in range(3)]
+        refusal = await connect_from(app, "127.0.0.2")
+        opened.append(refusal)
+        assert await refusal.line() == replies.TOO_MANY_WAITING_FROM_ADDRESS
+        assert await refusal.closed()
+        others = [await at_prompt_from(app, opened, "127.0.0.3") for _ in range(3)]
+        await others[0].close()
+        await asyncio.sleep(0.2)  # the server sees the close
+        assert app.pre_login.count == 5
+        await at_prompt_from(app, opened, "127.0.0.3")
+        await hog[0].send_raw(b"\xff\xf4 junk \x00\x01")  # junk, then gone
+        hog[0].writer.transport.abort()  # a reset, not a close
+        await asyncio.sleep(0.2)
+        await at_prompt_from(app, opened, "127.0.0.2")
+        assert app.pre_login.count == 6
+        late = await connect_from(app, "127.0.0.4")
+        opened.append(late)
+        assert await late.line() == replies.TOO_MANY_WAITING
 
 
 def test_ipv6_counts_by_its_64_network() -> None:

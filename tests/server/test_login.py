@@ -135,3 +135,25 @@ async def test_a_computer_client_marks_the_account_as_a_bot(connect: Connect, ap
     assert user is not None and user.is_bot
     await client.send("rawwho robot")
     assert clip.WhoInfo.parse(await client.expect_prefix("5 robot")).client == profile
+
+
+async def test_a_login_typed_with_control_characters_fails(connect: Connect, app: App) -> None:
+    """D299: the transport removes control characters from every line (D75), but a
+    login line, a telnet name or a password typed with one fails as a wrong password
+    does (``ali<NUL>ce`` logged in as ``alice``); the same login typed plainly works."""
+    await make_user(app, "alice")
+    client = await connect()
+    await client.prompt(replies.LOGIN_PROMPT)
+    for line in (b"login test_client 1008 ali\x00ce secret", b"login c 1008 alice sec\x1bret"):
+        await client.send_raw(line + b"\r\n")
+        assert await client.prompt(replies.LOGIN_PROMPT) == [], line
+    for name, password in ((b"ali\x7fce", b"secret"), (b"alice", b"se\x00cret")):
+        await client.send_raw(name + b"\r\n")
+        await client.prompt(replies.PASSWORD_PROMPT)
+        await client.send_raw(password + b"\r\n")
+        assert replies.LOGIN_INCORRECT in await client.prompt(replies.LOGIN_PROMPT)
+    assert app.registry.get("alice") is None
+    other = await connect()
+    await other.prompt(replies.LOGIN_PROMPT)
+    await other.send("login test_client 1008 alice secret")
+    await other.expect("6")

@@ -330,12 +330,12 @@ async def test_web_connections_count_in_the_telnet_doors_caps(
         await telnet.close()
 
 
-@with_settings(max_pre_login=2)
+@with_settings(max_pre_login=2, max_pre_login_per_trusted_address=2)
 async def test_slow_web_connections_cannot_starve_the_telnet_door(
     service: Service, raw: list[RawHttp]
 ) -> None:
-    """The total cap holds for the web port's connections too (127.0.0.1 is trusted: no
-    per-address cap), and they count towards the telnet door's total."""
+    """The total cap holds for the web port's connections too (127.0.0.1 is trusted: its
+    own cap, here the total), and they count towards the telnet door's total."""
     for _ in range(2):
         await open_raw(service, raw)
     await pre_login_count(service, 2)

@@ -36,6 +36,7 @@ from server.doors.web import (
     text_frame,
 )
 from server.service import Service
+from server.world.pace import Pace
 from tests.conftest import DbTarget
 
 from .conftest import Connect, clip_login, make_user
@@ -183,6 +184,8 @@ async def test_a_client_that_stops_reading_is_dropped(
         server_socket = output._transport.get_extra_info("socket")
         server_socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
         text = "z" * 900
+        # Shouts fill the stuck reader's buffers here: no rate for them (D300).
+        app.shout_pace = Pace(10_000, app.timer.now)
         for _ in range(app.settings.command_burst):
             await alice.send(f"shout {text}")
             assert await alice.line() == f"17 {text}"
@@ -351,3 +354,18 @@ async def test_a_message_over_max_unread_input_ends_the_connection(
             break
         await asyncio.sleep(0.05)
     assert app.registry.get("alice") is None
+
+
+async def test_a_web_login_typed_with_control_characters_fails(
+    service: Service, clients: list[WebClient]
+) -> None:
+    """D299 on the web door: a CLIP login line with a control character fails."""
+    await make_user(service.app, "alice")
+    client = await WebClient.open(service)
+    clients.append(client)
+    await client.expect(replies.LOGIN_PROMPT)
+    await client.send("login web 1008 ali\x00ce secret")
+    await client.expect(replies.LOGIN_PROMPT)
+    assert service.app.registry.get("alice") is None
+    await client.send("login web 1008 alice secret")
+    await client.expect("6")

@@ -1,0 +1,123 @@
+"""One match analysed by a ``gnubg`` process (Debian's GNU Backgammon, run beside us).
+
+gnubg is GPL software: it runs as its own process and none of its code is part of this
+project. :func:`analyse_mat` writes the match's ``.mat`` text and a short script for
+gnubg's embedded Python into a temporary directory and runs ``gnubg -t -q -r -p`` on it:
+the script sets the analysis depth, imports the match, runs gnubg's ``analyse match``,
+converts each analysed cube decision's equities to normalised money equity with gnubg's
+own ``mwc2eq`` at that decision's score and cube (navigating to it), and writes gnubg's
+``match()`` dictionary as JSON. :func:`protocol.analysis.from_gnubg` reads it. The
+process runs with one thread (``set threads 1``), so a worker uses one core at most.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Final
+
+from protocol.analysis import AnalysisError, MatchAnalysis, from_gnubg
+
+DEFAULT_BINARY: Final = "/usr/games/gnubg"
+PLIES: Final = (0, 1, 2)
+"""The depths an analysis may run at (0: gnubg's net alone, the default)."""
+
+_SCRIPT: Final = """\
+import json
+import gnubg
+
+PLY, MAT, OUT, JACOBY = %r, %r, %r, %r
+for command in (
+    "set threads 1",
+    "set jacoby " + ("on" if JACOBY else "off"),
+    "set analysis chequerplay evaluation plies %%d" %% PLY,
+    "set analysis cubedecision evaluation plies %%d" %% PLY,
+    'import mat "%%s"' %% MAT,
+    "analyse match",
+):
+    gnubg.command(command)
+match = gnubg.match(analysis=1, boards=0, statistics=1, verbose=0)
+length = match["match-info"].get("match-length", 0)
+gnubg.navigate()
+for number, game in enumerate(match["games"]):
+    if number:
+        gnubg.navigate(game=1)
+    at = 0
+    for index, record in enumerate(game["game"]):
+        analysis = record.get("analysis") or {}
+        if "nd-cubeful-eq" not in analysis:
+            continue
+        nd, dt = analysis["nd-cubeful-eq"], analysis["dt-cubeful-eq"]
+        if length:
+            gnubg.navigate(next=index - at)
+            at = index
+            nd, dt = gnubg.mwc2eq(nd), gnubg.mwc2eq(dt)
+        analysis["nd-eq"], analysis["dt-eq"] = nd, dt
+with open(OUT, "w") as out:
+    json.dump(match, out)
+"""
+
+
+def find_gnubg(binary: str | None = None) -> str | None:
+    """The gnubg executable: ``binary`` if given, else Debian's path, else ``gnubg`` on PATH."""
+    for candidate in (binary, DEFAULT_BINARY, "gnubg"):
+        if candidate and (path := shutil.which(candidate)):
+            return path
+    return None
+
+
+async def analyse_mat(
+    mat: str, *, ply: int = 0, binary: str, jacoby: bool = False, timeout: float = 600.0
+) -> MatchAnalysis:
+    """gnubg's analysis of the match in ``mat`` (``.mat`` text) at ``ply``.
+
+    ``jacoby``: the Jacoby rule for a money session (gnubg takes it from its own
+    setting, the file cannot say it). The process is killed on timeout or cancellation.
+
+    :raises AnalysisError: gnubg failed, timed out or gave nothing.
+    """
+    if ply not in PLIES:
+        raise ValueError(f"ply must be one of {PLIES}, not {ply}")
+    with tempfile.TemporaryDirectory(prefix="fibs-analysis-") as folder:
+        here = Path(folder)
+        (here / "match.mat").write_text(mat)
+        out = here / "analysis.json"
+        script = here / "analyse.py"
+        script.write_text(_SCRIPT % (ply, str(here / "match.mat"), str(out), jacoby))
+        process = await asyncio.create_subprocess_exec(
+            binary,
+            "-t",
+            "-q",
+            "-r",
+            "-p",
+            str(script),
+            cwd=folder,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            _, stderr = await asyncio.wait_for(process.communicate(), timeout)
+        except TimeoutError:
+            await _kill(process)
+            raise AnalysisError(f"gnubg took more than {timeout:g} s") from None
+        except BaseException:
+            await _kill(process)
+            raise
+        if process.returncode != 0 or not out.exists():
+            tail = stderr.decode(errors="replace")[-500:]
+            raise AnalysisError(f"gnubg exited with {process.returncode}: {tail}")
+        data = json.loads(out.read_text())
+    return from_gnubg(data, ply)
+
+
+async def _kill(process: asyncio.subprocess.Process) -> None:
+    """Kill gnubg and reap it (shielded: a cancelled analysis leaves no process)."""
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+    with contextlib.suppress(BaseException):
+        await asyncio.shield(process.wait())

@@ -7,6 +7,7 @@ __all__ = [
     "DatabaseError",
     "DatabaseUnavailable",
     "MigrationError",
+    "UnknownMatchError",
     "UnknownUserError",
     "UserExistsError",
 ]
@@ -62,6 +63,14 @@ class UnknownUserError(DatabaseError, LookupError):
     def __init__(self, name: str | None) -> None:
         super().__init__(f"no user {name!r}" if name is not None else "unknown user")
         self.name = name
+
+
+class UnknownMatchError(DatabaseError, LookupError):
+    """No finished match record has this id."""
+
+    def __init__(self, match_id: int) -> None:
+        super().__init__(f"no match record {match_id}")
+        self.match_id = match_id
 
 
 class ConstraintViolation(DatabaseError):

@@ -63,9 +63,10 @@ with open(OUT, "w") as out:
 
 
 def find_gnubg(binary: str | None = None) -> str | None:
-    """The gnubg executable: ``binary`` if given, else Debian's path, else ``gnubg`` on PATH."""
-    for candidate in (binary, DEFAULT_BINARY, "gnubg"):
-        if candidate and (path := shutil.which(candidate)):
+    """The gnubg executable: ``binary`` if given (and only it), else Debian's path, else
+    ``gnubg`` on the PATH; None when there is none."""
+    for candidate in (binary,) if binary else (DEFAULT_BINARY, "gnubg"):
+        if path := shutil.which(candidate):
             return path
     return None
 

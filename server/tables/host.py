@@ -16,6 +16,7 @@ from typing import Protocol
 
 from backgammon.dice import DiceRoller
 from db.repository import Database
+from server.analysis.pool import Analyses
 from server.clock import Timer
 from server.config import Settings
 from server.tables.dice_stats import DiceStats
@@ -75,6 +76,11 @@ class TableServices(Protocol):
     @property
     def stopping(self) -> bool:
         """The server is stopping: matches leave the table without status notices."""
+        ...
+
+    @property
+    def analyses(self) -> Analyses:
+        """Where a finished match goes to be analysed (:mod:`server.analysis`)."""
         ...
 
 

@@ -242,3 +242,4 @@ async def save(app: TableHost, live: LiveMatch, settlement: Settlement) -> None:
         delete_saved=True,
     )
     live.record_id = record.id
+    app.analyses.submit(record.id)  # returns at once: gnubg runs in the background

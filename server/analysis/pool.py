@@ -84,6 +84,14 @@ class Analyses:
     def ply(self) -> int:
         return self._settings.analysis_ply
 
+    def ahead(self, match_id: int) -> int:
+        """How many matches wait before this one (0 when it is being analysed, or not
+        waiting here)."""
+        try:
+            return self._waiting.index(match_id)
+        except ValueError:
+            return 0
+
     def waiting(self) -> tuple[int, ...]:
         """The match ids waiting for a worker, oldest first."""
         return tuple(self._waiting)

@@ -7,7 +7,8 @@ the script sets the analysis depth, imports the match, runs gnubg's ``analyse ma
 converts each analysed cube decision's equities to normalised money equity with gnubg's
 own ``mwc2eq`` at that decision's score and cube (navigating to it), and writes gnubg's
 ``match()`` dictionary as JSON. :func:`protocol.analysis.from_gnubg` reads it. The
-process runs with one thread (``set threads 1``), so a worker uses one core at most.
+process runs with one thread (``set threads 1``), so a worker uses one core at most, and
+at a lower priority (``nice -n 10``), so it takes only what play leaves.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from typing import Final
 from protocol.analysis import AnalysisError, MatchAnalysis, from_gnubg
 
 DEFAULT_BINARY: Final = "/usr/games/gnubg"
+NICENESS: Final = 10
+"""gnubg runs at this lower priority (``nice``): when the cores are busy, the server's
+play goes first and the analyses wait."""
 PLIES: Final = (0, 1, 2)
 """The depths an analysis may run at (0: gnubg's net alone, the default)."""
 
@@ -89,7 +93,10 @@ async def analyse_mat(
         out = here / "analysis.json"
         script = here / "analyse.py"
         script.write_text(_SCRIPT % (ply, str(here / "match.mat"), str(out), jacoby))
+        nice = shutil.which("nice")
+        lower = (nice, "-n", str(NICENESS)) if nice else ()
         process = await asyncio.create_subprocess_exec(
+            *lower,
             binary,
             "-t",
             "-q",

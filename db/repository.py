@@ -805,6 +805,17 @@ class Database:
         rows = await self._runner.read(lambda tx: tx.execute(statement, {}))
         return [_analysis(row) for row in rows]
 
+    async def recent_rates(self, name: str, *, last: int) -> list[float]:
+        """``name``'s error rates in their ``last`` analysed matches, newest first."""
+        params = {"name": name, "offset": 0, "limit": last}
+        statement = self._sql.rates_of
+        rows = await self._runner.read(lambda tx: tx.execute(statement, params))
+        return [
+            float(rate1 if player1 == name else rate2)
+            for player1, rate1, rate2 in rows
+            if (rate1 if player1 == name else rate2) is not None
+        ]
+
     # -- rating list ------------------------------------------------------------------------
 
     async def rating_list(

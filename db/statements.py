@@ -241,6 +241,21 @@ class Statements:
             .returning(MatchAnalysisRow.match_id)
         )
 
+        self.rates_of: Final = (
+            select(MatchRecordRow.player1, MatchAnalysisRow.rate1, MatchAnalysisRow.rate2)
+            .join(MatchAnalysisRow, MatchAnalysisRow.match_id == MatchRecordRow.id)
+            .where(
+                MatchAnalysisRow.state == "done",
+                or_(
+                    MatchRecordRow.player1 == _param(UserRow.name),
+                    MatchRecordRow.player2 == _param(UserRow.name),
+                ),
+            )
+            .order_by(MatchRecordRow.ended_at.desc(), MatchRecordRow.id.desc())
+            .offset(bindparam("offset"))
+            .limit(bindparam("limit"))
+        )
+
         # -- the rating list
         listed = UserRow.experience > bindparam("experience_above", type_=UserRow.experience.type)
         self.rating_list: Final = (

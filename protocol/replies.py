@@ -1467,6 +1467,15 @@ def whois(info: WhoisInfo) -> list[str]:
     return lines
 
 
+def whois_error_rate(rate: float, analysed: int) -> str:
+    """D290: the last line of ``whois`` in telnet mode for a user with analysed matches:
+    the mean of their error rates over the last ones."""
+    matches = "match" if analysed == 1 else "matches"
+    return (
+        f"  Error rate: {rate:.1f} over the last {analysed} {matches} analysed by GNU Backgammon."
+    )
+
+
 def look_alikes_line(names: Sequence[str]) -> str:
     """D269: the last line of ``whois`` when other users' names differ only in case."""
     return f"  Not the same user as {', '.join(names)}: the names differ only in case."

@@ -81,3 +81,21 @@ async def test_no_request_for_a_match_that_is_not_recorded(database: Database) -
     assert await database.get_analysis(4242) is None
     assert await database.get_analysis(0) is None
     assert await database.get_analysis(2**40) is None
+
+
+async def test_a_players_recent_rates_newest_first(database: Database, clock: FakeClock) -> None:
+    rates = {}
+    for n, (first, second) in enumerate([("alice", "bob"), ("bob", "alice"), ("bob", "carol")]):
+        clock.advance(10)
+        match_id = await _record(database, first, second)
+        await database.queue_analysis(match_id, 0)
+        await database.finish_analysis(match_id, result="{}", rates=(n + 0.5, n + 10.5))
+        rates[match_id] = n
+    failed = await _record(database, "alice", "bob")
+    await database.queue_analysis(failed, 0)
+    await database.finish_analysis(failed, result="gnubg crashed", rates=None)
+    await _record(database, "alice", "carol")  # never analysed
+    assert await database.recent_rates("alice", last=20) == [11.5, 0.5]
+    assert await database.recent_rates("alice", last=1) == [11.5]
+    assert await database.recent_rates("carol", last=20) == [12.5]
+    assert await database.recent_rates("dave", last=20) == []

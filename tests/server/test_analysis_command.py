@@ -67,6 +67,17 @@ async def test_a_played_match_is_analysed_and_shown(connect: Connect, app: App) 
         analysis_lines(record.id, names, analysis)
     )
 
+    # whois: the mean rate of the last analysed matches, for people (D290)
+    whois = await command(carol, "whois alice")
+    rate_line = (
+        f"  Error rate: {stored.rate1:.1f} over the last 1 match analysed by GNU Backgammon."
+    )
+    assert rate_line in whois
+    await alice.send("whois bob")
+    await alice.expect("Information about bob:")
+    block = await _lines_until(alice, "  No email address.")
+    assert not any("Error rate" in line for line in block)
+
     # bad ids
     assert await command(carol, "analysis x") == [replies.ANALYSIS_USAGE]
     assert await command(carol, "analysis") == [replies.ANALYSIS_USAGE]

@@ -198,6 +198,8 @@ class Analyses:
                 raise
             except (DatabaseError, OSError) as exc:
                 log.warning("analysis of match %d not stored: %s", match_id, exc)
+            except Exception:  # a bug: logged, and the worker goes on with the next
+                log.exception("analysis of match %d failed unexpectedly", match_id)
             finally:
                 self._running.discard(match_id)
                 self._idle.set()

@@ -8,7 +8,7 @@ converts each analysed cube decision's equities to normalised money equity with 
 own ``mwc2eq`` at that decision's score and cube (navigating to it), and writes gnubg's
 ``match()`` dictionary as JSON. :func:`protocol.analysis.from_gnubg` reads it. The
 process runs with one thread (``set threads 1``), so a worker uses one core at most, and
-at a lower priority (``nice -n 10``), so it takes only what play leaves.
+at the lowest priority (``nice -n 19``), so it takes only what the server leaves.
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ from typing import Final
 from protocol.analysis import AnalysisError, MatchAnalysis, from_gnubg
 
 DEFAULT_BINARY: Final = "/usr/games/gnubg"
-NICENESS: Final = 10
-"""gnubg runs at this lower priority (``nice``): when the cores are busy, the server's
-play goes first and the analyses wait."""
+NICENESS: Final = 19
+"""gnubg runs at the lowest priority (``nice``): when the cores are busy, the server's
+play and its password hashing (niceness 10, :mod:`server.world.passwords`) go first
+and the analyses wait."""
 PLIES: Final = (0, 1, 2)
 """The depths an analysis may run at (0: gnubg's net alone, the default)."""
 

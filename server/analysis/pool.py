@@ -102,6 +102,13 @@ class Analyses:
         """Read back the requests a previous run left unanalysed, start the workers."""
         if not self.enabled:
             return
+        log.info(
+            "analysis of finished matches: %s, %d-ply, %d processes at most, queue of %d",
+            self.binary,
+            self.ply,
+            self._settings.analysis_processes,
+            self._settings.analysis_queue,
+        )
         left = await self._db.queued_analyses()
         if left:
             log.info("analysis: %d finished matches still to analyse", len(left))

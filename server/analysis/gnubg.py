@@ -54,6 +54,11 @@ for number, game in enumerate(match["games"]):
     at = 0
     for index, record in enumerate(game["game"]):
         analysis = record.get("analysis") or {}
+        moves = analysis.get("moves")
+        if moves and len(moves) > 1 and "imove" in analysis:
+            # only the best play and the one made are read: the file stays small
+            analysis["moves"] = [moves[0], moves[analysis["imove"]]]
+            analysis["imove"] = 1
         if "nd-cubeful-eq" not in analysis:
             continue
         nd, dt = analysis["nd-cubeful-eq"], analysis["dt-cubeful-eq"]
@@ -120,7 +125,16 @@ async def analyse_mat(
         if process.returncode != 0 or not out.exists():
             tail = stderr.decode(errors="replace")[-500:]
             raise AnalysisError(f"gnubg exited with {process.returncode}: {tail}")
-        data = json.loads(out.read_text())
+        # off the event loop: a 5-point match is some 130 kB of JSON
+        return await asyncio.to_thread(_read, out, ply)
+
+
+def _read(path: Path, ply: int) -> MatchAnalysis:
+    """gnubg's JSON file read into the analysis (in a thread)."""
+    try:
+        data = json.loads(path.read_text())
+    except ValueError as exc:
+        raise AnalysisError(f"gnubg's output is not JSON: {exc}") from exc
     return from_gnubg(data, ply)
 
 

@@ -182,8 +182,9 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
     Command("erase", "erase", "Administrators only.", hidden=True),
     Command(  # not a FIBS command: this server's extension (D76)
         "export",
-        "export [<match id> [json]]",
-        "List your finished matches, or send one as a Jellyfish .mat file (or as JSON).",
+        "export [<match id> [json|sgf]]",
+        "List your finished matches, or send one as a Jellyfish .mat file (or as JSON,"
+        " or as GNU Backgammon's SGF with its analysis).",
         max_args=2,
         usage=(replies.EXPORT_USAGE,),
     ),

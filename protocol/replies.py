@@ -2183,7 +2183,7 @@ def match_rules_line(rules: Sequence[str]) -> str:
 # Match records: the export command (extension, issue 5 item 6; D76-D77)
 # =====================================================================================
 
-EXPORT_USAGE: Final = "** usage: export [<match id> [json]]"
+EXPORT_USAGE: Final = "** usage: export [<match id> [json|sgf]]"
 """D76, D275: ``export`` with more than two words, a word that is not a match id, or a
 second word other than ``json``."""
 EXPORT_NONE: Final = "** You have no finished matches."
@@ -2389,6 +2389,12 @@ def analysis_line_decision(
 def analysis_line_end(match_id: int) -> str:
     """D288: the last line of the line form."""
     return f"analysis {match_id} end"
+
+
+def export_sgf_begin(match_id: int) -> str:
+    """D291: the line before GNU Backgammon's SGF of the match with its analysis
+    (``export <id> sgf``); :func:`export_end` after it."""
+    return f"*** Match {match_id} as GNU Backgammon's SGF, with its analysis:"
 
 
 def export_json_begin(match_id: int) -> str:

@@ -31,7 +31,7 @@ and the analyses wait."""
 PLIES: Final = (0, 1, 2)
 """The depths an analysis may run at (0: gnubg's net alone, the default)."""
 
-_SCRIPT: Final = """\
+_ANALYSE: Final = """\
 import json
 import gnubg
 
@@ -45,6 +45,20 @@ for command in (
     "analyse match",
 ):
     gnubg.command(command)
+"""
+"""gnubg's commands: the depth, the match imported, analysed (the start of both scripts)."""
+
+_SGF: Final = (
+    _ANALYSE
+    + """\
+gnubg.command('save match "%%s"' %% OUT)
+"""
+)
+"""The analysed match saved in gnubg's own format (SGF, with the analysis)."""
+
+_SCRIPT: Final = (
+    _ANALYSE
+    + """\
 match = gnubg.match(analysis=1, boards=0, statistics=1, verbose=0)
 length = match["match-info"].get("match-length", 0)
 gnubg.navigate()
@@ -70,6 +84,8 @@ for number, game in enumerate(match["games"]):
 with open(OUT, "w") as out:
     json.dump(match, out)
 """
+)
+"""The analysed match as gnubg's ``match()`` data, in JSON (:func:`analyse_mat`)."""
 
 
 def find_gnubg(binary: str | None = None) -> str | None:
@@ -91,42 +107,62 @@ async def analyse_mat(
 
     :raises AnalysisError: gnubg failed, timed out or gave nothing.
     """
-    if ply not in PLIES:
-        raise ValueError(f"ply must be one of {PLIES}, not {ply}")
     with tempfile.TemporaryDirectory(prefix="fibs-analysis-") as folder:
-        here = Path(folder)
-        (here / "match.mat").write_text(mat)
-        out = here / "analysis.json"
-        script = here / "analyse.py"
-        script.write_text(_SCRIPT % (ply, str(here / "match.mat"), str(out), jacoby))
-        nice = shutil.which("nice")
-        lower = (nice, "-n", str(NICENESS)) if nice else ()
-        process = await asyncio.create_subprocess_exec(
-            *lower,
-            binary,
-            "-t",
-            "-q",
-            "-r",
-            "-p",
-            str(script),
-            cwd=folder,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        try:
-            _, stderr = await asyncio.wait_for(process.communicate(), timeout)
-        except TimeoutError:
-            await _kill(process)
-            raise AnalysisError(f"gnubg took more than {timeout:g} s") from None
-        except BaseException:
-            await _kill(process)
-            raise
-        if process.returncode != 0 or not out.exists():
-            tail = stderr.decode(errors="replace")[-500:]
-            raise AnalysisError(f"gnubg exited with {process.returncode}: {tail}")
+        out = await _run(_SCRIPT, Path(folder), mat, ply, binary, jacoby, timeout)
         # off the event loop: a 5-point match is some 130 kB of JSON
         return await asyncio.to_thread(_read, out, ply)
+
+
+async def sgf_of_mat(
+    mat: str, *, ply: int = 0, binary: str, jacoby: bool = False, timeout: float = 600.0
+) -> str:
+    """The match in ``mat`` analysed by gnubg at ``ply`` and saved in gnubg's own format
+    (SGF, the analysis included: some 350 kB for a 5-point match).
+
+    :raises AnalysisError: gnubg failed, timed out or gave nothing.
+    """
+    with tempfile.TemporaryDirectory(prefix="fibs-analysis-") as folder:
+        out = await _run(_SGF, Path(folder), mat, ply, binary, jacoby, timeout)
+        return await asyncio.to_thread(out.read_text, encoding="utf-8", errors="replace")
+
+
+async def _run(
+    script: str, here: Path, mat: str, ply: int, binary: str, jacoby: bool, timeout: float
+) -> Path:
+    """Run ``script`` in gnubg on ``mat`` in the folder ``here``; the file it wrote."""
+    if ply not in PLIES:
+        raise ValueError(f"ply must be one of {PLIES}, not {ply}")
+    (here / "match.mat").write_text(mat)
+    out = here / "analysis.out"
+    code = here / "script.py"
+    code.write_text(script % (ply, str(here / "match.mat"), str(out), jacoby))
+    nice = shutil.which("nice")
+    lower = (nice, "-n", str(NICENESS)) if nice else ()
+    process = await asyncio.create_subprocess_exec(
+        *lower,
+        binary,
+        "-t",
+        "-q",
+        "-r",
+        "-p",
+        str(code),
+        cwd=here,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        _, stderr = await asyncio.wait_for(process.communicate(), timeout)
+    except TimeoutError:
+        await _kill(process)
+        raise AnalysisError(f"gnubg took more than {timeout:g} s") from None
+    except BaseException:
+        await _kill(process)
+        raise
+    if process.returncode != 0 or not out.exists():
+        tail = stderr.decode(errors="replace")[-500:]
+        raise AnalysisError(f"gnubg exited with {process.returncode}: {tail}")
+    return out
 
 
 def _read(path: Path, ply: int) -> MatchAnalysis:

@@ -28,10 +28,11 @@ from typing import Any
 
 from backgammon.errors import SnapshotError
 from db.errors import DatabaseError, UnknownMatchError
+from db.records import MatchRecord
 from db.repository import Database
 from protocol.analysis import AnalysisError, MatchAnalysis, analysis_to_json
 from protocol.mat_export import snapshot_to_mat
-from server.analysis.gnubg import analyse_mat, find_gnubg
+from server.analysis.gnubg import analyse_mat, find_gnubg, sgf_of_mat
 from server.config import Settings
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,8 @@ class Analyses:
         self._storing: dict[int, asyncio.Task[None]] = {}
         """Requests being stored, by match id: a worker waits for its request's row."""
         self._workers: list[asyncio.Task[None]] = []
+        self._slots = asyncio.Semaphore(settings.analysis_processes)
+        """One per gnubg process that may run: the workers' and ``export <id> sgf``'s."""
         self._background: set[asyncio.Task[object]] = set()
         self.dropped = 0
         """Requests dropped because the queue was over its bound, since the start."""
@@ -226,17 +229,15 @@ class Analyses:
         binary = self.binary
         assert binary is not None
         try:
-            mat = snapshot_to_mat(
-                record.moves, site=self._settings.server_name, started_at=record.started_at
-            )
-            jacoby = not record.match_length and bool(json.loads(record.rules).get("jacoby"))
-            analysis = await self._analyse(
-                mat,
-                ply=stored.ply,
-                binary=binary,
-                jacoby=jacoby,
-                timeout=self._settings.analysis_timeout,
-            )
+            mat, jacoby = self._mat(record)
+            async with self._slots:
+                analysis = await self._analyse(
+                    mat,
+                    ply=stored.ply,
+                    binary=binary,
+                    jacoby=jacoby,
+                    timeout=self._settings.analysis_timeout,
+                )
         except (AnalysisError, SnapshotError, ValueError) as exc:
             log.warning("analysis of match %d failed: %s", match_id, exc)
             await self._db.finish_analysis(match_id, result=str(exc)[:1000], rates=None)
@@ -252,3 +253,36 @@ class Analyses:
             first.rate,
             second.rate,
         )
+
+    def _mat(self, record: MatchRecord) -> tuple[str, bool]:
+        """The record's ``.mat`` text, and whether gnubg must play it with the Jacoby
+        rule (a money session's rule, which the file cannot say)."""
+        mat = snapshot_to_mat(
+            record.moves, site=self._settings.server_name, started_at=record.started_at
+        )
+        return mat, not record.match_length and bool(json.loads(record.rules).get("jacoby"))
+
+    # -- gnubg's own file ------------------------------------------------------------------
+
+    async def sgf(self, record: MatchRecord) -> str:
+        """The match analysed and saved by gnubg in its own format (SGF, with the
+        analysis), at the configured depth; it waits for a free gnubg slot, so no more
+        than ``[analysis] processes`` gnubg run at once.
+
+        :raises AnalysisError: analysis is off, or gnubg failed.
+        """
+        binary = self.binary
+        if binary is None:
+            raise AnalysisError("analysis is off")
+        try:
+            mat, jacoby = self._mat(record)
+        except (SnapshotError, ValueError) as exc:
+            raise AnalysisError(str(exc)) from exc
+        async with self._slots:
+            return await sgf_of_mat(
+                mat,
+                ply=self.ply,
+                binary=binary,
+                jacoby=jacoby,
+                timeout=self._settings.analysis_timeout,
+            )

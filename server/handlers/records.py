@@ -17,7 +17,7 @@ import math
 from backgammon.errors import SnapshotError
 from db.errors import UnknownMatchError
 from protocol import replies
-from protocol.analysis import analysis_from_json
+from protocol.analysis import AnalysisError, analysis_from_json
 from protocol.analysis_view import analysis_lines, analysis_text
 from protocol.arguments import ExportForm, parse_export_form, parse_record_id
 from protocol.mat_export import snapshot_to_mat
@@ -59,6 +59,21 @@ async def export(ctx: Context, cmd: ParsedCommand) -> None:
     found = await db.get_match_record(match_id)
     if found is None or session.name not in (found.player1, found.player2):
         raise Reply(replies.export_not_found(match_id))
+    if form is ExportForm.SGF:
+        # D291: gnubg's own file, analysed now (on demand: the stored analysis is ours)
+        if not ctx.app.analyses.enabled:
+            raise Reply(replies.ANALYSIS_OFF)
+        try:
+            sgf = await ctx.app.analyses.sgf(found)
+        except AnalysisError:
+            raise Reply(replies.analysis_failed(match_id)) from None
+        lines = [
+            replies.export_sgf_begin(match_id),
+            *sgf.splitlines(),
+            replies.export_end(match_id),
+        ]
+        session.send_lines(lines)
+        return
     if form is ExportForm.JSON:
         # The record as stored: one line of JSON, which python -m backgammon.fair_dice
         # verify checks (D275).

@@ -107,3 +107,21 @@ async def test_with_analysis_off_the_command_says_so(
         assert await command(erin, f"analysis {match_id}") == [replies.ANALYSIS_OFF]
         assert await app.db.get_analysis(match_id) is None
         erin.writer.close()
+
+
+async def test_export_sgf_is_gnubgs_own_file_with_its_analysis(connect: Connect, app: App) -> None:
+    """``export <id> sgf`` (D291): the match analysed and saved by gnubg, for its players
+    (its lines are gnubg's, not forms of protocol/: no known_lines mark, as for .mat)."""
+    match_id = await record_random_match(app.db, 5, length=3)
+    alice = await clip_login(connect, app, "alice")
+    await alice.send(f"export {match_id} sgf")
+    await alice.expect(replies.export_sgf_begin(match_id))
+    sgf = await _lines_until(alice, replies.export_end(match_id))
+    assert sgf[0].startswith("(;FF[4]GM[6]") and "AP[GNU Backgammon" in sgf[0]
+    assert "PW[alice]PB[bob]" in sgf[0] and "MI[length:3]" in sgf[0]
+    moves = [line for line in sgf if line.startswith((";B[", ";W["))]
+    assert len(moves) > 10
+    assert sum("A[" in line for line in moves) > len(moves) // 2  # the plays analysed
+    carol = await clip_login(connect, app, "carol")
+    await carol.send(f"export {match_id} sgf")
+    await carol.expect(replies.export_not_found(match_id))

@@ -12,7 +12,7 @@ by the difference in actions answered: what start-up, accounts and logins cost c
 out. Prints one JSON object; needs ``valgrind``.
 
 Run: ``python benchmarks/instructions.py [--pairs 20] [--short 5] [--long 40]
-[--postgres URL]``.
+[--postgres URL] [--set SECTION.KEY=VALUE ...]``.
 """
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ def one_run(args: argparse.Namespace, duration: float, workdir: Path) -> dict[st
     ]
     if args.postgres:
         command += ["--postgres", args.postgres]
+    for setting in args.set or ():
+        command += ["--set", setting]
     subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     found = _TOTALS.search(profile.read_text(errors="replace"))
     if found is None:
@@ -79,6 +81,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--long", type=float, default=40.0, help="the long window, seconds")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--postgres", metavar="URL", help="as load.py's --postgres")
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="SECTION.KEY=VALUE",
+        help="as load.py's --set (e.g. analysis.enabled=no)",
+    )
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="fibs-instructions-") as tmp:
         short = one_run(args, args.short, Path(tmp))

@@ -345,6 +345,9 @@ class ProcSample:
     """write_bytes of /proc/<pid>/io: bytes the process sent to the disk (0: unreadable)."""
     database_cpu: float = 0.0
     """With ``--postgres``: CPU seconds of the machine's ``postgres`` processes."""
+    children_cpu: float = 0.0
+    """cutime + cstime: CPU seconds of the server's children that ended (the gnubg
+    processes of the analyses, docs/analysis.md)."""
 
 
 def stat_cpu(stat: str) -> float:
@@ -357,7 +360,10 @@ def stat_cpu(stat: str) -> float:
 def read_proc(pid: int) -> ProcSample:
     """CPU seconds and memory of ``pid`` from /proc/<pid>/stat and /proc/<pid>/status."""
     with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-        cpu = stat_cpu(f.read())
+        stat = f.read()
+    cpu = stat_cpu(stat)
+    fields = stat[stat.rindex(")") + 2 :].split()
+    children = (int(fields[13]) + int(fields[14])) / CLK_TCK  # cutime, cstime
     status: dict[str, int] = {}
     with open(f"/proc/{pid}/status", encoding="ascii") as f:
         for line in f:
@@ -378,6 +384,7 @@ def read_proc(pid: int) -> ProcSample:
         status.get("VmHWM", 0),
         status["Threads"],
         written,
+        children_cpu=children,
     )
 
 
@@ -693,6 +700,21 @@ class ServerProcess:
                     if len(samples) < 10:
                         samples.append(line.strip()[:300])
         return count, samples
+
+    def log_analyses(self) -> dict[str, int]:
+        """Analyses of finished matches the server's log reports: done, failed, dropped."""
+        counts = {"done": 0, "failed": 0, "dropped": 0}
+        if not self.log_path.exists():
+            return counts
+        with self.log_path.open(encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if "analysis of match" in line and "-ply: rates" in line:
+                    counts["done"] += 1
+                elif "analysis of match" in line:  # failed, or not stored
+                    counts["failed"] += 1
+                elif "dropped from the queue" in line:
+                    counts["dropped"] += 1
+        return counts
 
 
 def pin_to_cpu(pid: int, cpu: int) -> None:
@@ -2101,6 +2123,12 @@ def summarize(bench: Bench, groups: dict[str, list[str]], extra: dict[str, Any])
         "baseline_rss_mb": mb(base.rss),
         "cpu_seconds": round(last.cpu - base.cpu, 2),
         "threads": last.threads,
+        "analysis": {
+            # gnubg's analyses of the finished matches (docs/analysis.md): their CPU time
+            # (the server's children) and the server log's lines about them
+            "cpu_seconds": round(last.children_cpu - base.children_cpu, 2),
+            **bench.server.log_analyses(),
+        },
     }
     held = marks.get("idle_held")
     idle_count = len(groups["idle"]) + len(groups["background"])

@@ -9,6 +9,7 @@ __all__ = [
     "DatabaseUnavailable",
     "MigrationError",
     "StaleRatingError",
+    "UnknownMatchError",
     "UnknownUserError",
     "UserExistsError",
 ]
@@ -92,6 +93,14 @@ class StaleRatingError(DatabaseError):
     def __init__(self, current: dict[str, tuple[float, int]]) -> None:
         super().__init__(f"ratings changed meanwhile: {sorted(current)!r}")
         self.current = current
+
+
+class UnknownMatchError(DatabaseError, LookupError):
+    """No finished match record has this id."""
+
+    def __init__(self, match_id: int) -> None:
+        super().__init__(f"no match record {match_id}")
+        self.match_id = match_id
 
 
 class ConstraintViolation(DatabaseError):

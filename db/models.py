@@ -39,6 +39,7 @@ __all__ = [
     "Base",
     "BlindRow",
     "GagRow",
+    "MatchAnalysisRow",
     "MatchRecordRow",
     "MessageRow",
     "SavedEventsRow",
@@ -235,3 +236,32 @@ class MatchRecordRow(Base):
     """The match rules as the rules core's JSON text."""
     moves: Mapped[str] = mapped_column(Text)
     """Every game's moves, dice and cube actions as the rules core's JSON text."""
+
+
+class MatchAnalysisRow(Base):
+    """GNU Backgammon's analysis of a finished match (issue 29; docs/analysis.md).
+
+    A row is the request (``state`` ``queued``: the queue of the analysis workers, which
+    survives a restart) and then its outcome (``done`` with the analysis, or ``failed``).
+    The players' rates are columns of their own, for a player's average over their last
+    matches; everything else is the analysis as JSON text (:mod:`protocol.analysis`).
+    """
+
+    __tablename__ = "match_analyses"
+    __table_args__ = (
+        CheckConstraint("state IN ('queued', 'done', 'failed')", name="state"),
+        Index(None, "state", "queued_at"),
+    )
+
+    match_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("match_records.id", ondelete=_CASCADE), primary_key=True
+    )
+    state: Mapped[str] = mapped_column(String)
+    ply: Mapped[int] = mapped_column(Integer)
+    queued_at: Mapped[int] = mapped_column(BigInteger)
+    finished_at: Mapped[int | None] = mapped_column(BigInteger)
+    rate1: Mapped[float | None] = mapped_column(Float)
+    """The first player's (``match_records.player1``) rate, when done."""
+    rate2: Mapped[float | None] = mapped_column(Float)
+    result: Mapped[str | None] = mapped_column(Text)
+    """The analysis as JSON text (``done``), or why it failed (``failed``)."""

@@ -20,6 +20,7 @@ __all__ = [
     "RatingUpdate",
     "SavedEvents",
     "SavedMatch",
+    "StoredAnalysis",
     "StoredMessage",
     "User",
     "UserSettings",
@@ -183,6 +184,23 @@ class MatchRecord:
     """JSON text of the match rules, as given."""
     moves: str
     """JSON text of every game's moves, dice and cube actions, as given."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StoredAnalysis:
+    """A finished match's analysis by GNU Backgammon: requested, done or failed."""
+
+    match_id: int
+    state: str
+    """``queued`` (waiting for a worker, or being analysed), ``done`` or ``failed``."""
+    ply: int
+    queued_at: int
+    finished_at: int | None
+    rate1: float | None
+    """The match's first player's rate (``done`` only)."""
+    rate2: float | None
+    result: str | None
+    """The analysis as JSON text (``done``), or why it failed (``failed``)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -55,6 +55,7 @@ from db.errors import (
     ConstraintViolation,
     MessageLimitError,
     StaleRatingError,
+    UnknownMatchError,
     UnknownUserError,
     UserExistsError,
 )
@@ -66,12 +67,14 @@ from db.records import (
     RatingUpdate,
     SavedEvents,
     SavedMatch,
+    StoredAnalysis,
     StoredMessage,
     User,
     UserSettings,
 )
 from db.runner import Row, Runner, SqliteRunner, Transaction
 from db.statements import (
+    ANALYSIS_COLUMNS,
     MESSAGE_COLUMNS,
     RECORD_COLUMNS,
     SAVED_COLUMNS,
@@ -756,6 +759,96 @@ class Database:
         rows = await self._runner.read(lambda tx: tx.execute(statement, params))
         return [_match_record(row) for row in rows]
 
+    # -- analyses of finished matches ----------------------------------------------------
+
+    async def queue_analysis(self, match_id: int, ply: int, *, at: float | None = None) -> None:
+        """Ask for the analysis of a finished match at ``ply`` (again, if it had one):
+        the row is ``queued`` until :meth:`finish_analysis` (docs/analysis.md).
+
+        :raises UnknownMatchError: no such match record.
+        """
+        sql = self._sql
+        values = {
+            "match_id": match_id,
+            "state": "queued",
+            "ply": ply,
+            "queued_at": self._now(at),
+            "finished_at": None,
+            "rate1": None,
+            "rate2": None,
+            "result": None,
+        }
+
+        def job(tx: Transaction) -> None:
+            if not tx.execute(sql.record, {"id": match_id}):
+                raise UnknownMatchError(match_id)
+            tx.execute(sql.delete_analysis, {"match_id": match_id})
+            tx.execute(sql.insert_analysis, values)
+
+        await self._runner.write(job, key=("analysis", match_id))
+
+    async def drop_queued_analysis(self, match_id: int) -> bool:
+        """Forget a request not yet analysed (the queue was over its bound); False when
+        there was none."""
+        statement = self._sql.drop_queued_analysis
+
+        def job(tx: Transaction) -> bool:
+            return bool(tx.execute(statement, {"match_id": match_id}))
+
+        return await self._runner.write(job, key=("analysis", match_id))
+
+    async def finish_analysis(
+        self,
+        match_id: int,
+        *,
+        result: str,
+        rates: tuple[float, float] | None,
+        at: float | None = None,
+    ) -> bool:
+        """Store a queued analysis's outcome: done with ``result`` (the analysis as JSON
+        text) and both players' ``rates``, or failed (``rates`` None, ``result`` why).
+        False when the request is no longer queued (dropped, or asked again meanwhile
+        and already finished)."""
+        params = {
+            "match_id": match_id,
+            "state": "failed" if rates is None else "done",
+            "finished_at": self._now(at),
+            "rate1": None if rates is None else float(rates[0]),
+            "rate2": None if rates is None else float(rates[1]),
+            "result": result,
+        }
+        statement = self._sql.finish_analysis
+
+        def job(tx: Transaction) -> bool:
+            return bool(tx.execute(statement, params))
+
+        return await self._runner.write(job, key=("analysis", match_id))
+
+    async def get_analysis(self, match_id: int) -> StoredAnalysis | None:
+        """The analysis (or its request) of a finished match, None when never asked."""
+        if not 0 < match_id <= MAX_RECORD_ID:
+            return None
+        statement = self._sql.analysis
+        rows = await self._runner.read(lambda tx: tx.execute(statement, {"match_id": match_id}))
+        return _analysis(rows[0]) if rows else None
+
+    async def queued_analyses(self) -> list[StoredAnalysis]:
+        """The requests not yet analysed, oldest first (the workers' queue at a start)."""
+        statement = self._sql.queued_analyses
+        rows = await self._runner.read(lambda tx: tx.execute(statement, {}))
+        return [_analysis(row) for row in rows]
+
+    async def recent_rates(self, name: str, *, last: int) -> list[float]:
+        """``name``'s error rates in their ``last`` analysed matches, newest first."""
+        params = {"name": name, "offset": 0, "limit": last}
+        statement = self._sql.rates_of
+        rows = await self._runner.read(lambda tx: tx.execute(statement, params))
+        return [
+            float(rate1 if player1 == name else rate2)
+            for player1, rate1, rate2 in rows
+            if (rate1 if player1 == name else rate2) is not None
+        ]
+
     # -- rating list ------------------------------------------------------------------------
 
     async def rating_list(
@@ -937,6 +1030,10 @@ def _saved_match(row: Row) -> SavedMatch:
 
 def _saved_events_values(chunk: SavedEvents) -> dict[str, Any]:
     return {"game": chunk.game, "first_event": chunk.first_event, "events": chunk.events}
+
+
+def _analysis(row: Row) -> StoredAnalysis:
+    return StoredAnalysis(**dict(zip(ANALYSIS_COLUMNS, row, strict=True)))
 
 
 def _match_record(row: Row) -> MatchRecord:

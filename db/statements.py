@@ -35,6 +35,7 @@ from sqlalchemy.orm import InstrumentedAttribute
 from db.models import (
     BlindRow,
     GagRow,
+    MatchAnalysisRow,
     MatchRecordRow,
     MessageRow,
     SavedEventsRow,
@@ -43,6 +44,7 @@ from db.models import (
 )
 
 __all__ = [
+    "ANALYSIS_COLUMNS",
     "MESSAGE_COLUMNS",
     "RECORD_COLUMNS",
     "SAVED_COLUMNS",
@@ -62,6 +64,7 @@ SAVED_COLUMNS: Final = _keys(SavedMatchRow)
 _SAVED_EVENTS_COLUMNS: Final = _keys(SavedEventsRow)
 RECORD_COLUMNS: Final = _keys(MatchRecordRow)
 MESSAGE_COLUMNS: Final = _keys(MessageRow)
+ANALYSIS_COLUMNS: Final = _keys(MatchAnalysisRow)
 
 _ListTable = type[GagRow] | type[BlindRow]
 
@@ -209,6 +212,47 @@ class Statements:
             .order_by(MatchRecordRow.ended_at.desc(), MatchRecordRow.id.desc())
             # SQLite's compiler adds an OFFSET to every LIMIT: name it, or it gets a
             # generated parameter name.
+            .offset(bindparam("offset"))
+            .limit(bindparam("limit"))
+        )
+
+        # -- analyses of finished matches
+        analysis_id = MatchAnalysisRow.match_id == _param(MatchAnalysisRow.match_id)
+        self.insert_analysis: Final = insert(MatchAnalysisRow).values(
+            _values(MatchAnalysisRow, ANALYSIS_COLUMNS)
+        )
+        self.delete_analysis: Final = delete(MatchAnalysisRow).where(analysis_id)
+        self.drop_queued_analysis: Final = (
+            delete(MatchAnalysisRow)
+            .where(analysis_id, MatchAnalysisRow.state == "queued")
+            .returning(MatchAnalysisRow.match_id)
+        )
+        self.analysis: Final = select(*_columns(MatchAnalysisRow, ANALYSIS_COLUMNS)).where(
+            analysis_id
+        )
+        self.queued_analyses: Final = (
+            select(*_columns(MatchAnalysisRow, ANALYSIS_COLUMNS))
+            .where(MatchAnalysisRow.state == "queued")
+            .order_by(MatchAnalysisRow.queued_at, MatchAnalysisRow.match_id)
+        )
+        self.finish_analysis: Final = (
+            update(MatchAnalysisRow)
+            .where(analysis_id, MatchAnalysisRow.state == "queued")
+            .values(_values(MatchAnalysisRow, ("state", "finished_at", "rate1", "rate2", "result")))
+            .returning(MatchAnalysisRow.match_id)
+        )
+
+        self.rates_of: Final = (
+            select(MatchRecordRow.player1, MatchAnalysisRow.rate1, MatchAnalysisRow.rate2)
+            .join(MatchAnalysisRow, MatchAnalysisRow.match_id == MatchRecordRow.id)
+            .where(
+                MatchAnalysisRow.state == "done",
+                or_(
+                    MatchRecordRow.player1 == _param(UserRow.name),
+                    MatchRecordRow.player2 == _param(UserRow.name),
+                ),
+            )
+            .order_by(MatchRecordRow.ended_at.desc(), MatchRecordRow.id.desc())
             .offset(bindparam("offset"))
             .limit(bindparam("limit"))
         )

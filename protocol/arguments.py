@@ -493,16 +493,18 @@ def parse_record_id(word: str, usage: str = replies.EXPORT_USAGE) -> int | Inval
 
 
 class ExportForm(enum.Enum):
-    """What ``export <id>`` sends: the ``.mat`` text (D77) or the JSON record (D275)."""
+    """What ``export <id>`` sends: the ``.mat`` text (D77), the JSON record (D275) or
+    GNU Backgammon's SGF with its analysis (D291)."""
 
     MAT = "mat"
     JSON = "json"
+    SGF = "sgf"
 
 
 def parse_export_form(words: Sequence[str]) -> ExportForm | Invalid:
-    """The words after ``export <id>``: none (the ``.mat`` text) or ``json``."""
+    """The words after ``export <id>``: none (the ``.mat`` text), ``json`` or ``sgf``."""
     if not words:
         return ExportForm.MAT
-    if len(words) == 1 and words[0].lower() == ExportForm.JSON.value:
-        return ExportForm.JSON
+    if len(words) == 1 and words[0].lower() in (ExportForm.JSON.value, ExportForm.SGF.value):
+        return ExportForm(words[0].lower())
     return Invalid.of(replies.EXPORT_USAGE)

@@ -129,6 +129,19 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         repeatable=False,
     ),
     Command("average", "average", "Users per hour."),
+    Command(  # not a FIBS command: this server's extension (D285)
+        "analysis",
+        "analysis <match id>",
+        "GNU Backgammon's analysis of a finished match: error rates, errors and blunders.",
+        details=(
+            "Every finished match is analysed by GNU Backgammon after it ends. The error",
+            "rate is the equity lost per decision times 500: lower is better. See 'export'",
+            "for your matches' ids.",
+        ),
+        min_args=1,
+        max_args=1,
+        usage=(replies.ANALYSIS_USAGE,),
+    ),
     Command("away", "away [message]", "List away users, or mark yourself away with a message."),
     Command("back", "back", "You are back: clears away."),
     Command(
@@ -169,8 +182,9 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
     Command("erase", "erase", "Administrators only.", hidden=True),
     Command(  # not a FIBS command: this server's extension (D76)
         "export",
-        "export [<match id> [json]]",
-        "List your finished matches, or send one as a Jellyfish .mat file (or as JSON).",
+        "export [<match id> [json|sgf]]",
+        "List your finished matches, or send one as a Jellyfish .mat file (or as JSON,"
+        " or as GNU Backgammon's SGF with its analysis).",
         max_args=2,
         usage=(replies.EXPORT_USAGE,),
     ),

@@ -1467,6 +1467,15 @@ def whois(info: WhoisInfo) -> list[str]:
     return lines
 
 
+def whois_error_rate(rate: float, analysed: int) -> str:
+    """D290: the last line of ``whois`` in telnet mode for a user with analysed matches:
+    the mean of their error rates over the last ones."""
+    matches = "match" if analysed == 1 else "matches"
+    return (
+        f"  Error rate: {rate:.1f} over the last {analysed} {matches} analysed by GNU Backgammon."
+    )
+
+
 def look_alikes_line(names: Sequence[str]) -> str:
     """D269: the last line of ``whois`` when other users' names differ only in case."""
     return f"  Not the same user as {', '.join(names)}: the names differ only in case."
@@ -2198,7 +2207,7 @@ def match_rules_line(rules: Sequence[str]) -> str:
 # Match records: the export command (extension, issue 5 item 6; D76-D77)
 # =====================================================================================
 
-EXPORT_USAGE: Final = "** usage: export [<match id> [json]]"
+EXPORT_USAGE: Final = "** usage: export [<match id> [json|sgf]]"
 """D76, D275: ``export`` with more than two words, a word that is not a match id, or a
 second word other than ``json``."""
 EXPORT_NONE: Final = "** You have no finished matches."
@@ -2313,6 +2322,103 @@ def dice_not_committed(match_id: int) -> str:
     """D274: a finished match whose dice were not committed (played before there were
     proofs)."""
     return f"** The dice of match {match_id} were not committed."
+
+
+# -- analysis <id> (issue 29; D285-D289; docs/analysis.md) ----------------------------------
+
+ANALYSIS_USAGE: Final = "** usage: analysis <match id>"
+"""D285: ``analysis`` without a match id, or with a word that is not one."""
+ANALYSIS_OFF: Final = "** Matches are not analysed on this server."
+"""D287: ``[analysis] enabled = no``, or gnubg is not installed."""
+ANALYSIS_MISTAKES: Final = (
+    "    Errors and blunders (game, move, player, play, gnubg's best, equity lost):"
+)
+"""D286: the heading of the list of a match's errors and blunders."""
+ANALYSIS_NO_MISTAKES: Final = "    No errors or blunders."
+"""D286: a match without an error or a blunder."""
+
+
+def analysis_queued(match_id: int, ahead: int) -> str:
+    """D287: a finished match not analysed yet (it is queued now, if it was not)."""
+    return (
+        f"** Match {match_id} is queued for analysis ({ahead} before it)."
+        f" Type 'analysis {match_id}' again in a moment."
+    )
+
+
+def analysis_failed(match_id: int) -> str:
+    """D287: GNU Backgammon could not analyse the match (the log says why)."""
+    return f"** GNU Backgammon could not analyse match {match_id}."
+
+
+def analysis_header(match_id: int, first: str, second: str, ply: int) -> str:
+    """D286: the first line of ``analysis <id>`` in telnet mode."""
+    return f"*** Analysis of match {match_id}, {first} - {second}, by GNU Backgammon at {ply}-ply:"
+
+
+def analysis_player(
+    name: str, rate: float, decisions: int, doubtful: int, errors: int, blunders: int, luck: float
+) -> str:
+    """D286: one player's figures: the error rate (equity lost per decision x500), the
+    decisions that were not forced, the marks, the luck (EMG, positive: lucky)."""
+    return (
+        f"    {name}: error rate {rate:.1f} over {decisions} decisions;"
+        f" doubtful {doubtful}, errors {errors}, blunders {blunders}; luck {luck:.2f}"
+    )
+
+
+def analysis_mistake(
+    game: int, move: int, name: str, played: str, best: str, loss: float, sign: str
+) -> str:
+    """D286: one error (``?``) or blunder (``??``)."""
+    return f"    {game:>2} {move:>3}  {name}  {played} {sign}  {best}  {loss:.3f}"
+
+
+def analysis_end(match_id: int) -> str:
+    """D286: the last line of ``analysis <id>`` in telnet mode."""
+    return f"*** End of analysis of match {match_id}."
+
+
+def analysis_line_header(match_id: int, first: str, second: str, ply: int) -> str:
+    """D288: the line form (CLIP sessions): the match, its players, the depth."""
+    return f"analysis {match_id} match {first} {second} {ply}"
+
+
+def analysis_line_player(
+    match_id: int,
+    game: int,
+    name: str,
+    rate: float,
+    decisions: int,
+    doubtful: int,
+    errors: int,
+    blunders: int,
+    luck: float,
+) -> str:
+    """D288: a player's figures over a game (``game`` from 1) or the match (``game`` 0)."""
+    return (
+        f"analysis {match_id} player {game} {name} {rate:.2f} {decisions}"
+        f" {doubtful} {errors} {blunders} {luck:.3f}"
+    )
+
+
+def analysis_line_decision(
+    match_id: int, game: int, move: int, name: str, played: str, best: str, loss: float, mark: str
+) -> str:
+    """D288: a marked decision (doubtful, error or blunder); plays and cube actions
+    without spaces (``13/7,8/7``, ``no-double``)."""
+    return f"analysis {match_id} mark {game} {move} {name} {played} {best} {loss:.4f} {mark}"
+
+
+def analysis_line_end(match_id: int) -> str:
+    """D288: the last line of the line form."""
+    return f"analysis {match_id} end"
+
+
+def export_sgf_begin(match_id: int) -> str:
+    """D291: the line before GNU Backgammon's SGF of the match with its analysis
+    (``export <id> sgf``); :func:`export_end` after it."""
+    return f"*** Match {match_id} as GNU Backgammon's SGF, with its analysis:"
 
 
 def export_json_begin(match_id: int) -> str:

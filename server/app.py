@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from backgammon.dice import DiceRoller
 from db.repository import Database
+from server.analysis.pool import Analyses
 from server.clock import LoopTimer, Timer
 from server.config import Settings
 from server.doors.admission import (
@@ -134,6 +135,9 @@ class App:
         logout broadcasts."""
         self.dice_stats = DiceStats()
         """Every roll of every match since the start, for ``dicetest``."""
+        self.analyses = Analyses(settings, db)
+        """Finished matches analysed by gnubg in the background (:mod:`server.analysis`);
+        started and stopped with the service."""
 
     # -- logging in -------------------------------------------------------------------
 

@@ -81,6 +81,12 @@ class Settings:
     web_origins: str = ""  # [web] origins, space-separated; empty: same origin only
     web_hosts: tuple[str, ...] = ("127.0.0.1", "localhost")  # [web] hosts, with [web] host
     web_request_timeout: float = 5.0  # [web] request_timeout, seconds for an HTTP request
+    analysis: str = "auto"  # [analysis] enabled: auto (on when gnubg is found), yes or no
+    analysis_processes: int = 1  # [analysis] processes: gnubg processes at most at once
+    analysis_ply: int = 0  # [analysis] ply: 0, 1 or 2
+    analysis_queue: int = 1000  # [analysis] queue: requests waiting at most (oldest dropped)
+    analysis_gnubg: str = ""  # [analysis] gnubg: its path; empty: /usr/games/gnubg or PATH
+    analysis_timeout: float = 600.0  # [analysis] timeout, seconds for one match
     scrypt_n: int = 16384  # [passwords] scrypt_n
     scrypt_r: int = 8  # [passwords] scrypt_r
     scrypt_p: int = 1  # [passwords] scrypt_p
@@ -100,6 +106,10 @@ class Settings:
 EVENT_LOOPS: Final = ("uvloop", "asyncio")
 """The event loops the server runs on ([server] event_loop): uvloop (libuv, the default:
 docs/performance.md §14) or the standard library's."""
+
+
+ANALYSIS_MODES: Final = ("auto", "yes", "no")
+"""``[analysis] enabled``: on when gnubg is found (the default), on, off (docs/analysis.md)."""
 
 
 # (section, key) -> (attribute, type) ; rules keys go to RulesDefaults.
@@ -146,6 +156,12 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("web", "origins"): ("web_origins", str),
     ("web", "hosts"): ("web_hosts", tuple),
     ("web", "request_timeout"): ("web_request_timeout", float),
+    ("analysis", "enabled"): ("analysis", str),
+    ("analysis", "processes"): ("analysis_processes", int),
+    ("analysis", "ply"): ("analysis_ply", int),
+    ("analysis", "queue"): ("analysis_queue", int),
+    ("analysis", "gnubg"): ("analysis_gnubg", str),
+    ("analysis", "timeout"): ("analysis_timeout", float),
     ("passwords", "scrypt_n"): ("scrypt_n", int),
     ("passwords", "scrypt_r"): ("scrypt_r", int),
     ("passwords", "scrypt_p"): ("scrypt_p", int),
@@ -314,6 +330,17 @@ def _validate(settings: Settings) -> None:
             "such as play.example.org or [::1]",
         ),
         (settings.web_request_timeout > 0, "[web] request_timeout must be above 0"),
+        (
+            settings.analysis in ANALYSIS_MODES,
+            f"[analysis] enabled must be {', '.join(ANALYSIS_MODES)}, not {settings.analysis!r}",
+        ),
+        (
+            1 <= settings.analysis_processes <= 64,
+            "[analysis] processes must be 1..64",
+        ),
+        (settings.analysis_ply in (0, 1, 2), "[analysis] ply must be 0, 1 or 2"),
+        (settings.analysis_queue >= 1, "[analysis] queue must be 1 or more"),
+        (settings.analysis_timeout > 0, "[analysis] timeout must be above 0"),
         (settings.scrypt_r >= 1, "[passwords] scrypt_r must be 1 or more"),
         (settings.scrypt_p >= 1, "[passwords] scrypt_p must be 1 or more"),
     ]

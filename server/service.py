@@ -64,6 +64,7 @@ class Service:
         shell: Shell = self._shell  # the transport seam's: telnet runs any such shell
         quiet_accept_errors(asyncio.get_running_loop(), interval=ACCEPT_ERROR_INTERVAL)
         await app.dummy_hash()  # once, before the first login needs it
+        await app.analyses.start()  # the requests a previous run left are analysed now
         self._listener = await telnet.start_server(app.settings, shell)
         app.port = telnet.bound_port(self._listener)
         if app.settings.min_free_disk_mb and app.db.free_bytes() is not None:
@@ -171,6 +172,8 @@ class Service:
         if self.web is not None:
             await self.web.close()
             self.web = None
+        # Every match is saved: the analyses still running are redone at the next start.
+        await app.analyses.stop()
         # Every connection is gone: hashes still queued are for nobody, and the exit
         # must not wait for them (the interpreter joins the pool's threads).
         shutdown_hashing()

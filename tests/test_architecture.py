@@ -309,6 +309,7 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("server.config", "server.clock", "server.errors", "server.memory"),
     ("server.doors",),
     ("server.world",),
+    ("server.analysis",),
     ("server.tables",),
     ("server.app",),
     ("server.login",),
@@ -319,7 +320,8 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
 )
 """The rooms of ``server/``, lowest first (docs/architecture.md, "The import rule"): the
 ground (settings, the clock, ``Reply``, memory), the doors (the transport seam and what
-carries it), the world of users (the presence seam), the tables (running matches), the
+carries it), the world of users (the presence seam), the analysis of finished matches
+(gnubg's workers, which the tables feed), the tables (running matches), the
 App that wires them, the login dialog, the handlers (dispatch and the commands), the
 connection loop, the service and the command line. A room is a sub-package or a top-level
 module; a module may import its own sub-package and the rooms below its own."""
@@ -393,6 +395,8 @@ def test_the_room_rule_finds_an_upward_import() -> None:
 OPERATOR_MODULES = {
     "server/__main__.py": "the command line: argparse and the operator's terminal",
     "server/config.py": "fibs.conf's keys and the operator's configuration errors",
+    "server/analysis/gnubg.py": "gnubg's command line, its script and its files: what the "
+    "server says to GNU Backgammon, never to a client",
 }
 """Modules of server/ whose text is the operator's, never a client's."""
 

@@ -92,6 +92,7 @@ BINDINGS: Final[dict[str, Handler]] = {
     # ratings, records, settings, show
     "ratings": ratings.ratings,
     "export": records.export,
+    "analysis": records.analysis,
     "dicetest": records.dicetest,
     "toggle": settings.toggle,
     "save": settings.save,

@@ -15,6 +15,9 @@ from server.handlers.context import Context
 from server.handlers.settings import timezone_or_reply
 from server.world.presence import WHO_END, Peer
 
+RATE_MATCHES = 20
+"""``whois`` shows the mean error rate of so many of the user's last analysed matches."""
+
 
 def select(ctx: Context, args: tuple[str, ...]) -> list[Peer] | int:
     """The sessions a ``who``/``rawwho`` filter names, sorted by ``set sortwho``.
@@ -124,6 +127,8 @@ async def whois(ctx: Context, cmd: ParsedCommand) -> None:
     if user is None:
         raise Reply(replies.no_information(name))
     look_alikes = tuple(n for n in await ctx.app.db.names_like(name) if n != name)
+    # D290: the mean error rate of the last analysed matches, for people (telnet mode)
+    rates = [] if ctx.session.clip else await ctx.app.db.recent_rates(name, last=RATE_MATCHES)
     online = ctx.app.presence.get(name)
     if online is not None and online.logged_in:
         info = replies.WhoisInfo(
@@ -157,7 +162,10 @@ async def whois(ctx: Context, cmd: ParsedCommand) -> None:
             bot=user.is_bot and not ctx.session.clip,
             look_alikes=look_alikes,
         )
-    ctx.session.send_lines(replies.whois(info))
+    lines = replies.whois(info)
+    if rates:
+        lines.append(replies.whois_error_rate(sum(rates) / len(rates), len(rates)))
+    ctx.session.send_lines(lines)
 
 
 async def where(ctx: Context, cmd: ParsedCommand) -> None:

@@ -1,5 +1,5 @@
-"""Match records and dice statistics: ``export`` (an extension, D76-D77) and ``dicetest``
-(§4.14, D78).
+"""Match records and dice statistics: ``export`` (an extension, D76-D77), ``analysis``
+(an extension, D285-D288) and ``dicetest`` (§4.14, D78).
 
 ``export`` lists the caller's finished matches with their record ids; ``export <id>``
 sends one of them as the Jellyfish ``.mat`` text of :mod:`protocol.mat_export`, between two
@@ -15,7 +15,10 @@ import datetime as dt
 import math
 
 from backgammon.errors import SnapshotError
+from db.errors import UnknownMatchError
 from protocol import replies
+from protocol.analysis import AnalysisError, analysis_from_json
+from protocol.analysis_view import analysis_lines, analysis_text
 from protocol.arguments import ExportForm, parse_export_form, parse_record_id
 from protocol.mat_export import snapshot_to_mat
 from protocol.parser import ParsedCommand
@@ -56,6 +59,21 @@ async def export(ctx: Context, cmd: ParsedCommand) -> None:
     found = await db.get_match_record(match_id)
     if found is None or session.name not in (found.player1, found.player2):
         raise Reply(replies.export_not_found(match_id))
+    if form is ExportForm.SGF:
+        # D291: gnubg's own file, analysed now (on demand: the stored analysis is ours)
+        if not ctx.app.analyses.enabled:
+            raise Reply(replies.ANALYSIS_OFF)
+        try:
+            sgf = await ctx.app.analyses.sgf(found)
+        except AnalysisError:
+            raise Reply(replies.analysis_failed(match_id)) from None
+        lines = [
+            replies.export_sgf_begin(match_id),
+            *sgf.splitlines(),
+            replies.export_end(match_id),
+        ]
+        session.send_lines(lines)
+        return
     if form is ExportForm.JSON:
         # The record as stored: one line of JSON, which python -m backgammon.fair_dice
         # verify checks (D275).
@@ -72,6 +90,38 @@ async def export(ctx: Context, cmd: ParsedCommand) -> None:
         raise Reply(replies.export_not_found(match_id)) from None
     lines = [replies.export_begin(match_id), *text.splitlines(), replies.export_end(match_id)]
     session.send_lines(lines)
+
+
+async def analysis(ctx: Context, cmd: ParsedCommand) -> None:
+    """``analysis <id>`` (D285-D288): gnubg's analysis of any finished match, as text in
+    telnet mode and as lines for programs in CLIP mode; a match not analysed yet is
+    queued (on demand), and the caller is told to ask again."""
+    match_id = valid(parse_record_id(cmd.args[0], replies.ANALYSIS_USAGE))
+    db = ctx.app.db
+    record = await db.get_match_record(match_id)
+    if record is None:
+        raise Reply(replies.no_finished_match(match_id))
+    stored = await db.get_analysis(match_id)
+    if stored is not None and stored.state == "done" and stored.result is not None:
+        try:
+            found = analysis_from_json(stored.result)
+        except SnapshotError:  # stored by another version: as if it had failed
+            raise Reply(replies.analysis_failed(match_id)) from None
+        names = (record.player1, record.player2)
+        layout = analysis_lines if ctx.session.clip else analysis_text
+        ctx.session.send_lines(layout(match_id, names, found))
+        return
+    analyses = ctx.app.analyses
+    if not analyses.enabled:
+        raise Reply(replies.ANALYSIS_OFF)
+    if stored is not None and stored.state == "failed":
+        raise Reply(replies.analysis_failed(match_id))
+    if stored is None:
+        try:
+            await analyses.request(match_id)
+        except UnknownMatchError:
+            raise Reply(replies.no_finished_match(match_id)) from None
+    raise Reply(replies.analysis_queued(match_id, analyses.ahead(match_id)))
 
 
 async def dicetest(ctx: Context, cmd: ParsedCommand) -> None:

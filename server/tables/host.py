@@ -16,6 +16,7 @@ from typing import Protocol
 
 from backgammon.dice import DiceRoller
 from db.repository import Database
+from server.analysis.pool import Analyses
 from server.clock import Timer
 from server.config import Settings
 from server.doors.admission import OutageLog
@@ -82,6 +83,11 @@ class TableServices(Protocol):
     def outage_log(self) -> OutageLog:
         """Where the database failing for the moment is logged, once a minute at most
         and without a traceback (D296)."""
+        ...
+
+    @property
+    def analyses(self) -> Analyses:
+        """Where a finished match goes to be analysed (:mod:`server.analysis`)."""
         ...
 
 

@@ -19,6 +19,7 @@ from db.repository import Database
 from protocol import replies
 from protocol.game_record import last_game, oldmoves_lines
 from protocol.replies import Toggle
+from server.analysis.pool import Analyses
 from server.clock import Timer
 from server.config import Settings
 from server.doors.admission import OutageLog
@@ -95,6 +96,10 @@ class LocalTables:
     @property
     def outage_log(self) -> OutageLog:
         return self._services.outage_log
+
+    @property
+    def analyses(self) -> Analyses:
+        return self._services.analyses
 
     # -- where the updates go (server.tables.host.TableHost) --------------------------------
 

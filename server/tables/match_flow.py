@@ -291,4 +291,5 @@ async def save(app: TableHost, live: LiveMatch, settlement: Settlement) -> Settl
             settlement = Settlement(rerated(settlement.rated, stale.current))
             continue
         live.record_id = record.id
+        app.analyses.submit(record.id)  # returns at once: gnubg runs in the background
         return settlement

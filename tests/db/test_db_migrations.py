@@ -45,6 +45,7 @@ TABLES = {
     "saved_matches",
     "saved_match_events",
     "match_records",
+    "match_analyses",
 }
 
 
@@ -401,3 +402,35 @@ async def test_upgrade_to_0005_keys_every_saved_match_and_record_by_a_table_id(
             assert result.scalar_one() == 2
     finally:
         await engine.dispose()
+
+
+async def test_0006_adds_the_analyses_to_a_database_with_records(db_target: DbTarget) -> None:
+    """Revision 0006 on a database at 0004 that holds a finished match (0005 gives it its
+    table id): the record stays and can be queued for analysis; the downgrade to 0005
+    drops only the analyses."""
+    engine = create_engine(db_target.url, schema=db_target.schema)
+    try:
+        await run_alembic(engine, lambda config: command.upgrade(config, "0004"))
+        async with engine.begin() as connection:
+            await connection.execute(
+                text(
+                    "INSERT INTO match_records (player1, player2, match_length, score1, score2,"
+                    " winner, started_at, ended_at, rules, moves)"
+                    " VALUES ('alice', 'bob', 1, 1, 0, 'alice', 1, 2, '{}', '{}')"
+                )
+            )
+        database = await db_target.open()  # migrates to the head
+        try:
+            assert await current_revision(engine) == head_revision() == "0006"
+            (record,) = await database.list_match_records("alice")
+            await database.queue_analysis(record.id, 0)
+            assert [a.match_id for a in await database.queued_analyses()] == [record.id]
+        finally:
+            await database.close()
+        await run_alembic(engine, lambda config: command.downgrade(config, "0005"))
+        async with engine.connect() as connection:
+            names = await connection.run_sync(lambda c: set(inspect(c).get_table_names()))
+            count = await connection.scalar(text("SELECT count(*) FROM match_records"))
+    finally:
+        await engine.dispose()
+    assert "match_analyses" not in names and count == 1

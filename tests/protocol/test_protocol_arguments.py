@@ -224,7 +224,8 @@ def test_addresses_names_and_record_ids() -> None:
     assert parse_record_id("x", replies.SHOW_DICE_USAGE) == Invalid((replies.SHOW_DICE_USAGE,))
     assert parse_export_form(()) is ExportForm.MAT
     assert parse_export_form(("JSON",)) is ExportForm.JSON
-    for words in (("mat",), ("json", "json")):
+    assert parse_export_form(("sgf",)) is ExportForm.SGF
+    for words in (("mat",), ("json", "json"), ("sgf", "x")):
         assert parse_export_form(words) == Invalid((replies.EXPORT_USAGE,))
 
 

@@ -147,6 +147,7 @@ def settings(db_target: DbTarget) -> Settings:
         scrypt_r=TEST_COST.r,
         scrypt_p=TEST_COST.p,
         login_delay=0.0,
+        analysis="no",  # tests/server/test_analysis*.py turn it on
     )
 
 

@@ -57,6 +57,9 @@ _TEXT_PARAMS = frozenset(
         "when",
         "value",
         "what",
+        "played",  # a play or a cube action, best or made (analysis, D286)
+        "best",
+        "sign",  # ? or ?? after a play (analysis, D286)
         "arg",
         "word",
         "used",

@@ -75,6 +75,7 @@ class ServerThread:
                 "scrypt_r": 1,
                 "scrypt_p": 1,
                 "login_delay": 0.0,
+                "analysis": "no",  # no gnubg behind the pages (tests/server/test_analysis_*)
                 **changes,
             }
         )

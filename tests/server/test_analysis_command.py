@@ -1,0 +1,127 @@
+"""``analysis <id>`` over real sockets (issue 29 item 3; D285-D288): a match played to its
+end is analysed by gnubg in the background, and the command shows it in telnet mode
+(text) and in CLIP mode (lines); a match not analysed yet is queued on demand."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from backgammon.dice import SeededDice
+from protocol import replies
+from protocol.analysis import analysis_from_json
+from protocol.analysis_view import analysis_lines, analysis_text
+from server.app import App
+from server.config import Settings
+from tests.conftest import DbTarget
+
+from .conftest import TIMEOUT, Connect, ScriptedClient, clip_login, connect_from, running
+from .match_driver import Player, play_out
+from .sessions import command, ready_pair, telnet_login
+from .test_analysis_queue import GNUBG, record_random_match
+
+pytestmark = pytest.mark.skipif(not GNUBG.exists(), reason="needs /usr/games/gnubg")
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """Analysis on; scripted clients answer at once (no command rate limit)."""
+    return settings.replace(analysis="yes", commands_per_second=10_000.0, command_burst=10_000)
+
+
+async def _lines_until(client: ScriptedClient, last: str) -> list[str]:
+    lines = []
+    while (line := await client.line(TIMEOUT)) != last:
+        lines.append(line)
+    return [*lines, last]
+
+
+@pytest.mark.known_lines
+async def test_a_played_match_is_analysed_and_shown(connect: Connect, app: App) -> None:
+    app.dice = lambda: SeededDice(5)
+    app.coin = lambda: 1
+    alice, bob = await ready_pair(connect, app)
+    await alice.send("invite bob 3")
+    await bob.expect("Type 'join alice' to accept.")
+    await bob.send("join alice")
+    await play_out(Player(alice, "alice"), Player(bob, "bob"), limit=30)
+    [record] = await app.db.list_match_records("alice")
+    await asyncio.wait_for(app.analyses.wait_idle(), 60)
+    stored = await app.db.get_analysis(record.id)
+    assert stored is not None and stored.state == "done" and stored.result is not None
+    analysis = analysis_from_json(stored.result)
+    names = (record.player1, record.player2)
+
+    # telnet: the text, for anyone (carol did not play)
+    carol = await telnet_login(connect, app, "carol")
+    shown = await command(carol, f"analysis {record.id}")
+    assert shown == analysis_text(record.id, names, analysis)
+    assert shown[0] == replies.analysis_header(record.id, "alice", "bob", 0)
+
+    # CLIP: the lines
+    await alice.send(f"analysis {record.id}")
+    await alice.expect(replies.analysis_line_header(record.id, "alice", "bob", 0))
+    lines = await _lines_until(alice, replies.analysis_line_end(record.id))
+    assert [replies.analysis_line_header(record.id, "alice", "bob", 0), *lines] == (
+        analysis_lines(record.id, names, analysis)
+    )
+
+    # whois: the mean rate of the last analysed matches, for people (D290)
+    whois = await command(carol, "whois alice")
+    rate_line = (
+        f"  Error rate: {stored.rate1:.1f} over the last 1 match analysed by GNU Backgammon."
+    )
+    assert rate_line in whois
+    await alice.send("whois bob")
+    await alice.expect("Information about bob:")
+    block = await _lines_until(alice, "  No email address.")
+    assert not any("Error rate" in line for line in block)
+
+    # bad ids
+    assert await command(carol, "analysis x") == [replies.ANALYSIS_USAGE]
+    assert await command(carol, "analysis") == [replies.ANALYSIS_USAGE]
+    missing = record.id + 100
+    assert await command(carol, f"analysis {missing}") == [replies.no_finished_match(missing)]
+
+
+@pytest.mark.known_lines
+async def test_a_match_not_analysed_is_queued_on_demand(connect: Connect, app: App) -> None:
+    match_id = await record_random_match(app.db, 3)  # stored without a request
+    dave = await clip_login(connect, app, "dave")
+    await dave.send(f"analysis {match_id}")
+    await dave.expect(replies.analysis_queued(match_id, 0))
+    await asyncio.wait_for(app.analyses.wait_idle(), 60)
+    await dave.send(f"analysis {match_id}")
+    await dave.expect(replies.analysis_line_header(match_id, "alice", "bob", 0))
+    await _lines_until(dave, replies.analysis_line_end(match_id))
+
+
+async def test_with_analysis_off_the_command_says_so(
+    settings: Settings, db_target: DbTarget
+) -> None:
+    async with running(settings.replace(analysis="no"), db_target) as app:
+        assert not app.analyses.enabled
+        match_id = await record_random_match(app.db, 4)
+        erin = await telnet_login(lambda: connect_from(app), app, "erin")
+        assert await command(erin, f"analysis {match_id}") == [replies.ANALYSIS_OFF]
+        assert await app.db.get_analysis(match_id) is None
+        erin.writer.close()
+
+
+async def test_export_sgf_is_gnubgs_own_file_with_its_analysis(connect: Connect, app: App) -> None:
+    """``export <id> sgf`` (D291): the match analysed and saved by gnubg, for its players
+    (its lines are gnubg's, not forms of protocol/: no known_lines mark, as for .mat)."""
+    match_id = await record_random_match(app.db, 5, length=3)
+    alice = await clip_login(connect, app, "alice")
+    await alice.send(f"export {match_id} sgf")
+    await alice.expect(replies.export_sgf_begin(match_id))
+    sgf = await _lines_until(alice, replies.export_end(match_id))
+    assert sgf[0].startswith("(;FF[4]GM[6]") and "AP[GNU Backgammon" in sgf[0]
+    assert "PW[alice]PB[bob]" in sgf[0] and "MI[length:3]" in sgf[0]
+    moves = [line for line in sgf if line.startswith((";B[", ";W["))]
+    assert len(moves) > 10
+    assert sum("A[" in line for line in moves) > len(moves) // 2  # the plays analysed
+    carol = await clip_login(connect, app, "carol")
+    await carol.send(f"export {match_id} sgf")
+    await carol.expect(replies.export_not_found(match_id))

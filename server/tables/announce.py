@@ -126,10 +126,11 @@ def seated(presence: Presence, name: str) -> Peer | None:
 def seated_side(presence: Presence, sides: Sides, index: Player) -> tuple[Peer, ...]:
     """The members of side ``index`` who sit at the table now."""
     peers = map(presence.get, sides.members(index))
-    return tuple([p for p in peers if p is not None and p.opponent is not None])
+    return tuple([p for p in peers if _at_a_table(p)])
 
 
 def _at_a_table(peer: Peer | None) -> TypeGuard[Peer]:
+    """Whether ``peer`` (if online) sits at a table: whom a table's lines go to."""
     return peer is not None and peer.opponent is not None
 
 

@@ -218,9 +218,8 @@ async def test_boards_after_cant_move(connect: Connect, app: App) -> None:
     before, _ = await until(carol, replies.cant_move("bob"))
     assert not any(line.startswith("board:") for line in before)
     line = await carol.line()
-    assert line.startswith("board:bob:alice:") and flags(line) == (
-        1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0
-    )  # fmt: skip
+    assert line.startswith("board:bob:alice:")
+    assert flags(line) == (1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0)
     await no_board(alice, 0.1)
     await no_board(bob, 0.1)
     await no_board(carol, 0.1)

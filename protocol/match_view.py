@@ -114,6 +114,28 @@ def _game_state(match: Match, names: Sequence[str], one_away: bool) -> BoardStat
     )
 
 
+def rolled_for_state(state: BoardState, roller: Colour) -> BoardState:
+    """``state`` as shown the moment before the server rolls for ``roller`` by itself:
+    ``roller``'s may-double flag is 0 (D278).
+
+    FIBS rolls without asking for a player who may not double (the Crawford game) or
+    needs one point (D109); a board there that still says "may double" (1:1, D24) makes
+    the BaldLies client and GammonBot ask gnubg and send a ``roll`` the server refuses.
+    Both skip a board on their turn with no dice and their own flag 0 (BaldLies:
+    "Opponent owns the cube server will roll"), as FIBS shows it when the cube is on
+    the other side. Returns ``state`` itself when the flag is 0 already.
+    """
+    side = state.side(roller)
+    if not side.may_double:
+        return state
+    barred = replace(side, may_double=False)
+    return replace(
+        state,
+        o=barred if roller is Colour.O else state.o,
+        x=barred if roller is Colour.X else state.x,
+    )
+
+
 def rolled_state(state: BoardState, roller: Colour, dice: tuple[int, int]) -> BoardState:
     """``state`` as it was the moment ``roller`` rolled ``dice`` that cannot be played.
 

@@ -209,12 +209,18 @@ def _announce_event(t: _Table, event: Event, settlement: Settlement) -> None:
         case DiceRolled():
             _dice_rolled(t, event)
         case TurnPassed():
-            # No board after "can't move" (§4.5, D103): FIBS sends none; GammonBot and
-            # MatchDog ask for one, and a second, unasked board makes GammonBot act twice.
+            # "<name> can't move." is a move without checkers (D277, revising D103): the
+            # opponent gets its board with autoboard when the server asks them to roll
+            # or double next (the BaldLies client acts on boards only), none when the
+            # server rolls for them (their roll's board comes at once); the watchers
+            # get it as after a move. The one who could not move had theirs (D108).
             t.tell(event.player, replies.YOU_CANT_MOVE)
             text = replies.cant_move(t.name(event.player))
             t.tell(OPPOSITE[event.player], text)
             t.to_watchers(lambda side: text)
+            if not t.at().rolled_for:
+                t.board_for_players(OPPOSITE[event.player], toggle=Toggle.AUTOBOARD)
+            t.board_for_watchers()
         case CheckersMoved():
             colour = t.at().frame.colour(event.player)
             texts = [format_move(m, colour) for m in event.moves]

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from backgammon.board import Colour, Player
 from backgammon.dice import Roll
 from backgammon.match import Match
-from protocol.board_view import BoardState
-from protocol.match_view import board_lines, board_state, rolled_state
+from protocol.board_view import BoardState, BoardStyle
+from protocol.match_view import board_lines, board_state, rolled_for_state, rolled_state
 
 
 @dataclass(eq=False)
@@ -28,6 +28,10 @@ class BoardFrame:
     state: BoardState
     o_player: Player
     """Who plays O in this state's game: whose side is whose colour."""
+    raw_state: BoardState | None = None
+    """The state the ``board:`` lines (style 3) show when it is not :attr:`state`: the
+    moment before an automatic roll (:meth:`rolled_for`, D278). The ASCII boards keep
+    :attr:`state`: they read the flags as the cube's owner."""
     _lines: dict[tuple[bool, int, bool], tuple[str, ...]] = field(default_factory=dict, repr=False)
     """The boards rendered so far, by (the O side's?, style, you): no Enum in the key,
     whose hash is Python code."""
@@ -46,8 +50,19 @@ class BoardFrame:
         lines = self._lines.get(key)
         if lines is None:
             colour = self.colour(player)
-            lines = self._lines[key] = tuple(board_lines(self.state, colour, style, you=you))
+            raw = self.raw_state
+            state = raw if raw is not None and style == BoardStyle.RAW else self.state
+            lines = self._lines[key] = tuple(board_lines(state, colour, style, you=you))
         return lines
+
+    def rolled_for(self, roller: Player) -> BoardFrame:
+        """This state as shown right before the server rolls for ``roller`` by itself:
+        their may-double flag 0 in the ``board:`` lines
+        (:func:`protocol.match_view.rolled_for_state`, D278)."""
+        state = rolled_for_state(self.state, self.colour(roller))
+        return (
+            self if state is self.state else BoardFrame(self.state, self.o_player, raw_state=state)
+        )
 
     def rolled_lines(self, roller: Player, roll: Roll, style: int) -> list[str]:
         """The roller's board of the moment they rolled ``roll`` that cannot be played

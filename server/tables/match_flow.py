@@ -60,6 +60,20 @@ class Step:
         if events:
             self.told.append(Batch(tuple(events), Moment.of(self.live, events)))
 
+    def rolling_for(self, player: Player, *, barred: bool) -> None:
+        """The server rolls for ``player`` next, without asking: the last batch (which
+        left it their turn, no dice) says so, and after ``can't move`` they get no board
+        before their roll's (D277). ``barred``: they may not double now (the Crawford
+        game, or one point to go, D109), and that batch's boards show their may-double
+        flag 0 rather than FIBS's 1 (D278)."""
+        last = self.told[-1] if self.told else None
+        if not isinstance(last, Batch) or last.moment.phase is not Phase.TURN:
+            return
+        moment = last.moment
+        frame = moment.frame.rolled_for(player) if barred else moment.frame
+        moment = dataclasses.replace(moment, frame=frame, rolled_for=True)
+        self.told[-1] = Batch(last.events, moment)
+
     def notice(self, side: Player, line: str) -> None:
         """A line for the one who acts for ``side`` alone, between the batches."""
         self.told.append(Notice(side, line))
@@ -150,13 +164,11 @@ def follow_up(step: Step, *, resumed: bool = False) -> None:
             return
         peer = step.player(player)
         if match.phase is Phase.TURN:
-            if (
-                match.may_double(player)
-                and (resumed or not _needs_one_point(match, player))
-                and (peer is None or peer.toggles[Toggle.DOUBLE])
-            ):
+            offered = match.may_double(player) and (resumed or not _needs_one_point(match, player))
+            if offered and (peer is None or peer.toggles[Toggle.DOUBLE]):
                 step.notice(player, replies.ROLL_OR_DOUBLE)
                 return
+            step.rolling_for(player, barred=not offered)
             step.act(match.roll(player))
             resumed = False
             continue

@@ -62,6 +62,10 @@ class Moment:
     only read after a double or redouble."""
     finished_game: tuple[Event, ...]
     """The events of the game the batch ended (the ``toggle moves`` record), else empty."""
+    rolled_for: bool = False
+    """The server rolls for the player on turn right after this batch, without asking
+    them (:func:`server.tables.match_flow.follow_up`): after ``can't move`` they get no
+    board before their roll's (D277)."""
 
     @classmethod
     def of(cls, live: LiveMatch, events: Sequence[Event]) -> Moment:

@@ -250,6 +250,8 @@ class ServerState:
     doubler: int | None
     cube_owner: int | None
     crawford_game: bool
+    barred: int | None = None
+    """The player the server rolls for next, shown as not allowed to double (D278)."""
 
     @classmethod
     def of(cls, match: Match, names: Sequence[str]) -> ServerState:
@@ -290,6 +292,27 @@ class BoardRecorder:
         monkeypatch.setattr(module, "board_state", self._wrap_state(match_view.board_state))
         monkeypatch.setattr(module, "board_lines", self._wrap_lines(match_view.board_lines))
         monkeypatch.setattr(module, "rolled_state", self._wrap_rolled(match_view.rolled_state))
+        monkeypatch.setattr(
+            module, "rolled_for_state", self._wrap_rolled_for(match_view.rolled_for_state)
+        )
+
+    def _wrap_rolled_for(
+        self, original: Callable[[BoardState, Colour], BoardState]
+    ) -> Callable[[BoardState, Colour], BoardState]:
+        """The board before the server rolls for a player who may not double (D278): the
+        server's state then, that player shown as not allowed to double."""
+
+        def rolled_for_state(state: BoardState, roller: Colour) -> BoardState:
+            kept = self._states.get(id(state))
+            assert kept is not None and kept[0] is state, "a board before a roll, unseen"
+            after = kept[1]
+            player = after.o_player if roller is Colour.O else 1 - after.o_player
+            barred = original(state, roller)
+            if barred is not state:
+                self._states[id(barred)] = (barred, dataclasses.replace(after, barred=player))
+            return barred
+
+        return rolled_for_state
 
     def _wrap_rolled(
         self, original: Callable[[BoardState, Colour, tuple[int, int]], BoardState]
@@ -356,8 +379,9 @@ def disagreement(name: str, board: ev.Board, state: ServerState) -> str | None:
     colour = {state.o_player: Colour.O, 1 - state.o_player: Colour.X}
     # FIBS's fields (docs/protocol-decisions.md D24, D100-D102): between games the next
     # game's opening table (turn 0, cube 1, 1:1); in a game the cube's owner alone may
-    # double (both with a centred cube, the Crawford game too), nobody while a double
-    # is pending, and the turn is the side that must answer a double, else the roller's.
+    # double (both with a centred cube, the Crawford game too, but not the player the
+    # server rolls for next, D278), nobody while a double is pending, and the turn is
+    # the side that must answer a double, else the roller's.
     in_game = state.phase in (Phase.TURN, Phase.MOVE, Phase.DOUBLED)
     between = not in_game and state.phase is not Phase.MATCH_OVER
     position = Position.start() if between else state.position
@@ -378,8 +402,8 @@ def disagreement(name: str, board: ev.Board, state: ServerState) -> str | None:
         "cube": 1 if between else state.cube,
         "was doubled": pending and state.doubler == q,
         "may double": (
-            not pending and owner in (None, p),
-            not pending and owner in (None, q),
+            not pending and owner in (None, p) and state.barred != p,
+            not pending and owner in (None, q) and state.barred != q,
         ),
     }
     dice = NO_DICE

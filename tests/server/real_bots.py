@@ -158,6 +158,8 @@ class ScriptedBot:
                 if _MATCH_END.match(line):
                     self.done = True
                 await self.on_line(line)
+                if b"\r\n" not in self.client.buffer:
+                    self.read_done()
             # let gnubg's last answer go out
             await asyncio.wait_for(self._drain(), READ_TIMEOUT)
         finally:
@@ -199,6 +201,10 @@ class ScriptedBot:
     async def on_line(self, line: str) -> None:
         raise NotImplementedError
 
+    def read_done(self) -> None:
+        """Every line of the last read from the server has been handled (the bot is about
+        to wait for the network again)."""
+
 
 # -- the BaldLies bot client ------------------------------------------------------------------
 
@@ -228,14 +234,27 @@ class BaldLiesBot(ScriptedBot):
       off, bell off, crawford on, moreboards on where needed, ``set redoubles none`` if
       its redoubles are not 0, and always ``set boardstyle 3``.
     * ``__handleFIBSInput``: ``Type 'join NAME'`` -> ``join NAME`` (new and resumed
-      matches alike); a ``board:You:`` line whose turn (field 32) is non-zero and equals
-      its colour (field 41) goes to gnubg *raw* (``__handleClipBoard``, GNU.pm
-      ``handleBoard``); ``NAME doubles. Type 'accept' or 'reject'.`` -> ``board``
+      matches alike); a ``board:You:`` line goes to gnubg *raw* (``__handleClipBoard``,
+      GNU.pm ``handleBoard``) when its turn (field 32) is non-zero and either "was
+      doubled" (field 40) is set, or not both may-double flags (38, 39) are 0 ("Waiting
+      for reply to our double"), the turn is its colour (field 41), and it is not a
+      board without dice where only the opponent may double ("Opponent owns the cube
+      server will roll"); ``NAME doubles. Type 'accept' or 'reject'.`` -> ``board``
       (GNU.pm ``handleAction('double')``); the join-next-game line -> ``join``;
       ``NAME wants to resign ...`` -> ``reject`` (``handleAction('resign')``: always).
     * GNU.pm ``handlePleaseMove``: ``Please move N pieces.`` -> ``board`` ("We need a new
       board from the server"). With the board pushed after the roll, gnubg is asked
       twice for the same roll, and both answers are sent: every move goes out twice.
+    * The boards go to gnubg as the real client writes them: ``queueClientOutput``
+      appends each to one buffer while it handles the lines of one read from the server
+      (``sysread`` of up to 4096 bytes, every complete line), and its ``select`` loop
+      writes that buffer in one ``syswrite`` afterwards. gnubg's ``external`` (1.07)
+      reads at most 256 bytes at a time and answers the *first* line of each read only:
+      the rest of that read is lost, and a line cut at byte 256 is read with whatever the
+      client wrote next as one garbled request (``Error: syntax error, ...``; checked
+      against ``/usr/games/gnubg``). So two boards that reach the client in one read get
+      one answer, and a board it writes while gnubg still answers may get none
+      (:meth:`_gnubg_reads`, :attr:`lost_boards`).
     * GNU.pm ``__processLine``: gnubg's ``roll``/``double`` are sent as they are,
       ``take`` -> ``accept``, ``drop`` -> ``reject``, ``beaver`` -> ``redouble``, a move
       matching its ``$move_re`` -> ``__processMove`` (points reversed with ``25 - n``
@@ -251,6 +270,12 @@ class BaldLiesBot(ScriptedBot):
         super().__init__(client, name, engine)
         self.last_board = ""
         self.invalid_answers: list[str] = []
+        self._client_out = b""
+        """Boards queued for gnubg while the lines of one read are handled."""
+        self._gnubg_in = bytearray()
+        """What the client wrote to gnubg's socket and gnubg has not read yet."""
+        self.lost_boards: list[str] = []
+        """Boards gnubg never answered (the rest of a 256-byte read, or garbled)."""
 
     def waiting_for(self) -> str:
         return (
@@ -310,14 +335,42 @@ class BaldLiesBot(ScriptedBot):
     def _board(self, line: str) -> None:
         b = fields(line)
         turn = b[32]
-        if not _perl_true(turn) or int(b[41]) != int(turn):
+        if not _perl_true(turn):
             return
+        if not _perl_true(b[40]):
+            if not _perl_true(b[38]) and not _perl_true(b[39]):
+                return  # "Waiting for reply to our double."
+            if int(b[41]) != int(turn):
+                return  # "Not our turn."
+            if not any(_perl_true(b[i]) for i in (33, 34, 35, 36, 38)) and _perl_true(b[39]):
+                return  # "Opponent owns the cube server will roll."
         self.last_board = line
+        self._client_out += line.encode() + b"\n"
 
-        async def job() -> None:
-            await self._answer(await self.ask_raw(line))
+    def read_done(self) -> None:
+        """The ``select`` loop writes the boards queued during the read in one go."""
+        if self._client_out:
+            self._gnubg_in += self._client_out
+            self._client_out = b""
+            self.queue(self._gnubg_reads)
 
-        self.queue(job)
+    async def _gnubg_reads(self) -> None:
+        """gnubg reads what was written, 256 bytes at a time, and answers the first line
+        of each read; what the client writes while it answers joins the unread rest."""
+        while self._gnubg_in:
+            read = bytes(self._gnubg_in[:256])
+            del self._gnubg_in[:256]
+            first, _, rest = read.partition(b"\n")
+            self.lost_boards += [
+                "board:" + part for part in rest.decode().split("board:")[1:] if part
+            ]
+            request = first.decode()
+            if request.startswith("board:") and request.count(":") == 52:
+                await self._answer(await self.ask_raw(request))
+            else:
+                if "board:" in request:
+                    self.lost_boards.append(request)
+                self.invalid_answers.append("Error: syntax error")
 
     async def _answer(self, answer: str) -> None:
         answer = answer.strip()

@@ -183,10 +183,12 @@ async def test_resume_with_a_pending_resignation_offers_it_again(
     assert "alice" not in app.local_tables.matches
 
 
-async def test_no_board_after_cant_move(connect: Connect, app: App) -> None:
-    """§4.5, D103, D108: "You can't move." / "<name> can't move." come without a board, to
-    the players and to a watcher; the roller's one board comes between its roll and "You
-    can't move.", showing the roll on its own turn with nothing to move."""
+async def test_boards_after_cant_move(connect: Connect, app: App) -> None:
+    """§4.5, D277 (revising D103), D108: the roller's one board comes between its roll
+    and "You can't move.", showing the roll on its own turn with nothing to move; after
+    "<name> can't move." the opponent, asked to roll or double next, gets the board
+    before the prompt (the BaldLies client acts on boards only), and a watcher gets it as
+    after a move. The one who could not move gets nothing more."""
     match = Match(MatchOptions(length=3), ScriptedDice((3, 1)), o_player=0)
     match.start_game()
     match.move(0, match.legal_plays()[0].moves)
@@ -196,6 +198,7 @@ async def test_no_board_after_cant_move(connect: Connect, app: App) -> None:
     app.dice = lambda: ScriptedDice((6, 5))
     alice, bob = await players(connect, app)
     carol = await clip_login(connect, app, "carol")
+    await carol.send("set boardstyle 3")
     await carol.send("watch bob")
     await carol.expect(replies.nothing_interesting("bob"))
     await store(app, match)
@@ -209,11 +212,44 @@ async def test_no_board_after_cant_move(connect: Connect, app: App) -> None:
     assert flags(boards[0]) == (-1, 6, 5, 0, 0, 1, 1, 1, 0, 0, 0, 0)
     before, _ = await until(alice, replies.cant_move("bob"))
     assert not any(line.startswith("board:") for line in before)
+    line, prompt = await alice.line(), await alice.line()
+    assert prompt == replies.ROLL_OR_DOUBLE
+    # turn O (alice), no dice, cube 1, may double 1:1
+    assert flags(line) == (1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0)
     before, _ = await until(carol, replies.cant_move("bob"))
     assert not any(line.startswith("board:") for line in before)
-    assert replies.ROLL_OR_DOUBLE in await no_board(alice)
+    line = await carol.line()
+    assert line.startswith("board:bob:alice:")
+    assert flags(line) == (1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0)
+    await no_board(alice, 0.1)
     await no_board(bob, 0.1)
     await no_board(carol, 0.1)
+
+
+async def test_no_board_after_cant_move_for_the_player_rolled_for(
+    connect: Connect, app: App
+) -> None:
+    """D277: when the server rolls for the opponent of the player who could not move
+    (here: bob owns the cube), that opponent gets no board between "<name> can't move."
+    and "You roll": the roll's board is their first (MatchDog waits for it there)."""
+    match = Match(MatchOptions(length=3), ScriptedDice((3, 1)), o_player=0)
+    match.start_game()
+    match.move(0, match.legal_plays()[0].moves)
+    board = [-1, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, -14, 3] + [0] * 12
+    match.position = Position.from_fibs_board(board, 0)
+    match.cube, match.cube_owner = 2, 1
+    app.dice = lambda: ScriptedDice((6, 5, 2, 1))
+    alice, bob = await players(connect, app)
+    await store(app, match)
+    await resume_lines(alice, bob)
+    await bob.expect(replies.ROLL_OR_DOUBLE)
+    await bob.send("roll")
+    await until(alice, replies.cant_move("bob"))
+    assert await alice.line() == replies.you_roll(2, 1)
+    line = await alice.line()
+    # turn O (alice), her dice 2 1, cube 2, may double 0:1 (bob owns it), can move 2
+    assert flags(line) == (1, 2, 1, 0, 0, 2, 0, 1, 0, 2, 0, 0)
+    assert await alice.line() == replies.please_move(2)
 
 
 FLAGS = (32, 33, 34, 35, 36, 37, 38, 39, 40, 49, 50, 51)
@@ -269,7 +305,8 @@ async def test_no_roll_or_double_for_a_player_who_needs_one_point(
 
 async def test_crawford_game_boards_and_the_refused_double(connect: Connect, app: App) -> None:
     """The Crawford game's boards carry FIBS's flags (1:1, fields 50/51 0:0) for both
-    players and a watcher (§3.4, D24); the double itself is refused."""
+    players and a watcher (§3.4, D24), except the one before the server rolls for a
+    player, where that player's flag is 0 (D278); the double itself is refused."""
     app.dice = lambda: ScriptedDice((3, 1, 5, 2))  # the resumed match's dice
     alice, bob = await players(connect, app)
     carol = await clip_login(connect, app, "carol")
@@ -289,14 +326,18 @@ async def test_crawford_game_boards_and_the_refused_double(connect: Connect, app
     await alice.send("double")  # with the opening dice out
     await alice.expect(replies.CRAWFORD_NO_DOUBLE)
     await alice.send("move 8-5 6-5")
-    # bob's turn before his roll: 1:1 still (0:0 would read as a pending double); the
-    # server rolls for him (he may not double) and his roll's board follows.
+    # bob's turn before his roll, which the server makes for him (he may not double):
+    # his own flag 0, as where the cube is on the other side (D278; 1:1 made the BaldLies
+    # client and GammonBot send a refused roll; 0:0 would read as a pending double);
+    # his roll's board follows with 1:1 again.
     _, b_board = await until(bob, "board:")
-    assert flags(b_board) == (-1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0)
+    assert flags(b_board) == (-1, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0)
     _, b_board = await until(bob, "board:")
     assert flags(b_board) == (-1, 5, 2, 0, 0, 1, 1, 1, 0, 2, 0, 0)
     _, a_board = await until(alice, "board:")
-    assert flags(a_board) == (-1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0)
+    assert flags(a_board) == (-1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0)
+    _, c_board = await until(carol, "board:")
+    assert flags(c_board) == flags(a_board)
     await bob.expect(replies.please_move(2))
     await bob.send("double")
     await bob.expect(replies.CRAWFORD_NO_DOUBLE)

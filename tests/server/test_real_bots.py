@@ -96,19 +96,23 @@ async def _play(
     name: str,
     *,
     leave_on_bot_turn: bool = True,
+    opponent: str = "alice",
 ) -> tuple[ScriptedBot, Opponent]:
-    """Log both in, the opponent invites the bot to a 3-point match, both play it out."""
+    """Log both in, the opponent invites the bot to a 3-point match, both play it out.
+
+    ``opponent``: the opponent's name, in every board the bot gets (its length decides
+    how many of the BaldLies client's boards fit in one read of gnubg's)."""
     await _bot_account(app, name, saved=bot_class is not BaldLiesBot)
     bot = bot_class(await connect(), name, engine)
     await bot.login("secret")
-    opponent_client = await clip_login(connect, app, "alice")
+    opponent_client = await clip_login(connect, app, opponent)
     await opponent_client.send("set boardstyle 3")
     await opponent_client.expect("Value of 'boardstyle' set to 3.")
-    opponent = Opponent(
-        opponent_client, "alice", name, leave_on_bot_turn=leave_on_bot_turn, bot_player=bot
+    player = Opponent(
+        opponent_client, opponent, name, leave_on_bot_turn=leave_on_bot_turn, bot_player=bot
     )
-    await play_match(bot, opponent, invite=f"invite {name} {LENGTH}")
-    return bot, opponent
+    await play_match(bot, player, invite=f"invite {name} {LENGTH}")
+    return bot, player
 
 
 def _crawford_game(view: BoardView) -> bool:
@@ -148,6 +152,20 @@ def _check(bot: ScriptedBot, opponent: Opponent) -> None:
     )
 
 
+def _check_baldlies(bot: BaldLiesBot) -> None:
+    """gnubg answered every board the BaldLies client gave it, and the client never rolled
+    where the server rolls for it (issue 27: in the Crawford game the board before the
+    automatic roll said it may double; it sent ``roll``, and that board and the roll's
+    reached it in one read, so gnubg never answered the roll's board)."""
+    assert not bot.lost_boards, f"gnubg never answered {bot.lost_boards!r}"
+    refused = [
+        line
+        for line in bot.client.seen
+        if line in (replies.ALREADY_ROLLED, replies.CRAWFORD_NO_DOUBLE)
+    ]
+    assert not refused, f"the BaldLies client rolled or doubled where it may not: {refused!r}"
+
+
 async def test_baldlies_client_finishes_a_match(
     connect: Connect, app: App, engine: GnubgEngine
 ) -> None:
@@ -156,9 +174,41 @@ async def test_baldlies_client_finishes_a_match(
     # The BaldLies client acts on boards only and FIBS sends none after a resume: resumed
     # on its own roll it would wait. The match is saved on the opponent's turn.
     bot, opponent = await _play(
+        connect,
+        app,
+        engine,
+        BaldLiesBot,
+        "baldlies",
+        leave_on_bot_turn=False,
+        opponent="GnuBL_opponent",
+    )
+    _check(bot, opponent)
+    assert isinstance(bot, BaldLiesBot)
+    _check_baldlies(bot)
+
+
+async def test_baldlies_client_plays_on_when_its_opponent_cannot_move(
+    connect: Connect, app: App, engine: GnubgEngine
+) -> None:
+    """Issue 27: the BaldLies client ignores ``It's your turn. Please roll or double`` and
+    waits for a board; after ``alice can't move.`` it gets one (D277) and rolls. Seeded
+    so that alice cannot move three times while the bot may double; before D277 the
+    client hung at the first (``alice can't move.``, the prompt, then nothing)."""
+    app.dice = lambda: SeededDice(10)
+    app.coin = lambda: 0
+    bot, opponent = await _play(
         connect, app, engine, BaldLiesBot, "baldlies", leave_on_bot_turn=False
     )
     _check(bot, opponent)
+    assert isinstance(bot, BaldLiesBot)
+    _check_baldlies(bot)
+    seen = bot.client.seen
+    prompted = [
+        i
+        for i, line in enumerate(seen[:-2])
+        if line == "alice can't move." and seen[i + 2] == replies.ROLL_OR_DOUBLE
+    ]
+    assert len(prompted) == 3 and all(seen[i + 1].startswith("board:You:") for i in prompted)
 
 
 async def test_gammonbot_finishes_a_match(connect: Connect, app: App, engine: GnubgEngine) -> None:
@@ -166,25 +216,25 @@ async def test_gammonbot_finishes_a_match(connect: Connect, app: App, engine: Gn
     app.coin = lambda: 1
     bot, opponent = await _play(connect, app, engine, GammonBot, "gammonbot")
     _check(bot, opponent)
-    # It asked for a board after "alice can't move." and after the resume and rolls on
-    # every board that shows its turn without dice: a board it did not ask for makes it
-    # roll twice. Only in the Crawford game, where the server rolls for it while the board
-    # says it may double (1:1, as on FIBS), is its roll refused.
-    assert "alice can't move." in bot.client.seen
+    # It asks for a board after "alice can't move." and after the resume, and acts on
+    # every board that shows its turn without dice where it may double: after "alice
+    # can't move." it answers the board pushed there (D277) and the one it asked for,
+    # so its second answer is refused (here a double: "** alice hasn't responded to
+    # your double yet."). In the Crawford game the board before the server's roll says
+    # it may not double (D278), so it never rolls there: before D278 it sent a refused
+    # roll every turn of the Crawford game.
+    seen = bot.client.seen
+    prompted = [
+        i
+        for i, line in enumerate(seen[:-2])
+        if line == "alice can't move." and seen[i + 2] == replies.ROLL_OR_DOUBLE
+    ]
+    assert len(prompted) == 1 and seen[prompted[0] + 1].startswith("board:You:")
+    assert replies.ALREADY_ROLLED not in seen
     # Boards it had gnubg answer came again and were answered from gnubg's cache (D198):
     # the board it asks for after "alice doubles." is the one pushed with the double
-    # (D100), and in the Crawford game the one after "** You did already roll the dice."
-    # may repeat its roll board.
+    # (D100), and the one after "alice can't move." the one pushed there (D277).
     assert isinstance(bot, GammonBot) and bot.repeated_answers > 0
-    board = None
-    for i, line in enumerate(bot.client.seen):
-        if line.startswith("board:"):
-            board = parse_board(line)
-        elif line == "** You did already roll the dice.":
-            context = bot.client.seen[i - 10 : i + 1]
-            assert board is not None and _crawford_game(board), (
-                f"GammonBot rolled twice outside the Crawford game: {context}"
-            )
 
 
 async def test_matchdog_finishes_a_match(connect: Connect, app: App, engine: GnubgEngine) -> None:

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .browsers import SCREENSHOTS, WAIT
+from .browsers import SCREENSHOTS, WAIT, ServerThread
 
 T = TypeVar("T")
 
@@ -128,3 +128,30 @@ class Page:
 
     def board_position(self) -> str:
         return str(self.by_id("board").get_attribute("data-position") or "")
+
+
+def at_a_match(server: ServerThread, a: Any, b: Any, length: int) -> tuple[Page, Page]:
+    """alice (in browser ``a``) and bob (in ``b``) registered, alice's invitation to a
+    ``length``-point match joined by bob: their pages at the table."""
+    alice = Page(a, server.url, "alice")
+    bob = Page(b, server.url, "bob")
+    alice.register("alice", "secret1")
+    bob.register("bob", "secret2")
+    for page in (alice, bob):
+        page.click("ready")
+    alice.fill("invite-length", str(length))
+    alice.row_button("invite", "bob").click()
+    bob.wait(lambda: bob.all('#invitations button[data-join="alice"]'), "an invitation")
+    bob.all('#invitations button[data-join="alice"]')[0].click()
+    alice.wait(lambda: f"{length}-point match" in alice.text("match-title"), "the match title")
+    return alice, bob
+
+
+def on_move(a: Page, b: Page) -> Page:
+    """The page of the player who has checkers to move now (once there is one)."""
+    mover = a.wait(
+        lambda: next((p for p in (a, b) if p.all("rect.hit.source")), None),
+        "a checker to move",
+    )
+    assert mover is not None
+    return mover

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from .browsers import ServerThread, browser_missing, chromium
-from .pages import Page
+from .pages import Page, at_a_match, on_move
 
 AXE = Path(__file__).resolve().parent / "node_modules" / "axe-core" / "axe.min.js"
 
@@ -78,15 +78,9 @@ def test_a_turn_played_with_the_keyboard_alone(server: ServerThread) -> None:
     position is readable as text."""
     from selenium.webdriver.common.keys import Keys
 
-    from .test_browser import _at_a_match
-
     with chromium() as a, chromium() as b:
-        alice, bob = _at_a_match(server, a, b, 1)
-        mover = alice.wait(
-            lambda: next((p for p in (alice, bob) if p.all("rect.hit.source")), None),
-            "a checker to move",
-        )
-        assert mover is not None
+        alice, bob = at_a_match(server, a, b, 1)
+        mover = on_move(alice, bob)
         other = bob if mover is alice else alice
         before = mover.board_position()
         mover.all("#position-box summary")[0].click()  # the position as text, on demand

@@ -12,7 +12,6 @@ import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,7 +19,7 @@ from protocol import replies
 from tests.server.conftest import make_user
 
 from .browsers import ServerThread, TelnetUser, browser_missing, chromium
-from .pages import Page
+from .pages import Page, at_a_match, on_move
 
 MISSING = browser_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"browser tests: {MISSING}")
@@ -98,10 +97,7 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
         carol.wait(lambda: carol.visible("table") and "Watching" in carol.text("prompt"))
 
         # A move out of turn is refused, with the server's message on the page.
-        first = alice.wait(
-            lambda: next((p for p in (alice, bob) if p.all("rect.hit.source")), None),
-            "a checker to move",
-        )
+        first = on_move(alice, bob)
         waiter = bob if first is alice else alice
         waiter.command("move 1-2")
         waiter.wait(
@@ -118,7 +114,6 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
             assert [e.text for e in page.all("#players .player")] == [bottom, top]
         carol.wait(lambda: [e.text for e in carol.all("#players .player")] == ["alice", "bob"])
         # A die is shown used once a move takes it (doubles: each two moves).
-        assert first is not None
         dice = [int(str(d.get_attribute("data-die"))) for d in first.all("rect.die.mine")]
         assert len(dice) == 2 and first.all("rect.die.used") == []
         assert _turn(first) == "from" and _turn(first) == "to"
@@ -238,26 +233,9 @@ def _cube(page: Page) -> tuple[str, str]:
     return str(cube.get_attribute("data-owner")), str(cube.text)
 
 
-def _at_a_match(server: ServerThread, a: Any, b: Any, length: int) -> tuple[Page, Page]:
-    """alice (in browser ``a``) and bob (in ``b``) registered, alice's invitation to a
-    ``length``-point match joined by bob: their pages at the table."""
-    alice = Page(a, server.url, "alice")
-    bob = Page(b, server.url, "bob")
-    alice.register("alice", "secret1")
-    bob.register("bob", "secret2")
-    for page in (alice, bob):
-        page.click("ready")
-    alice.fill("invite-length", str(length))
-    alice.row_button("invite", "bob").click()
-    bob.wait(lambda: bob.all('#invitations button[data-join="alice"]'), "an invitation")
-    bob.all('#invitations button[data-join="alice"]')[0].click()
-    alice.wait(lambda: f"{length}-point match" in alice.text("match-title"), "the match title")
-    return alice, bob
-
-
 def test_double_take_resign_crawford_and_resume(server: ServerThread) -> None:
     with chromium() as a, chromium() as b:
-        alice, bob = _at_a_match(server, a, b, 3)
+        alice, bob = at_a_match(server, a, b, 3)
 
         # The opening roll is played by whoever won it; then the other may double.
         doubler = _on_roll(alice, bob)
@@ -333,7 +311,7 @@ def test_the_dice_of_a_finished_match_are_verified_in_the_browser(tmp_path: Path
     """Issue 30: with the shipped dice, a match's end reveals the server seed; each
     player's page fetches the record and recomputes every roll with Web Crypto."""
     with ServerThread(tmp_path, seed=None) as server, chromium() as a, chromium() as b:
-        alice, bob = _at_a_match(server, a, b, 1)
+        alice, bob = at_a_match(server, a, b, 1)
         # alice resigns (a 1-point match: the server rolls for both, nobody doubles).
         alice.wait(lambda: alice.visible("resign-box"), "the resign button")
         alice.click("resign")
@@ -376,7 +354,7 @@ def test_the_board_and_its_buttons_fit_every_screen(server: ServerThread) -> Non
     without scrolling, point numbers of 9 px or more, a header of at most two lines and
     lobby buttons on one line each."""
     with chromium() as a, chromium() as b:
-        alice, _ = _at_a_match(server, a, b, 1)
+        alice, _ = at_a_match(server, a, b, 1)
         for width, height in SCREENS:
             a.set_window_size(width, height)
             a.execute_script("window.scrollTo(0, 0)")
@@ -415,12 +393,8 @@ def test_a_double_click_plays_a_checker(server: ServerThread) -> None:
     from selenium.webdriver.common.action_chains import ActionChains
 
     with chromium() as a, chromium() as b:
-        alice, bob = _at_a_match(server, a, b, 1)
-        mover = alice.wait(
-            lambda: next((p for p in (alice, bob) if p.all("rect.hit.source")), None),
-            "a checker to move",
-        )
-        assert mover is not None
+        alice, bob = at_a_match(server, a, b, 1)
+        mover = on_move(alice, bob)
         shown = "return document.getElementById('position-text').textContent"
         before = mover.driver.execute_script(shown)
         ActionChains(mover.driver).double_click(mover.all("rect.hit.source")[0]).perform()

@@ -140,7 +140,7 @@ class RandomPlayer:
 
     def _between_games(self) -> None:
         table, rng = self.table, self.rng
-        for name in [n for n in table.absent if rng.random() < 0.5]:
+        for name in [n for n in sorted(table.absent) if rng.random() < 0.5]:
             table.set_present(name, True)
         if table.partner_offer is not None:
             if rng.random() < 0.2:
@@ -187,7 +187,9 @@ class RandomPlayer:
         options = [
             (name, action)
             for name in table.players
-            for action in table.allowed(name)
+            # In a fixed order: a set's order changes with the process's hash seed, and
+            # a random choice from it would make each run of a seed a different game.
+            for action in sorted(table.allowed(name), key=lambda a: a.value)
             if action is not ChouetteAction.START_GAME
         ]
         if not options:

@@ -126,6 +126,28 @@ class Page:
             f"a {data} button for {name}",
         )
 
+    def press(self, css: str) -> None:
+        """Click the first element ``css`` matches, once there is one. The lists the page
+        draws anew at each update (the lobby, the invitations, the saved matches) can
+        replace the element between finding it and clicking it: then it is found again."""
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        def pressed() -> bool:
+            found = self.all(css)
+            if not found:
+                return False
+            try:
+                found[0].click()
+            except StaleElementReferenceException:
+                return False
+            return True
+
+        self.wait(pressed, f"to press {css}")
+
+    def press_row_button(self, data: str, name: str) -> None:
+        """Click the lobby's Invite or Watch button for ``name`` once it is there."""
+        self.press(f'#who button[data-{data}="{name}"]')
+
     def board_position(self) -> str:
         return str(self.by_id("board").get_attribute("data-position") or "")
 
@@ -140,9 +162,9 @@ def at_a_match(server: ServerThread, a: Any, b: Any, length: int) -> tuple[Page,
     for page in (alice, bob):
         page.click("ready")
     alice.fill("invite-length", str(length))
-    alice.row_button("invite", "bob").click()
+    alice.press_row_button("invite", "bob")
     bob.wait(lambda: bob.all('#invitations button[data-join="alice"]'), "an invitation")
-    bob.all('#invitations button[data-join="alice"]')[0].click()
+    bob.press('#invitations button[data-join="alice"]')
     alice.wait(lambda: f"{length}-point match" in alice.text("match-title"), "the match title")
     return alice, bob
 

@@ -58,15 +58,15 @@ def test_every_state_of_the_page_passes_axe(server: ServerThread) -> None:
             page.click("ready")
         alice.row_button("invite", "bob")
         assert violations(a) == [], "the lobby"
-        alice.row_button("invite", "bob").click()
+        alice.press_row_button("invite", "bob")
         bob.wait(lambda: bob.all('#invitations button[data-join="alice"]'), "an invitation")
         assert violations(b) == [], "an invitation on a phone"
-        bob.all('#invitations button[data-join="alice"]')[0].click()
+        bob.press('#invitations button[data-join="alice"]')
         alice.wait(lambda: alice.visible("table"), "the board")
         bob.wait(lambda: bob.visible("table"), "the board")
         carol = Page(c, server.url, "carol")
         carol.visit()
-        carol.row_button("watch", "alice").click()
+        carol.press_row_button("watch", "alice")
         carol.wait(lambda: carol.visible("table"), "the watched board")
         for driver, what in ((a, "the table"), (b, "the table on a phone"), (c, "watching")):
             assert violations(driver) == [], what

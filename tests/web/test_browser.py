@@ -34,7 +34,17 @@ def server(tmp_path: Path) -> Iterator[ServerThread]:
 
 
 def _turn(page: Page) -> str | None:
-    """Do the next thing the page offers its player, by clicking; what was done."""
+    """Do the next thing the page offers its player, by clicking; what was done (None:
+    nothing, or the board was drawn anew under the click: the caller tries again)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    try:
+        return _click_next(page)
+    except StaleElementReferenceException:
+        return None
+
+
+def _click_next(page: Page) -> str | None:
     if page.visible("roll"):
         page.click("roll")
         return "roll"
@@ -88,12 +98,12 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
         alice.screenshot("web-lobby.png")
 
         # Invite, accept.
-        alice.row_button("invite", "bob").click()
+        alice.press_row_button("invite", "bob")
         bob.wait(lambda: bob.all('#invitations button[data-join="alice"]'), "an invitation")
-        bob.all('#invitations button[data-join="alice"]')[0].click()
+        bob.press('#invitations button[data-join="alice"]')
         alice.wait(lambda: alice.visible("table"), "the board")
         bob.wait(lambda: bob.visible("table"), "the board")
-        carol.row_button("watch", "alice").click()
+        carol.press_row_button("watch", "alice")
         carol.wait(lambda: carol.visible("table") and "Watching" in carol.text("prompt"))
 
         # A move out of turn is refused, with the server's message on the page.
@@ -286,11 +296,11 @@ def test_double_take_resign_crawford_and_resume(server: ServerThread) -> None:
         other.wait(
             lambda: other.all(f'#saved button[data-resume="{roller.label}"]'), "a saved match"
         )
-        other.all(f'#saved button[data-resume="{roller.label}"]')[0].click()
+        other.press(f'#saved button[data-resume="{roller.label}"]')
         roller.wait(
             lambda: roller.all(f'#invitations button[data-join="{other.label}"]'), "the resume"
         )
-        roller.all(f'#invitations button[data-join="{other.label}"]')[0].click()
+        roller.press(f'#invitations button[data-join="{other.label}"]')
         alice.wait(lambda: alice.visible("table"), "the board again")
         bob.wait(lambda: bob.visible("table"), "the board again")
         alice.wait(lambda: "Crawford game" in alice.text("match-title"), "the Crawford game")

@@ -201,15 +201,16 @@ class Statements:
         self.record: Final = select(*_columns(MatchRecordRow, RECORD_COLUMNS)).where(
             MatchRecordRow.id == _param(MatchRecordRow.id)
         )
+        # A user's finished matches, newest first (records_of, rates_of).
+        played_by = or_(
+            MatchRecordRow.player1 == _param(UserRow.name),
+            MatchRecordRow.player2 == _param(UserRow.name),
+        )
+        newest_first = (MatchRecordRow.ended_at.desc(), MatchRecordRow.id.desc())
         self.records_of: Final = (
             select(*_columns(MatchRecordRow, RECORD_COLUMNS))
-            .where(
-                or_(
-                    MatchRecordRow.player1 == _param(UserRow.name),
-                    MatchRecordRow.player2 == _param(UserRow.name),
-                )
-            )
-            .order_by(MatchRecordRow.ended_at.desc(), MatchRecordRow.id.desc())
+            .where(played_by)
+            .order_by(*newest_first)
             # SQLite's compiler adds an OFFSET to every LIMIT: name it, or it gets a
             # generated parameter name.
             .offset(bindparam("offset"))
@@ -245,14 +246,8 @@ class Statements:
         self.rates_of: Final = (
             select(MatchRecordRow.player1, MatchAnalysisRow.rate1, MatchAnalysisRow.rate2)
             .join(MatchAnalysisRow, MatchAnalysisRow.match_id == MatchRecordRow.id)
-            .where(
-                MatchAnalysisRow.state == "done",
-                or_(
-                    MatchRecordRow.player1 == _param(UserRow.name),
-                    MatchRecordRow.player2 == _param(UserRow.name),
-                ),
-            )
-            .order_by(MatchRecordRow.ended_at.desc(), MatchRecordRow.id.desc())
+            .where(MatchAnalysisRow.state == "done", played_by)
+            .order_by(*newest_first)
             .offset(bindparam("offset"))
             .limit(bindparam("limit"))
         )

@@ -1,0 +1,256 @@
+"""The chouette's commands without sockets (docs/chouette.md; D303-D312): the desk runs
+every line through the real dispatch, handlers, table seam and owner, with seeded dice."""
+
+from __future__ import annotations
+
+from backgammon.board import Colour
+from backgammon.chouette_events import OrderRolled
+from backgammon.chouette_state import BOX, ChouettePhase, CubeOwner
+from backgammon.notation import format_moves
+from protocol import replies
+from protocol.board_fibs import parse_board
+from protocol.board_view import BoardView
+from server.tables.chouette_table import LiveChouette
+
+from .desk import Desk
+
+NAMES = ("ann", "bob", "cat", "dan")
+
+
+async def seated(desk: Desk, *names: str, words: str = "") -> LiveChouette:
+    """``names[0]`` opens a table (with ``words``) and the others join it; telnet users."""
+    host = names[0]
+    for name in names:
+        await desk.login(name, clip=False)
+    opened = await desk.run(host, f"chouette open {words}".strip())
+    assert replies.CHOUETTE_OPENED in opened
+    for name in names[1:]:
+        assert replies.you_invite_to_chouette(name) in await desk.run(
+            host, f"chouette invite {name}"
+        )
+        assert replies.chouette_invites_you(host) in desk.heard(name)
+        await desk.run(name, f"chouette join {host}")
+    for name in names:
+        desk.heard(name)
+    return desk.app.local_tables.chouettes[host]
+
+
+async def started(desk: Desk, *names: str, words: str = "") -> LiveChouette:
+    """:func:`seated`, then ``names[0]`` starts the first game; what it said is read."""
+    table = await seated(desk, *names, words=words)
+    await desk.run(names[0], "chouette start")
+    for name in names:
+        desk.heard(name)
+    return table
+
+
+async def play_turn(desk: Desk, table: LiveChouette) -> list[str]:
+    """The side on roll rolls, or moves its first legal play."""
+    core = table.core
+    mover = core.mover()
+    assert mover is not None
+    if core.phase is ChouettePhase.TURN:
+        return await desk.run(mover, "roll")
+    assert core.phase is ChouettePhase.MOVE
+    play = core.legal_plays()[0]
+    colour = Colour.O if core.turn == BOX else Colour.X
+    return await desk.run(mover, f"move {format_moves(play.moves, colour)}")
+
+
+async def test_open_invite_join_start(desk: Desk) -> None:
+    table = await seated(desk, *NAMES[:3])
+    heard = await desk.run("bob", "chouette start")
+    core = table.core
+    box, line = core.box, core.line
+    assert box is not None
+    draws = [
+        replies.chouette_draws(n, d)
+        for e in core.record
+        if isinstance(e, OrderRolled)
+        for n, d in zip(e.names, e.dice, strict=True)
+    ]
+    assert heard[: len(draws) + 2] == [
+        *draws,
+        replies.chouette_seats(box, line),
+        replies.chouette_game_starts(1, box, line[0]),
+    ]
+    assert any(h.startswith(f"{box} rolled ") for h in heard)
+    assert any("+---" in h for h in heard)  # an ASCII board
+    for name in NAMES[:3]:
+        peer = desk.app.presence.get(name)
+        assert peer is not None and peer.opponent == (line[0] if name == box else box)
+    assert "board:" not in "".join(heard)
+
+
+async def test_refusals_of_the_table(desk: Desk) -> None:
+    await desk.login("eve", clip=False)
+    assert await desk.run("eve", "chouette start") == [replies.NOT_AT_CHOUETTE, "> "]
+    assert await desk.run("eve", "chouette frobnicate") == [replies.CHOUETTE_USAGE, "> "]
+    assert await desk.run("eve", "chouette open beavers=maybe") == [
+        replies.chouette_bad_setting("beavers=maybe"),
+        "> ",
+    ]
+    assert (await desk.run("eve", "chouette open cubes=single beavers=on"))[0].startswith(
+        "** These chouette settings do not go together"
+    )
+    await seated(desk, "ann", "bob")
+    assert (await desk.run("eve", "chouette join ann"))[-2:] == [
+        replies.no_chouette_invitation("ann"),
+        "> ",
+    ]
+    await desk.run("ann", "chouette invite eve")
+    assert await desk.run("ann", "roll") == [replies.CHOUETTE_NO_GAME, "> "]
+    await desk.run("ann", "chouette start")
+    table = desk.app.local_tables.chouettes["ann"]
+    core = table.core
+    box = core.box
+    assert box is not None
+    member = core.line[0]
+    if core.turn == BOX:
+        assert await desk.run(member, "roll") == [replies.NOT_YOUR_TURN_TO_ROLL, "> "]
+    else:
+        assert await desk.run(box, "roll") == [replies.NOT_YOUR_TURN_TO_ROLL, "> "]
+    # the invitee joins mid-game: seated when the game ends
+    heard = await desk.run("eve", "chouette join ann")
+    assert replies.chouette_waits("eve") in heard
+    assert "eve" in core.waiting
+
+
+async def test_boards_show_the_viewers_side_and_own_cube(desk: Desk) -> None:
+    table = await seated(desk, *NAMES[:3])
+    for name in NAMES[:3]:
+        await desk.run(name, "set boardstyle 3")
+    await desk.run("ann", "chouette start")
+    core = table.core
+    box, captain, other = core.box, core.line[0], core.line[1]
+    assert box is not None
+    while not (core.turn != BOX and core.phase is ChouettePhase.TURN):
+        await play_turn(desk, table)
+    for name in NAMES[:3]:
+        desk.heard(name)
+    # The second member doubles their own cube; the captain's roll closes the window.
+    assert replies.chouette_team_doubles(other, 2) in await desk.run(other, "double")
+    await desk.run(captain, "roll")
+    at_box = desk.heard(box)
+    assert replies.chouette_box_answers([other]) in at_box
+    assert _last_board(at_box).was_doubled
+    seen = {n: _last_board(await desk.run(n, "board")) for n in (box, captain, other)}
+    assert seen[box].player == "You" and seen[box].colour is Colour.O
+    assert seen[captain].player == "You" and seen[captain].colour is Colour.X
+    assert seen[other].player == captain and seen[other].colour is Colour.X
+    assert seen[other].cube == 1 and not seen[other].player_may_double  # pending
+    assert seen[captain].cube == 1 and seen[captain].player_may_double
+    await desk.run(box, "accept")
+    assert core.cubes[other].value == 2 and core.cubes[other].owner is CubeOwner.BOX
+    assert core.cubes[captain].value == 1
+    own = _last_board(await desk.run(other, "board"))
+    assert own.cube == 2 and not own.player_may_double and own.opponent_may_double
+    captains = _last_board(await desk.run(captain, "board"))
+    assert captains.cube == 1 and captains.player_may_double
+    shown = await desk.run(other, "show chouette")
+    assert replies.chouette_show_cube(other, 2, "box", True, None) in shown
+
+
+async def test_box_answers_named_members_and_doubles_some(desk: Desk) -> None:
+    table = await started(desk, *NAMES)
+    core = table.core
+    box = core.box
+    assert box is not None
+    while not (core.turn != BOX and core.phase is ChouettePhase.TURN):
+        await play_turn(desk, table)
+    first, second, third = core.line
+    await desk.run(second, "double")
+    await desk.run(third, "double")
+    await desk.run(first, "roll")
+    # ESK: accepting half of the two is fine; accept the second, reject the third
+    await desk.run(box, f"accept {second}")
+    assert core.cubes[second].value == 2
+    assert core.results[third] == 1 and core.totals[third] == 1
+    while not (core.turn == BOX and core.phase is ChouettePhase.TURN):
+        await play_turn(desk, table)
+    # the box doubles the captain alone (the second's cube is the box's own: it may)
+    heard = await desk.run(box, f"double {first}")
+    assert replies.chouette_box_doubles(first, 2) in heard
+    assert replies.CHOUETTE_ANSWER_BOX_DOUBLE in desk.heard(first)
+    desk.heard(second)
+    assert await desk.run(second, "accept") == [replies.CHOUETTE_NOTHING_TO_ANSWER, "> "]
+    await desk.run(first, "reject")
+    assert core.results[first] == -1
+    # the captain is out: the second member plays for the team now
+    assert core.acting_captain() == second
+    assert replies.chouette_acting_captain(second) in desk.heard(third)
+
+
+async def test_a_member_leaves_mid_game_and_the_game_goes_on_to_the_rotation(desk: Desk) -> None:
+    table = await started(desk, *NAMES[:3])
+    core = table.core
+    box = core.box
+    assert box is not None
+    leaver = core.line[1]
+    heard = await desk.run(leaver, "leave")
+    assert replies.chouette_leaves(leaver) in heard
+    assert leaver not in desk.app.local_tables.chouettes
+    peer = desk.app.presence.get(leaver)
+    assert peer is not None and peer.opponent is None
+    assert core.results[leaver] == -1  # the cube resigned at its value
+    others = [n for n in NAMES[:3] if n != leaver]
+    assert replies.chouette_leaves(leaver) in desk.heard(others[0])
+    captain = core.line[0]
+    turns = 0
+    while core.game == 1:
+        await play_turn(desk, table)
+        turns += 1
+        assert turns < 400
+    assert core.game == 2 and leaver not in core.players
+    # Kit's rotation: the box stays when it beat the captain, else the captain is box
+    finished = table.core.history[-1]
+    from backgammon.chouette_events import ChouetteGameFinished
+
+    end = next(e for e in finished if isinstance(e, ChouetteGameFinished))
+    assert core.box == (box if end.box_stays else captain)
+    assert sum(core.totals.values()) == 0
+    desk.heard(box)
+    shown = await desk.run(box, "show chouette")
+    assert shown[0] == replies.chouette_heading("ann", 2)
+
+
+async def test_show_chouette_lines_for_programs(desk: Desk) -> None:
+    await started(desk, "ann", "bob")
+    await desk.login("eve")  # a CLIP client
+    shown = await desk.run("eve", "show chouette ann")
+    assert shown[0].startswith("chouette:ann:1:")
+    assert shown[-1] == replies.CHOUETTE_END_LINE
+    fields = shown[0].split(":")
+    assert len(fields) == 8
+    assert [line.split(":")[0] for line in shown[1:-1]] == ["chouette-cube"] + [
+        "chouette-total"
+    ] * 2
+    assert await desk.run("eve", "show chouette") == [replies.NOT_AT_CHOUETTE]
+
+
+async def test_team_talk(desk: Desk) -> None:
+    table = await started(desk, *NAMES[:3], words="consultation=free")
+    core = table.core
+    box, first, second = core.box, core.line[0], core.line[1]
+    assert box is not None
+    assert await desk.run(first, "chouette team hold the anchor") == [
+        replies.you_team_talk("hold the anchor"),
+        "> ",
+    ]
+    assert desk.heard(second) == [replies.team_talks(first, "hold the anchor")]
+    assert desk.heard(box) == []
+    assert await desk.run(box, "chouette team hi") == [replies.CHOUETTE_TEAM_TALK_BOX, "> "]
+
+
+async def test_team_talk_needs_a_turned_cube_by_default(desk: Desk) -> None:
+    table = await started(desk, *NAMES[:3])
+    member = table.core.line[0]
+    assert await desk.run(member, "chouette team hi") == [
+        replies.CHOUETTE_TEAM_TALK_REFUSED,
+        "> ",
+    ]
+
+
+def _last_board(lines: list[str]) -> BoardView:
+    board = [line for line in lines if line.startswith("board:")][-1]
+    return parse_board(board)

@@ -191,7 +191,7 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
             " ...' (those, rejecting the rest), 'reject' (all), 'reject <name> ...'. A"
             " member doubled by the box answers 'accept', 'reject' or 'beaver'.",
             "'show chouette' (or 'chouette show'): the line, the cubes and the totals;"
-            " lines for programs in CLIP mode. 'chouette team <text>' talks to the"
+            " lines for programs when you are logged in as a client program. 'chouette team <text>' talks to the"
             " team; the box never hears it.",
         ),
     ),

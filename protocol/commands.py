@@ -190,9 +190,9 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
             "The box answers every team double at once: 'accept' (all), 'accept <name>"
             " ...' (those, rejecting the rest), 'reject' (all), 'reject <name> ...'. A"
             " member doubled by the box answers 'accept', 'reject' or 'beaver'.",
-            "'show chouette' (or 'chouette show'): the line, the cubes and the totals;"
-            " lines for programs when you are logged in as a client program. 'chouette team <text>' talks to the"
-            " team; the box never hears it.",
+            "'show chouette' (or 'chouette show'): the line, the cubes and the totals"
+            " (as lines for programs when you log in with a client program). 'chouette"
+            " team <text>' talks to the team; the box never hears it.",
         ),
     ),
     Command(

@@ -6,10 +6,12 @@ from __future__ import annotations
 from backgammon.board import Colour
 from backgammon.chouette_events import OrderRolled
 from backgammon.chouette_state import BOX, ChouettePhase, CubeOwner
+from backgammon.events import WinKind
 from backgammon.notation import format_moves
 from protocol import replies
 from protocol.board_fibs import parse_board
 from protocol.board_view import BoardView
+from server.connection import end_session
 from server.tables.chouette_table import LiveChouette
 
 from .desk import Desk
@@ -254,3 +256,65 @@ async def test_team_talk_needs_a_turned_cube_by_default(desk: Desk) -> None:
 def _last_board(lines: list[str]) -> BoardView:
     board = [line for line in lines if line.startswith("board:")][-1]
     return parse_board(board)
+
+
+async def test_a_watcher_sees_the_side_and_cube_of_whom_they_watch(desk: Desk) -> None:
+    table = await started(desk, *NAMES[:3])
+    core = table.core
+    box, captain, other = core.box, core.line[0], core.line[1]
+    assert box is not None
+    await desk.login("eve")
+    await desk.run("eve", "set boardstyle 3")
+    first = _last_board(await desk.run("eve", f"watch {other}"))
+    assert first.player == captain and first.colour is Colour.X
+    await play_turn(desk, table)
+    seen = desk.heard("eve")
+    assert any(line.startswith("board:") for line in seen)
+    assert _last_board(await desk.run("eve", "board")).player == captain
+    # kibitz reaches the players and the other watchers
+    await desk.run("eve", "kibitz nice")
+    assert any("nice" in line for line in desk.heard(box))
+    await desk.run("eve", "unwatch")
+    from_box = _last_board(await desk.run("eve", f"watch {box}"))
+    assert from_box.player == box and from_box.colour is Colour.O
+    assert await desk.run("eve", "chouette join ann") == [replies.no_chouette_invitation("ann")]
+
+
+async def test_resignation_on_one_cube(desk: Desk) -> None:
+    table = await started(desk, *NAMES[:3])
+    core = table.core
+    box, captain, other = core.box, core.line[0], core.line[1]
+    assert box is not None
+    while core.phase is not ChouettePhase.TURN:
+        await play_turn(desk, table)
+    heard = await desk.run(other, "resign n")
+    assert replies.chouette_resign_offered(other, box, WinKind.SINGLE, 1) in heard
+    assert await desk.run(other, "accept") == [replies.CHOUETTE_NOTHING_TO_ANSWER, "> "]
+    await desk.run(box, "accept")
+    assert core.results[other] == -1 and core.in_game(captain)
+    assert replies.chouette_resign_accepted(box) in desk.heard(captain)
+
+
+async def test_beavers_when_the_table_allows_them(desk: Desk) -> None:
+    table = await started(desk, *NAMES[:3], words="beavers=on")
+    core = table.core
+    box, captain, other = core.box, core.line[0], core.line[1]
+    assert box is not None
+    while not (core.turn == BOX and core.phase is ChouettePhase.TURN):
+        await play_turn(desk, table)
+    await desk.run(box, "double")
+    heard = await desk.run(other, "beaver")
+    assert replies.chouette_beavers(other, 4) in heard
+    await desk.run(captain, "accept")
+    assert core.cubes[other].value == 4 and core.cubes[captain].value == 2
+    assert core.phase is ChouettePhase.MOVE and core.turn == BOX  # the box's roll followed
+
+
+async def test_a_member_who_logs_out_leaves_the_table(desk: Desk) -> None:
+    table = await started(desk, *NAMES[:3])
+    core = table.core
+    other = core.line[1]
+    await end_session(desk.app, desk.sessions[other])  # the connection's end
+    assert other not in desk.app.local_tables.chouettes
+    assert core.results[other] == -1
+    assert replies.chouette_leaves(other) in desk.heard(core.line[0])

@@ -307,7 +307,8 @@ async def test_beavers_when_the_table_allows_them(desk: Desk) -> None:
     assert replies.chouette_beavers(other, 4) in heard
     await desk.run(captain, "accept")
     assert core.cubes[other].value == 4 and core.cubes[captain].value == 2
-    assert core.phase is ChouettePhase.MOVE and core.turn == BOX  # the box's roll followed
+    after = table.core  # not narrowed by the loop above
+    assert after.phase is ChouettePhase.MOVE and after.turn == BOX  # the box's roll followed
 
 
 async def test_a_member_who_logs_out_leaves_the_table(desk: Desk) -> None:

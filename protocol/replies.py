@@ -2600,6 +2600,10 @@ CHOUETTE_ANSWER_BOX_DOUBLE: Final = (
     "The box doubles you. Type 'accept' or 'reject' ('beaver' where the table allows)."
 )
 """D306: to each member whose cube the box doubled."""
+CHOUETTE_AUTO_DOUBLE_OPTION: Final = (
+    "The opening roll tied: type 'accept' to double every cube, 'reject' not to."
+)
+"""D306: to the box, at the first opening tie with ``auto_doubles=box_option`` (§2)."""
 
 
 def chouette_rules(words: Sequence[str]) -> str:

@@ -97,6 +97,8 @@ def _prompt(table: LiveChouette, name: str, *, doubled: bool) -> tuple[str, ...]
         return (replies.please_move(core.moves_required()),)
     if phase is ChouettePhase.TEAM_ANSWER and doubled:
         return (replies.CHOUETTE_ANSWER_BOX_DOUBLE,)
+    if phase is ChouettePhase.AUTO_DOUBLE:
+        return (replies.CHOUETTE_AUTO_DOUBLE_OPTION,)
     return ()
 
 

@@ -292,7 +292,8 @@ def _action(core: Chouette, me: str, command: TableCommand) -> Action:
 
 def _answer(core: Chouette, me: str, members: tuple[str, ...], *, accept: bool) -> Action:
     """``accept``/``reject`` at a chouette: a resignation, the partner's seat, the box's
-    answer to the team's doubles (all, or the named accepted/rejected), a member's
+    choice of an automatic double on an opening tie, the box's answer to the team's
+    doubles (all, or the named accepted/rejected), a member's
     answer to the box's double (their own cubes, or the named)."""
     if core.resignation is not None and (ChouetteAction.ACCEPT_RESIGNATION in core.allowed(me)):
         return (
@@ -300,6 +301,8 @@ def _answer(core: Chouette, me: str, members: tuple[str, ...], *, accept: bool) 
         )
     if core.phase is ChouettePhase.WAITING and core.partner_offer == me:
         return lambda c: c.answer_partner(me, accept)
+    if core.phase is ChouettePhase.AUTO_DOUBLE:
+        return lambda c: c.auto_double(me, accept)
     if core.box == me and core.phase is ChouettePhase.BOX_ANSWER:
         doubled = tuple(core.team_doubles)
         named = members or doubled

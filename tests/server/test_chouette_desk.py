@@ -319,3 +319,26 @@ async def test_a_member_who_logs_out_leaves_the_table(desk: Desk) -> None:
     assert other not in desk.app.local_tables.chouettes
     assert core.results[other] == -1
     assert replies.chouette_leaves(other) in desk.heard(core.line[0])
+
+
+async def test_the_box_chooses_the_automatic_double_on_an_opening_tie(desk: Desk) -> None:
+    table = await seated(desk, "ann", "bob", words="auto_doubles=box_option")
+    core = table.core
+    last = await desk.run("ann", "chouette start")
+    for _ in range(60):  # games end at once: a double, rejected, until an opening tie
+        if core.phase is ChouettePhase.AUTO_DOUBLE:
+            break
+        while core.phase is ChouettePhase.MOVE:
+            await play_turn(desk, table)
+        mover = core.mover()
+        other = core.box if mover != core.box else core.line[0]
+        assert mover is not None and other is not None
+        await desk.run(mover, "double")
+        last = await desk.run(other, "reject")
+    assert core.phase is ChouettePhase.AUTO_DOUBLE
+    box = core.box
+    assert box is not None
+    told = (last if box == "ann" else []) + desk.heard(box)  # the last game's lines
+    assert replies.CHOUETTE_AUTO_DOUBLE_OPTION in told
+    await desk.run(box, "accept")
+    assert core.cubes[core.line[0]].value == 2

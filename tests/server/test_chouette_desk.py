@@ -13,6 +13,7 @@ from protocol.board_fibs import parse_board
 from protocol.board_view import BoardView
 from server.connection import end_session
 from server.tables.chouette_table import LiveChouette
+from server.tables.sides import Side, Sides
 
 from .desk import Desk
 
@@ -76,6 +77,7 @@ async def test_open_invite_join_start(desk: Desk) -> None:
         replies.chouette_seats(box, line),
         replies.chouette_game_starts(1, box, line[0]),
     ]
+    assert table.sides() == Sides(Side((box,), box), Side(line, line[0]))
     assert any(h.startswith(f"{box} rolled ") for h in heard)
     assert any("+---" in h for h in heard)  # an ASCII board
     for name in NAMES[:3]:
@@ -342,3 +344,22 @@ async def test_the_box_chooses_the_automatic_double_on_an_opening_tie(desk: Desk
     assert replies.CHOUETTE_AUTO_DOUBLE_OPTION in told
     await desk.run(box, "accept")
     assert core.cubes[core.line[0]].value == 2
+
+
+async def test_a_single_cube_moves_for_the_whole_team(desk: Desk) -> None:
+    table = await started(desk, *NAMES[:3], words="cubes=single")
+    core = table.core
+    box, captain, other = core.box, core.line[0], core.line[1]
+    assert box is not None
+    while not (core.turn != BOX and core.phase is ChouettePhase.TURN):
+        await play_turn(desk, table)
+    desk.heard(other)
+    assert (await desk.run(other, "double"))[-2:] == [replies.CHOUETTE_NOT_CAPTAIN, "> "]
+    heard = await desk.run(captain, "double")
+    assert replies.chouette_team_doubles(captain, 2) in heard
+    assert replies.chouette_doubles_for(captain, other, 2) in heard
+    assert replies.chouette_box_answers([captain, other]) in heard
+    desk.heard(box)
+    assert await desk.run(box, f"accept {captain}") == [replies.CHOUETTE_SINGLE_CUBE, "> "]
+    await desk.run(box, "accept")
+    assert {m: c.value for m, c in core.cubes.items()} == {captain: 2, other: 2}

@@ -276,12 +276,12 @@ def _action(core: Chouette, me: str, command: TableCommand) -> Action:
             return _answer(core, me, members, accept=True)
         case Reject(members):
             return _answer(core, me, members, accept=False)
-        case Redouble(name):
-            if box:
+        case Redouble(name):  # the box's raccoon, a member's beaver (§2); no other
+            if box and name == replies.REDOUBLE_NAMES[1]:
                 return lambda c: c.raccoon(me, c.raccoons_possible())
-            if name != "beaver":
-                raise Reply(replies.CHOUETTE_NO_BEAVERS)
-            return lambda c: c.beaver(me)
+            if not box and name == replies.REDOUBLE_NAMES[0]:
+                return lambda c: c.beaver(me)
+            raise Reply(replies.NOT_ALLOWED_TO_REDOUBLE)
         case Resign(kind):
             if box:
                 return lambda c: c.resign(me, c.acting_captain() or "", kind)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from backgammon.board import Colour
 from backgammon.chouette_events import OrderRolled
-from backgammon.chouette_state import BOX, ChouettePhase, CubeOwner
+from backgammon.chouette_state import BOX, ChouettePhase, Cube, CubeOwner
 from backgammon.events import WinKind
 from backgammon.notation import format_moves
 from protocol import replies
@@ -363,3 +363,21 @@ async def test_a_single_cube_moves_for_the_whole_team(desk: Desk) -> None:
     assert await desk.run(box, f"accept {captain}") == [replies.CHOUETTE_SINGLE_CUBE, "> "]
     await desk.run(box, "accept")
     assert {m: c.value for m, c in core.cubes.items()} == {captain: 2, other: 2}
+
+
+async def test_the_box_raccoons_a_beaver(desk: Desk) -> None:
+    table = await started(desk, *NAMES[:3], words="beavers=on raccoons=on")
+    core = table.core
+    box, captain, other = core.box, core.line[0], core.line[1]
+    assert box is not None
+    while not (core.turn == BOX and core.phase is ChouettePhase.TURN):
+        await play_turn(desk, table)
+    await desk.run(box, "double")
+    desk.heard(other)
+    assert await desk.run(other, "raccoon") == [replies.NOT_ALLOWED_TO_REDOUBLE, "> "]
+    await desk.run(other, "beaver")
+    await desk.run(captain, "accept")
+    assert table.core.phase is ChouettePhase.RACCOON
+    heard = await desk.run(box, "raccoon")
+    assert replies.chouette_raccoons(other, 8) in heard
+    assert core.cubes[other] == Cube(8, CubeOwner.BOX, True)

@@ -92,6 +92,12 @@ async def test_four_players_two_games_a_rotation_and_a_member_leaving(
         await run(clients, name, "chouette join ann", replies.chouette_joins(name))
     table = app.local_tables.chouettes["ann"]
     core = table.core
+    eve = await clip_login(connect, app, "eve")  # a watcher of bob, as a CLIP client
+    await eve.send("set boardstyle 3")
+    await eve.expect("Value of 'boardstyle' set to 3.")
+    await eve.send("watch bob")
+    await eve.expect(replies.now_watching("bob"))
+    parse_board(await eve.expect_prefix("board:"))
     await run(clients, "ann", "chouette start", replies.chouette_game_starts(1, "", "")[:15])
     box, line = core.box, core.line
     assert box is not None and len(line) == 3
@@ -108,6 +114,9 @@ async def test_four_players_two_games_a_rotation_and_a_member_leaving(
     await run(clients, last, "double", replies.chouette_team_doubles(last, 2))
     await run(clients, captain, "roll", replies.chouette_box_answers([last]))
     await run(clients, box, "accept", replies.chouette_box_accepts(last, 2))
+    await eve.expect(replies.chouette_box_accepts(last, 2))
+    watched = parse_board(await eve.expect_prefix("board:"))  # bob's side and cube
+    assert watched.cube == (2 if last == "bob" else 1) and watched.player != "You"
     for name in CLIP:  # a CLIP member's board shows their own cube
         client = clients[name]
         if name != box:  # the box's reply was read up to that line already
@@ -125,7 +134,7 @@ async def test_four_players_two_games_a_rotation_and_a_member_leaving(
     assert core.line == ((*line[1:], captain) if finished.box_stays else (*line[1:], box))
     over = replies.chouette_game_over(1, finished.box_net, finished.box_stays)
     seats = replies.chouette_seats(core.box or "", core.line)
-    for client in clients.values():
+    for client in [*clients.values(), eve]:
         await client.expect(over)
         await client.expect(seats)
         await client.expect(replies.chouette_game_starts(2, core.box or "", core.line[0]))
@@ -150,4 +159,4 @@ async def test_four_players_two_games_a_rotation_and_a_member_leaving(
     assert replies.chouette_heading("ann", 3) in shown  # after the table's lines not read
     # Every line the CLIP clients got is a form of protocol/ (the telnet users' ASCII
     # boards are not in that catalogue).
-    check_known_lines([clients[name] for name in CLIP])
+    check_known_lines([*(clients[name] for name in CLIP), eve])

@@ -175,7 +175,7 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
     Command(  # not a FIBS command: this server's chouette (D303-D310, docs/chouette.md)
         "chouette",
         "chouette open [setting=value ...]|invite <name>|join <name>|start|leave|show [name]"
-        "|team <text>",
+        "|team <text>|delegate [name]",
         "Backgammon for 2 to 10 players at one board: the box against a team.",
         details=(
             "'chouette open' opens a table with its settings (cubes=single, beavers=on,"
@@ -192,7 +192,8 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
             " member doubled by the box answers 'accept', 'reject' or 'beaver'.",
             "'show chouette' (or 'chouette show'): the line, the cubes and the totals"
             " (as lines for programs when you log in with a client program). 'chouette"
-            " team <text>' talks to the team; the box never hears it.",
+            " team <text>' talks to the team; the box never hears it. 'chouette delegate"
+            " <name>' lets another member decide for your cube too; alone, it ends that.",
         ),
     ),
     Command(

@@ -2562,7 +2562,7 @@ def dicetest_pairs_chi_square(value: float, freedom: int, probability: float) ->
 
 CHOUETTE_USAGE: Final = (
     "** Usage: chouette open [setting=value ...] | invite <name> | join <name>"
-    " | start | leave | show [name]"
+    " | start | leave | show [name] | team <text> | delegate [name]"
 )
 """D303: ``chouette`` without a known word."""
 CHOUETTE_OPENED: Final = (

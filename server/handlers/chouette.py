@@ -17,6 +17,7 @@ from server.handlers import valid
 from server.handlers.context import Context
 from server.tables.seam import (
     ChouetteCommand,
+    ChouetteDelegate,
     ChouetteInvite,
     ChouetteJoin,
     ChouetteLeave,
@@ -47,6 +48,8 @@ async def _command(ctx: Context, word: str, cmd: ParsedCommand) -> ChouetteComma
             return ChouetteStart()
         case "leave":
             return ChouetteLeave()
+        case "delegate":
+            return ChouetteDelegate((await ctx.app.complete(rest[0])).name if rest else None)
         case "team":
             text = cmd.text_after(1)
             if not text:

@@ -38,6 +38,7 @@ from server.tables.seam import (
     Accept,
     BearOff,
     ChouetteCommand,
+    ChouetteDelegate,
     ChouetteInvite,
     ChouetteJoin,
     ChouetteLeave,
@@ -83,6 +84,9 @@ async def command(host: TableHost, session: Session, command: ChouetteCommand) -
         case ChouetteShow(name):
             table = table_of(host, session.name if name is None else name)
             session.send_lines(show_lines(table.host, table.core, clip=session.clip))
+        case ChouetteDelegate(proxy):
+            me = session.name
+            run(host, table_of(host, me), lambda c: c.delegate(me, proxy), None)
         case TeamTalk(text):
             team_talk(host, session, text)
         case _:
@@ -224,6 +228,8 @@ def run(host: TableHost, table: LiveChouette, action: Action, named: GameCommand
     when it ended one; a refusal answers its text (D309)."""
     before = _movers(table)
     events = _core(table, action, named)
+    if not events:  # nothing changed (a delegation as it was)
+        return
     events += _next_game(table, events)
     _announce(host, table, events, before)
 

@@ -136,6 +136,14 @@ class ChouetteShow:
 
 
 @dataclass(frozen=True, slots=True)
+class ChouetteDelegate:
+    """``chouette delegate [NAME]`` (D313): NAME, another member of the line, makes the
+    caller's cube decisions too (§8); without a name the delegation ends."""
+
+    proxy: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class TeamTalk:
     """``chouette team TEXT`` (D310): to the other members of the team, never the box."""
 
@@ -149,6 +157,7 @@ ChouetteCommand = (
     | ChouetteStart
     | ChouetteLeave
     | ChouetteShow
+    | ChouetteDelegate
     | TeamTalk
 )
 """What a player asks of the chouette tables (docs/chouette.md); the game actions at a

@@ -381,3 +381,23 @@ async def test_the_box_raccoons_a_beaver(desk: Desk) -> None:
     heard = await desk.run(box, "raccoon")
     assert replies.chouette_raccoons(other, 8) in heard
     assert core.cubes[other] == Cube(8, CubeOwner.BOX, True)
+
+
+async def test_a_proxy_doubles_and_answers_for_a_member(desk: Desk) -> None:
+    table = await started(desk, *NAMES[:3])
+    core = table.core
+    box, captain, other = core.box, core.line[0], core.line[1]
+    assert box is not None
+    assert await desk.run(other, f"chouette delegate {box}") == [
+        replies.CHOUETTE_BAD_PROXY,
+        "> ",
+    ]
+    heard = await desk.run(other, f"chouette delegate {captain}")
+    assert replies.chouette_proxy(other, captain) in heard
+    assert core.proxies == {other: captain}
+    while not (core.turn != BOX and core.phase is ChouettePhase.TURN):
+        await play_turn(desk, table)
+    heard = await desk.run(captain, f"double {other}")
+    assert replies.chouette_doubles_for(captain, other, 2) in heard
+    assert replies.chouette_proxy_ended(other) in await desk.run(other, "chouette delegate")
+    assert core.proxies == {}

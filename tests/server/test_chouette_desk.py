@@ -401,3 +401,21 @@ async def test_a_proxy_doubles_and_answers_for_a_member(desk: Desk) -> None:
     assert replies.chouette_doubles_for(captain, other, 2) in heard
     assert replies.chouette_proxy_ended(other) in await desk.run(other, "chouette delegate")
     assert core.proxies == {}
+
+
+async def test_the_box_leaving_mid_game_ends_it_and_the_next_begins(desk: Desk) -> None:
+    table = await started(desk, *NAMES[:3])
+    core = table.core
+    box, captain, other = core.box, core.line[0], core.line[1]
+    assert box is not None
+    await desk.run(box, "leave")
+    assert core.history and core.game == 2
+    assert core.box == captain and core.line == (other,)  # as if the box lost (§8)
+    heard = desk.heard(other)
+    assert replies.chouette_leaves(box) in heard
+    assert replies.chouette_game_starts(2, captain, other) in heard
+    assert sum(core.totals.values()) == 0 and core.totals[box] == -2
+    await desk.run(captain, "leave")
+    assert core.phase is ChouettePhase.WAITING and core.players == (other,)
+    desk.heard(other)
+    assert await desk.run(other, "chouette start") == [replies.CHOUETTE_NEEDS_TWO, "> "]

@@ -2035,7 +2035,7 @@ def refusal(
             | Refusal.NO_DECISION
         ):
             # The chouette's (backgammon/chouette.py): a match never refuses with them;
-            # their texts come with the chouette's commands (issue 31, item 2).
+            # at a chouette they answer chouette_refusal's texts (D309).
             return NOT_YOUR_TURN
         case _:
             assert_never(reason)

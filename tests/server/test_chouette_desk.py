@@ -419,3 +419,19 @@ async def test_the_box_leaving_mid_game_ends_it_and_the_next_begins(desk: Desk) 
     assert core.phase is ChouettePhase.WAITING and core.players == (other,)
     desk.heard(other)
     assert await desk.run(other, "chouette start") == [replies.CHOUETTE_NEEDS_TWO, "> "]
+
+
+async def test_a_refused_move_answers_the_match_texts(desk: Desk) -> None:
+    table = await started(desk, "ann", "bob")
+    core = table.core
+    while core.phase is not ChouettePhase.MOVE:
+        await play_turn(desk, table)
+    mover = core.mover()
+    assert mover is not None
+    desk.heard(mover)
+    assert (await desk.run(mover, "move 13-12"))[0].startswith("** ")
+    assert await desk.run(mover, "move x-y") == [
+        replies.move_error(replies.MoveErrorReason.BAD_WORD, 0),
+        "> ",
+    ]
+    assert core.phase is ChouettePhase.MOVE and core.mover() == mover  # nothing changed

@@ -172,6 +172,30 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
     ),
     Command("cls", "cls", "Clear the screen.", aliases=("clear",)),
     Command("dicetest", "dicetest", "Dice statistics."),
+    Command(  # not a FIBS command: this server's chouette (D303-D310, docs/chouette.md)
+        "chouette",
+        "chouette open [setting=value ...]|invite <name>|join <name>|start|leave|show [name]"
+        "|team <text>|delegate [name]",
+        "Backgammon for 2 to 10 players at one board: the box against a team.",
+        details=(
+            "'chouette open' opens a table with its settings (cubes=single, beavers=on,"
+            " rotation=la, consultation=free|none, ...; the defaults in 'help chouette'"
+            " are the rules' own); 'chouette invite <name>' invites, 'chouette join"
+            " <name>' accepts, 'chouette start' begins the first game; the next ones"
+            " begin when a game ends. 'chouette leave' (or 'leave') leaves the table.",
+            "The box plays alone against the team; the captain rolls and moves for the"
+            " team. 'roll', 'move', 'resign' as in a match. Each member has a cube of"
+            " their own: a member's 'double' doubles it before the captain rolls; the"
+            " box's 'double [name ...]' doubles all the cubes it may, or the named.",
+            "The box answers every team double at once: 'accept' (all), 'accept <name>"
+            " ...' (those, rejecting the rest), 'reject' (all), 'reject <name> ...'. A"
+            " member doubled by the box answers 'accept', 'reject' or 'beaver'.",
+            "'show chouette' (or 'chouette show'): the line, the cubes and the totals"
+            " (as lines for programs when you log in with a client program). 'chouette"
+            " team <text>' talks to the team; the box never hears it. 'chouette delegate"
+            " <name>' lets another member decide for your cube too; alone, it ends that.",
+        ),
+    ),
     Command(
         "double",
         "double",
@@ -373,7 +397,8 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
     Command("shout", "shout <text>", "Talk to everybody.", repeatable=False),
     Command(
         "show",
-        "show games|saved|savedcount <name>|watchers|max|timezones [prefix]|dice <match id>",
+        "show games|saved|savedcount <name>|watchers|max|timezones [prefix]|dice <match id>"
+        "|chouette [name]",
         "Show various lists.",
         states=USER | SessionState.VISITOR,
         min_args=1,

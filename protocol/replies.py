@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Final, assert_never
 
 from backgammon.errors import Refusal
+from backgammon.events import WinKind
 from backgammon.fair_dice import RULE as DICE_RULE
 from protocol import clip
 
@@ -2034,7 +2035,7 @@ def refusal(
             | Refusal.NO_DECISION
         ):
             # The chouette's (backgammon/chouette.py): a match never refuses with them;
-            # their texts come with the chouette's commands (issue 31, item 2).
+            # at a chouette they answer chouette_refusal's texts (D309).
             return NOT_YOUR_TURN
         case _:
             assert_never(reason)
@@ -2553,3 +2554,413 @@ def dicetest_faces_chi_square(value: float, freedom: int, probability: float) ->
 def dicetest_pairs_chi_square(value: float, freedom: int, probability: float) -> str:
     """D78: the chi-square line of the ordered pairs (:func:`dicetest_chi_square`)."""
     return dicetest_chi_square("pairs", value, freedom, probability)
+
+
+# =====================================================================================
+# The chouette (docs/chouette.md; issue 31; D303-D312): not FIBS's, this server's own
+# =====================================================================================
+
+CHOUETTE_USAGE: Final = (
+    "** Usage: chouette open [setting=value ...] | invite <name> | join <name>"
+    " | start | leave | show [name] | team <text> | delegate [name]"
+)
+"""D303: ``chouette`` without a known word."""
+CHOUETTE_OPENED: Final = (
+    "** You open a chouette table. Invite players with 'chouette invite <name>'."
+)
+"""D303."""
+ALREADY_AT_CHOUETTE: Final = "** You are already at a chouette table."
+NOT_AT_CHOUETTE: Final = "** You are not at a chouette table."
+CHOUETTE_NEEDS_TWO: Final = "** A chouette game needs two players at the table."
+CHOUETTE_NO_GAME: Final = "** No chouette game is being played. Type 'chouette start'."
+CHOUETTE_GAME_RUNNING: Final = "** A chouette game is being played."
+CHOUETTE_TABLE_FULL: Final = "** The chouette table is full."
+CHOUETTE_ABSENT: Final = "** You are absent from the chouette table."
+CHOUETTE_PARTNER_WAITS: Final = "** The seat of the box's partner waits for its answer."
+CHOUETTE_NOT_BOX: Final = "** Only the box may do that."
+CHOUETTE_NOT_CAPTAIN: Final = "** Only the captain may do that."
+CHOUETTE_NOT_IN_GAME: Final = "** That cube is not in the game."
+CHOUETTE_NOT_YOUR_CUBE: Final = "** That is not your cube."
+CHOUETTE_ALREADY_DOUBLED: Final = "** That cube is already doubled."
+CHOUETTE_HALF_OR_NONE: Final = (
+    "** The box must accept at least half of the initial doubles, or none."
+)
+CHOUETTE_NEEDS_CAPTAIN: Final = "** The box's double must include the captain's cube."
+CHOUETTE_SINGLE_CUBE: Final = "** This table plays a single cube: it moves for the whole team."
+CHOUETTE_NO_BEAVERS: Final = "** This table plays without beavers."
+CHOUETTE_BAD_PROXY: Final = "** The proxy must be another member of the line."
+CHOUETTE_NO_DECISION: Final = "** No decision is waiting."
+CHOUETTE_NOTHING_TO_ANSWER: Final = "** There is no double or resignation for you to answer."
+CHOUETTE_DOUBLE_WAITS: Final = "** A double waits for its answer."
+CHOUETTE_RESIGNATION_WAITS: Final = "** A resignation waits for its answer."
+CHOUETTE_TEAM_TALK_BOX: Final = "** The box never hears team talk."
+CHOUETTE_TEAM_TALK_REFUSED: Final = "** The table's consultation setting does not let you talk now."
+"""D310: team talk refused by the consultation setting (docs/chouette.md)."""
+CHOUETTE_ANSWER_BOX_DOUBLE: Final = (
+    "The box doubles you. Type 'accept' or 'reject' ('beaver' where the table allows)."
+)
+"""D306: to each member whose cube the box doubled."""
+CHOUETTE_AUTO_DOUBLE_OPTION: Final = (
+    "The opening roll tied: type 'accept' to double every cube, 'reject' not to."
+)
+"""D306: to the box, at the first opening tie with ``auto_doubles=box_option`` (§2)."""
+
+
+def chouette_rules(words: Sequence[str]) -> str:
+    """D303: the table's settings as ``setting=value`` words, to the opener and the invited."""
+    return "** Chouette rules: " + " ".join(words)
+
+
+def chouette_bad_setting(word: str) -> str:
+    """D303: a ``chouette open`` word that is no ``setting=value`` of the table."""
+    return f"** Unknown chouette setting or value: '{word}'. See 'help chouette'."
+
+
+def chouette_settings_clash(text: str) -> str:
+    """D303: settings that do not go together (the core's reason)."""
+    return f"** These chouette settings do not go together: {text}."
+
+
+def chouette_invites_you(name: str) -> str:
+    """D304: to the invited player, before the rules line and :func:`chouette_join_hint`."""
+    return f"{name} invites you to a chouette table."
+
+
+def chouette_join_hint(name: str) -> str:
+    """D304."""
+    return f"Type 'chouette join {name}' to join it."
+
+
+def you_invite_to_chouette(name: str) -> str:
+    """D304: to the inviter."""
+    return f"** You invite {name} to your chouette table."
+
+
+def no_chouette_invitation(name: str) -> str:
+    """D304: ``chouette join`` a table one was not invited to."""
+    return f"** {name} didn't invite you to a chouette table."
+
+
+def chouette_joins(name: str) -> str:
+    """D305: to everyone at the table and its watchers."""
+    return f"{name} joins the chouette."
+
+
+def chouette_waits(name: str) -> str:
+    """D305: a player who joined during a game sits down when it ends."""
+    return f"{name} sits down when this game ends."
+
+
+def chouette_leaves(name: str) -> str:
+    """D305."""
+    return f"{name} leaves the chouette."
+
+
+def chouette_draws(name: str, die: int) -> str:
+    """D305: one line per player of each round of the first draw for the seats."""
+    return f"{name} draws {die}."
+
+
+def chouette_seats(box: str, line: Sequence[str]) -> str:
+    """D305: the seats, the line in rank order (its first is the captain)."""
+    return f"The box: {box}. The line: {', '.join(line)}."
+
+
+def chouette_partner(name: str) -> str:
+    """D305: the box's partner (docs/chouette.md, §7)."""
+    return f"{name} is the box's partner."
+
+
+def chouette_partner_offered(name: str) -> str:
+    """D305: to everyone; the candidate answers ``accept`` or ``reject``."""
+    return f"{name} is offered the seat of the box's partner: 'accept' or 'reject'."
+
+
+def chouette_partner_answered(name: str, accepted: bool) -> str:
+    """D305."""
+    return f"{name} {'takes' if accepted else 'declines'} the seat of the box's partner."
+
+
+def chouette_partner_share(name: str, won: int) -> str:
+    """D305: the partner's share of the box's net result (negative: a loss)."""
+    return f"{name} shares the box's result: {won:+d}."
+
+
+def chouette_game_starts(game: int, box: str, captain: str) -> str:
+    """D305."""
+    return f"Chouette game {game}: {box} is the box, {captain} the captain."
+
+
+def chouette_acting_captain(name: str) -> str:
+    """D305: a new acting captain plays the team's checkers (§3, §8)."""
+    return f"{name} plays for the team now."
+
+
+def chouette_team_doubles(member: str, value: int) -> str:
+    """D306: a member doubles their own cube against the box."""
+    return f"{member} doubles the box: the cube to {value}."
+
+
+def chouette_doubles_for(by: str, member: str, value: int) -> str:
+    """D306: a proxy (or the single cube's captain) doubles another member's cube."""
+    return f"{by} doubles the box for {member}: the cube to {value}."
+
+
+def chouette_box_answers(members: Sequence[str]) -> str:
+    """D306: the doubling window closed; the box answers every double at once."""
+    return f"The box answers the doubles of {', '.join(members)}: 'accept' or 'reject'."
+
+
+def chouette_box_doubles(member: str, value: int) -> str:
+    """D306."""
+    return f"The box doubles {member}: the cube to {value}."
+
+
+def chouette_box_accepts(member: str, value: int) -> str:
+    """D306."""
+    return f"The box accepts the double of {member}: the cube is {value}."
+
+
+def chouette_box_rejects(member: str) -> str:
+    """D306."""
+    return f"The box rejects the double of {member}."
+
+
+def chouette_member_accepts(member: str, value: int) -> str:
+    """D306."""
+    return f"{member} accepts the box's double: the cube is {value}."
+
+
+def chouette_member_rejects(member: str) -> str:
+    """D306."""
+    return f"{member} rejects the box's double."
+
+
+def chouette_beavers(member: str, value: int) -> str:
+    """D306."""
+    return f"{member} beavers the box's double: the cube is {value}."
+
+
+def chouette_raccoons(member: str, value: int) -> str:
+    """D306."""
+    return f"The box raccoons {member}: the cube is {value}."
+
+
+def chouette_auto_double_declined(box: str) -> str:
+    """D306."""
+    return f"{box} declines the automatic double."
+
+
+def chouette_timed_out(names: Sequence[str]) -> str:
+    """D306: a decision's time ran out."""
+    return f"Time is up for {', '.join(names)}."
+
+
+def chouette_member_wins(member: str, won: int) -> str:
+    """D307: a member's cube settled in their favour."""
+    return f"{member} wins {points(won)} from the box."
+
+
+def chouette_box_wins(member: str, won: int) -> str:
+    """D307: a member's cube settled in the box's favour."""
+    return f"The box wins {points(won)} from {member}."
+
+
+_RESIGNED: Final = {
+    WinKind.SINGLE: "normal game",
+    WinKind.GAMMON: "gammon",
+    WinKind.BACKGAMMON: "backgammon",
+}
+
+
+def chouette_resign_offered(by: str, to: str, kind: WinKind, value: int) -> str:
+    """D307: a resignation on one member's cube."""
+    resigned = _RESIGNED[kind]
+    return f"{by} offers {to} to resign a {resigned} ({points(value)}): 'accept' or 'reject'."
+
+
+def chouette_resign_accepted(by: str) -> str:
+    """D307."""
+    return f"{by} accepts the resignation."
+
+
+def chouette_resign_rejected(by: str) -> str:
+    """D307."""
+    return f"{by} rejects the resignation."
+
+
+def chouette_resign_withdrawn(member: str) -> str:
+    """D307."""
+    return f"The resignation on the cube of {member} is withdrawn."
+
+
+def chouette_presence(name: str, present: bool) -> str:
+    """D305."""
+    return f"{name} {'is back at' if present else 'is away from'} the table."
+
+
+def chouette_proxy(member: str, proxy: str) -> str:
+    """D305: a delegation of cube decisions (§8)."""
+    return f"{proxy} decides for the cube of {member}."
+
+
+def chouette_proxy_ended(member: str) -> str:
+    """D305."""
+    return f"{member} decides for their own cube again."
+
+
+def chouette_game_over(game: int, box_net: int, box_stays: bool) -> str:
+    """D307: every cube is settled; the rotation (§5) follows in the seats line."""
+    stays = "the box stays" if box_stays else "the box rotates"
+    return f"Chouette game {game} is over: the box's net result is {box_net:+d}; {stays}."
+
+
+def chouette_heading(host: str, game: int) -> str:
+    """D308: the first line of ``show chouette`` in telnet mode."""
+    return f"The chouette of {host}, game {game}:"
+
+
+def chouette_show_seats(box: str, partner: str | None, line: Sequence[str]) -> str:
+    """D308: the seats in ``show chouette`` (telnet mode)."""
+    with_partner = "" if partner is None else f" with {partner} as partner"
+    return f"  The box: {box}{with_partner}. The line: {', '.join(line)}."
+
+
+def chouette_show_waiting(names: Sequence[str]) -> str:
+    """D308: who sits down when the game ends."""
+    return f"  Waiting for the next game: {', '.join(names)}."
+
+
+def chouette_show_phase(phase: str, on_roll: str | None) -> str:
+    """D308: the table's phase (docs/chouette.md) and which side is on roll."""
+    return f"  Phase: {phase}." if on_roll is None else f"  Phase: {phase}, the {on_roll} on roll."
+
+
+def chouette_show_cube(
+    member: str, value: int, owner: str, turned: bool, settled: int | None
+) -> str:
+    """D308: one member's cube (``owner``: centre, box, member)."""
+    state = "in the game" if settled is None else f"settled at {settled:+d}"
+    turn = ", turned" if turned else ""
+    return f"  Cube of {member}: {value}, {owner}{turn}, {state}."
+
+
+def chouette_show_total(name: str, total: int, seat: str) -> str:
+    """D308: a player's running total and where they sit (box, partner, line, waiting,
+    gone)."""
+    return f"  Total of {name}: {total:+d} ({seat})."
+
+
+def chouette_table_line(
+    host: str, game: int, phase: str, box: str, partner: str, line: Sequence[str], turn: str
+) -> str:
+    """D308: the first of ``show chouette``'s lines for programs (CLIP mode): fields
+    separated by ``:``, lists by ``,``; ``-`` for none."""
+    return f"chouette:{host}:{game}:{phase}:{box}:{partner}:{','.join(line) or '-'}:{turn}"
+
+
+def chouette_cube_line(member: str, value: int, owner: str, turned: bool, result: str) -> str:
+    """D308: one member's cube (``owner``: centre, box or member; ``result``: ``-`` while
+    in the game, else the points settled, with their sign)."""
+    return f"chouette-cube:{member}:{value}:{owner}:{int(turned)}:{result}"
+
+
+def chouette_total_line(name: str, total: int, seat: str) -> str:
+    """D308: a player's running total (``seat``: box, partner, line, waiting, gone)."""
+    return f"chouette-total:{name}:{total}:{seat}"
+
+
+CHOUETTE_END_LINE: Final = "chouette-end"
+"""D308: the last line of ``show chouette`` for programs."""
+
+
+def team_talks(name: str, text: str) -> str:
+    """D310: team talk as the other members hear it."""
+    return f"{name} tells the team: {text}"
+
+
+def you_team_talk(text: str) -> str:
+    """D310: the echo of team talk."""
+    return f"** You tell the team: {text}"
+
+
+def chouette_refusal(command: GameCommand | None, reason: Refusal) -> str:
+    """D309: the reply when the chouette's core refuses ``command`` (None: a command of
+    the table, ``chouette join``/``start``/``leave``) for ``reason``: the match's FIBS
+    text where the situation is the same, else the chouette's own. Total over the
+    reasons (``assert_never``)."""
+    if command is None:
+        command = GameCommand.ACCEPT  # the table's commands answer as no game command does
+    match reason:
+        case Refusal.NOT_YOUR_TURN:
+            return _for(
+                command,
+                roll=NOT_YOUR_TURN_TO_ROLL,
+                move=NOT_YOUR_TURN_TO_MOVE,
+                double=NOT_YOUR_TURN_TO_DOUBLE,
+                accept=CHOUETTE_NOTHING_TO_ANSWER,
+                reject=CHOUETTE_NOTHING_TO_ANSWER,
+            )
+        case Refusal.ALREADY_ROLLED:
+            return _for(command, roll=ALREADY_ROLLED, double=DOUBLE_BEFORE_ROLL)
+        case Refusal.MUST_ROLL:
+            return _for(command, move=ROLL_FIRST)
+        case Refusal.NOT_OWNER:
+            return NOT_YOUR_TURN_TO_DOUBLE
+        case Refusal.NOTHING_OFFERED:
+            return CHOUETTE_NOTHING_TO_ANSWER
+        case Refusal.ALREADY_RESIGNED:
+            return ALREADY_DID_THAT
+        case Refusal.RESIGN_PENDING_YOURS | Refusal.RESIGN_PENDING_THEIRS:
+            return CHOUETTE_RESIGNATION_WAITS
+        case Refusal.DOUBLE_PENDING_YOURS | Refusal.MUST_ANSWER_DOUBLE:
+            return CHOUETTE_DOUBLE_WAITS
+        case Refusal.NO_GAME | Refusal.MATCH_OVER:
+            return CHOUETTE_NO_GAME
+        case Refusal.GAME_IN_PROGRESS:
+            return CHOUETTE_GAME_RUNNING
+        case (
+            Refusal.CRAWFORD
+            | Refusal.HOLLAND
+            | Refusal.DEAD_CUBE
+            | Refusal.CUBE_LIMIT
+            | Refusal.REDOUBLES_UNLIMITED_ONLY
+            | Refusal.REDOUBLE_LIMIT
+        ):
+            return NOT_YOUR_TURN  # a match's rules: the chouette never refuses with them
+        case Refusal.TABLE_FULL:
+            return CHOUETTE_TABLE_FULL
+        case Refusal.ALREADY_SEATED:
+            return ALREADY_AT_CHOUETTE
+        case Refusal.NOT_SEATED:
+            return NOT_AT_CHOUETTE
+        case Refusal.NOT_ENOUGH_PLAYERS:
+            return CHOUETTE_NEEDS_TWO
+        case Refusal.ABSENT:
+            return CHOUETTE_ABSENT
+        case Refusal.PARTNER_UNANSWERED:
+            return CHOUETTE_PARTNER_WAITS
+        case Refusal.NOT_BOX:
+            return CHOUETTE_NOT_BOX
+        case Refusal.NOT_CAPTAIN:
+            return CHOUETTE_NOT_CAPTAIN
+        case Refusal.NOT_IN_GAME:
+            return CHOUETTE_NOT_IN_GAME
+        case Refusal.NOT_YOUR_CUBE:
+            return CHOUETTE_NOT_YOUR_CUBE
+        case Refusal.ALREADY_DOUBLED:
+            return CHOUETTE_ALREADY_DOUBLED
+        case Refusal.BOX_MUST_ACCEPT_HALF:
+            return CHOUETTE_HALF_OR_NONE
+        case Refusal.BOX_DOUBLE_NEEDS_CAPTAIN:
+            return CHOUETTE_NEEDS_CAPTAIN
+        case Refusal.SINGLE_CUBE:
+            return CHOUETTE_SINGLE_CUBE
+        case Refusal.BEAVERS_OFF:
+            return CHOUETTE_NO_BEAVERS
+        case Refusal.BAD_PROXY:
+            return CHOUETTE_BAD_PROXY
+        case Refusal.NO_DECISION:
+            return CHOUETTE_NO_DECISION
+        case _:
+            assert_never(reason)

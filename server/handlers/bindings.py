@@ -17,6 +17,7 @@ from server.handlers import (
     Handler,
     account,
     chat,
+    chouette,
     general,
     info,
     match,
@@ -89,6 +90,7 @@ BINDINGS: Final[dict[str, Handler]] = {
     "unwatch": match.unwatch,
     "kibitz": match.kibitz,
     "whisper": match.whisper,
+    "chouette": chouette.chouette,
     # ratings, records, settings, show
     "ratings": ratings.ratings,
     "export": records.export,

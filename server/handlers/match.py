@@ -165,7 +165,8 @@ async def roll(ctx: Context, cmd: ParsedCommand) -> None:
 
 
 async def double(ctx: Context, cmd: ParsedCommand) -> None:
-    await _act(ctx, Double())
+    """At a chouette the names that follow say whose cubes (D306); a match ignores them."""
+    await _act(ctx, Double(await _names(ctx, cmd)))
 
 
 async def move(ctx: Context, cmd: ParsedCommand) -> None:
@@ -179,11 +180,21 @@ async def off(ctx: Context, cmd: ParsedCommand) -> None:
 
 async def accept(ctx: Context, cmd: ParsedCommand) -> None:
     """Take a double or accept a resignation, whichever waits for the caller."""
-    await _act(ctx, Accept())
+    await _act(ctx, Accept(await _names(ctx, cmd)))
 
 
 async def reject(ctx: Context, cmd: ParsedCommand) -> None:
-    await _act(ctx, Reject())
+    await _act(ctx, Reject(await _names(ctx, cmd)))
+
+
+async def _names(ctx: Context, cmd: ParsedCommand) -> tuple[str, ...]:
+    """The players named after ``double``/``accept``/``reject`` at a chouette (D306),
+    each completed as ``tell`` does; nothing at a match (FIBS ignores the words)."""
+    if not cmd.args or not ctx.app.tables.playing(ctx.session.name):
+        return ()
+    if ctx.app.tables.opponent_of(ctx.session.name) is not None:
+        return ()  # a match
+    return tuple([(await ctx.app.complete(word)).name for word in cmd.args])
 
 
 async def redouble(ctx: Context, cmd: ParsedCommand) -> None:

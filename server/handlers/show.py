@@ -19,6 +19,7 @@ from protocol.parser import ParsedCommand
 from protocol.replies import SavedMark
 from server.errors import Reply
 from server.handlers import valid
+from server.handlers.chouette import show_chouette
 from server.handlers.context import Context
 from server.handlers.match import games_lines, watchers_lines
 from server.handlers.settings import zones
@@ -111,6 +112,7 @@ async def _dice(ctx: Context, args: tuple[str, ...]) -> list[str]:
 
 
 TOPICS: dict[str, Topic] = {
+    "chouette": show_chouette,
     "dice": _dice,
     "games": _games,
     "max": _max,

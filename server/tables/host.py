@@ -20,6 +20,7 @@ from server.analysis.pool import Analyses
 from server.clock import Timer
 from server.config import Settings
 from server.doors.admission import OutageLog
+from server.tables.chouette_table import LiveChouette
 from server.tables.dice_stats import DiceStats
 from server.tables.matches import Invitation, LiveMatch
 from server.tables.updates import TableUpdate
@@ -103,6 +104,11 @@ class TableHost(TableServices, Protocol):
     @property
     def invitations(self) -> dict[str, Invitation]:
         """The one outstanding invitation of each inviter (§4.3)."""
+        ...
+
+    @property
+    def chouettes(self) -> dict[str, LiveChouette]:
+        """The chouette tables by the name of each player at one (docs/chouette.md)."""
         ...
 
     def deliver(self, update: TableUpdate) -> None:

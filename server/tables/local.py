@@ -24,14 +24,22 @@ from server.clock import Timer
 from server.config import Settings
 from server.doors.admission import OutageLog
 from server.errors import Reply
-from server.tables import dice_proof, match_commands, match_lifecycle
+from server.tables import chouette_commands, dice_proof, match_commands, match_lifecycle
 from server.tables.announce import seated_side
+from server.tables.chouette_table import LiveChouette
 from server.tables.dice_stats import DiceStats
 from server.tables.edge import TableEdge
 from server.tables.host import TableServices
 from server.tables.match_lifecycle import announced, players_of, send_board
 from server.tables.matches import Invitation, LiveMatch, watchers_at
-from server.tables.seam import GameSummary, MatchRequest, TableCommand
+from server.tables.seam import (
+    ChouetteCommand,
+    ChouetteLeave,
+    ChouetteStart,
+    GameSummary,
+    MatchRequest,
+    TableCommand,
+)
 from server.tables.sides import OPPOSITE
 from server.tables.updates import TableUpdate
 from server.world.presence import Peer, Presence
@@ -48,6 +56,8 @@ class LocalTables:
         goes through the seam's methods)."""
         self.invitations: dict[str, Invitation] = {}
         """The one outstanding invitation of each inviter (§4.3)."""
+        self.chouettes: dict[str, LiveChouette] = {}
+        """The chouette tables by each player's name (:mod:`server.tables.chouette_commands`)."""
         self.edge = TableEdge(lambda: self.presence, self.resync)
         """This node's users' end of the table updates (:mod:`server.tables.edge`)."""
 
@@ -130,7 +140,7 @@ class LocalTables:
     # -- looking ----------------------------------------------------------------------------
 
     def playing(self, name: str) -> bool:
-        return name in self.matches
+        return name in self.matches or name in self.chouettes
 
     def opponent_of(self, name: str) -> str | None:
         live = self.matches.get(name)
@@ -147,6 +157,13 @@ class LocalTables:
         ]
 
     def hearers(self, session: Session, *, watchers_only: bool) -> list[Peer]:
+        chouette = self.chouettes.get(session.name) or self.chouettes.get(session.watching or "")
+        if chouette is not None:
+            present = chouette.present()
+            watchers = self.presence.watchers_of(present)
+            players = [p for p in map(self.presence.get, present) if p is not None]
+            heard = watchers if watchers_only else [*players, *watchers]
+            return [p for p in heard if p.name != session.name and session.name not in p.gagged]
         live = self.matches.get(session.name) or self.matches.get(session.watching or "")
         if live is None:
             raise Reply(replies.NOT_WATCHING_OR_PLAYING)
@@ -179,22 +196,45 @@ class LocalTables:
         await match_lifecycle.join(self, session, name)
 
     async def join_next_game(self, session: Session) -> None:
+        if session.name in self.chouettes:
+            await self.chouette(session, ChouetteStart())
+            return
         await match_lifecycle.join_next_game(self, session)
 
     async def leave(self, session: Session) -> None:
+        if session.name in self.chouettes:
+            await self.chouette(session, ChouetteLeave())
+            return
         await match_lifecycle.leave(self, session)
 
     async def session_ended(self, session: Session) -> None:
+        if session.name in self.chouettes:  # not saved yet (issue 31 item 5): a leave
+            chouette_commands.leave(self, session.name)
         await match_lifecycle.session_ended(self, session)
+
+    async def chouette(self, session: Session, command: ChouetteCommand) -> None:
+        await chouette_commands.command(self, session, command)
 
     # -- playing ------------------------------------------------------------------------------
 
     async def act(self, session: Session, command: TableCommand) -> None:
+        if session.name in self.chouettes:
+            chouette_commands.act(self, session, command)
+            return
         await match_commands.act(self, session, command)
 
     # -- boards and watching ------------------------------------------------------------------
 
     async def show_board(self, session: Session) -> None:
+        style = session.settings.boardstyle
+        chouette = self.chouettes.get(session.name)
+        if chouette is not None:
+            session.send_lines(chouette.board_for(session.name, style))
+            return
+        table = self.chouettes.get(session.watching or "")
+        if table is not None:
+            session.send_lines(table.board_for(session.name, style, watching=session.watching))
+            return
         live = await announced(self, session.name)
         if live is not None:
             send_board(session, live, session.name, you=True)

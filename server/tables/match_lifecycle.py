@@ -44,9 +44,9 @@ async def invitable(app: TableHost, session: Session, target: Peer) -> SavedMatc
     """Check that ``session`` may invite ``target`` now; their saved match, if any."""
     if target.name == session.name:
         raise Reply(replies.CANT_INVITE_YOURSELF)
-    if session.name in app.matches:
+    if session.name in app.matches or session.name in app.chouettes:
         raise Reply(replies.ALREADY_PLAYING)
-    if target.name in app.matches:
+    if target.name in app.matches or target.name in app.chouettes:
         raise Reply(replies.already_playing_with(target.name))
     if not target.toggles[Toggle.READY]:
         raise Reply(*_refusing_games(session, target.name))
@@ -131,7 +131,7 @@ def invite(
 
 async def join(app: TableHost, session: Session, name: str) -> None:
     """``session`` accepts ``name``'s invitation: the match starts or resumes."""
-    if session.name in app.matches:
+    if session.name in app.matches or session.name in app.chouettes:
         raise Reply(replies.CANT_PLAY_TWO)
     inviter = app.presence.get(name)
     if inviter is None:
@@ -451,7 +451,7 @@ def stop_watching(app: TableHost, session: Session, *, quiet: bool = False) -> N
 async def watch(app: TableHost, session: Session, name: str) -> None:
     """``session`` starts watching ``name`` and, when ``name`` plays, their match (§4.11):
     a watcher of someone else stops that first, and a player's ``blind`` keeps them out."""
-    if session.name in app.matches:
+    if session.name in app.matches or session.name in app.chouettes:
         raise Reply(replies.CANT_WATCH_WHILE_PLAYING)
     presence = app.presence
     target = presence.get(name)
@@ -474,7 +474,11 @@ async def watch(app: TableHost, session: Session, name: str) -> None:
     silent = session.visitor  # the players hear of no visitor (D258)
     if not silent:
         presence.send(target, replies.is_watching_you(session.name))
-    if live is None:
+    chouette = app.chouettes.get(target.name)
+    if chouette is not None:  # the table's lines and boards from now (docs/chouette.md)
+        style = session.settings.boardstyle
+        session.send_lines(chouette.board_for(session.name, style, watching=target.name))
+    elif live is None:
         session.send(replies.nothing_interesting(target.name))
     else:
         live.watchers.add(session.name)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 from backgammon.events import WinKind
 
 if TYPE_CHECKING:
+    from backgammon.chouette_settings import ChouetteSettings
     from db.records import SavedMatch
     from server.config import RulesDefaults
     from server.world.presence import Peer
@@ -39,7 +40,11 @@ class Roll:
 
 @dataclass(frozen=True, slots=True)
 class Double:
-    """``double`` (§4.6)."""
+    """``double`` (§4.6). At a chouette (D306), ``members``: the box doubles these
+    members' cubes (none named: every cube it may turn), a member doubles these cubes
+    delegated to them (none named: their own); a match ignores them."""
+
+    members: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +62,21 @@ class BearOff:
 
 @dataclass(frozen=True, slots=True)
 class Accept:
-    """``accept``: take a double or accept a resignation, whichever waits (§4.6, §4.7)."""
+    """``accept``: take a double or accept a resignation, whichever waits (§4.6, §4.7).
+    At a chouette (D306), ``members``: the box accepts these members' doubles and
+    rejects the rest (none named: all); a member answers for these cubes (none named:
+    every cube they answer for); a match ignores them."""
+
+    members: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Reject:
-    """``reject``: drop a double or reject a resignation, whichever waits."""
+    """``reject``: drop a double or reject a resignation, whichever waits. At a chouette
+    (D306), ``members``: the box rejects these members' doubles and accepts the rest
+    (none named: rejects all); a member answers for these cubes."""
+
+    members: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +95,73 @@ class Resign:
 
 TableCommand = Roll | Double | Moves | BearOff | Accept | Reject | Redouble | Resign
 """A game action a player sends to their table."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChouetteOpen:
+    """``chouette open [setting=value ...]`` (D303): the table's settings, parsed."""
+
+    settings: ChouetteSettings
+
+
+@dataclass(frozen=True, slots=True)
+class ChouetteInvite:
+    """``chouette invite NAME`` (D304): ``NAME`` as completed by the presence."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChouetteJoin:
+    """``chouette join NAME``: accept the invitation to the table ``NAME`` sits at."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChouetteStart:
+    """``chouette start``: the first game (later ones start when a game ends)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChouetteLeave:
+    """``chouette leave`` (or ``leave`` at a chouette): leave the table (§8)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChouetteShow:
+    """``show chouette [NAME]`` (D308): the caller's table, or the one ``NAME`` sits at."""
+
+    name: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChouetteDelegate:
+    """``chouette delegate [NAME]`` (D313): NAME, another member of the line, makes the
+    caller's cube decisions too (§8); without a name the delegation ends."""
+
+    proxy: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TeamTalk:
+    """``chouette team TEXT`` (D310): to the other members of the team, never the box."""
+
+    text: str
+
+
+ChouetteCommand = (
+    ChouetteOpen
+    | ChouetteInvite
+    | ChouetteJoin
+    | ChouetteStart
+    | ChouetteLeave
+    | ChouetteShow
+    | ChouetteDelegate
+    | TeamTalk
+)
+"""What a player asks of the chouette tables (docs/chouette.md); the game actions at a
+chouette are the :data:`TableCommand`s."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +199,7 @@ class Tables(Protocol):
     # -- looking ------------------------------------------------------------------------
 
     def playing(self, name: str) -> bool:
-        """``name`` plays a running match."""
+        """``name`` plays a running match, or sits at a chouette table."""
         ...
 
     def opponent_of(self, name: str) -> str | None:
@@ -177,6 +258,11 @@ class Tables(Protocol):
 
     async def act(self, session: Session, command: TableCommand) -> None:
         """Apply ``command`` for ``session`` at its table."""
+        ...
+
+    async def chouette(self, session: Session, command: ChouetteCommand) -> None:
+        """Apply a chouette table's own ``command`` for ``session`` (docs/chouette.md);
+        the game actions at a chouette go through :meth:`act`."""
         ...
 
     # -- boards and watching (§4.10, §4.11) ----------------------------------------------

@@ -132,7 +132,7 @@ def parsed(line: str) -> ParsedCommand:
     return result
 
 
-EXTENSION_COMMANDS = ["export", "analysis"]
+EXTENSION_COMMANDS = ["export", "analysis", "chouette"]
 """Commands this server adds to FIBS's (docs/protocol-decisions.md D76, D285)."""
 
 

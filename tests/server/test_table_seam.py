@@ -31,11 +31,14 @@ SEAM_USERS = sorted(
 SEAM_MODULE = "server.tables.seam"
 """The one module of server/tables/ those may import: the interface and its data."""
 
-STATE = frozenset({"matches", "invitations", "local_tables", "watchers", "lock", "match"})
-"""Attributes of the tables' state (``LiveMatch.match``, ``.watchers``, ``.lock``, the
-owner's dicts, the process's own tables) that no seam user reads."""
+STATE = frozenset(
+    {"matches", "invitations", "chouettes", "local_tables", "watchers", "lock", "match", "core"}
+)
+"""Attributes of the tables' state (``LiveMatch.match``, ``LiveChouette.core``,
+``.watchers``, ``.lock``, the owner's dicts, the process's own tables) that no seam user
+reads."""
 
-TABLE_TYPES = frozenset({"LiveMatch", "Invitation", "LocalTables", "TableHost"})
+TABLE_TYPES = frozenset({"LiveMatch", "LiveChouette", "Invitation", "LocalTables", "TableHost"})
 """The owner's types, which no seam user names."""
 
 

@@ -450,6 +450,22 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
     ),
     # Exact words that are no FIBS commands for users (§4.2).
     Command(
+        "token!",
+        "token! [<old token>] | token! end <token>",
+        "The web page's session token, to log in again after a dropped connection.",
+        min_args=0,
+        max_args=2,
+        usage=(replies.WEB_TOKEN_USAGE,),
+        repeatable=False,
+        remembered=False,
+        prefixable=False,
+        hidden=True,
+        details=(
+            "Not a FIBS command: the page asks for a token at its login and logs in with",
+            "'login <client> <clipver> token! <token>' after a dropped connection (D320).",
+        ),
+    ),
+    Command(
         "name",
         "name <username>",
         "Guests: choose your login name, 1 to 20 letters (A-Z, a-z) or underscores _.",

@@ -1792,6 +1792,18 @@ PASSWORD_USAGE: Final[tuple[str, ...]] = (
     "** NOTE: The character between the passwords is now a colon!",
 )
 PASSWORD_CHANGED: Final = "Password changed."
+WEB_TOKEN_USAGE: Final = "** usage: token! [<old token>] | token! end <token>"
+"""D321: ``token!`` with other words (not a FIBS command; only the web page sends it)."""
+WEB_TOKEN_ENDED: Final = "token! ended"
+"""D321: the answer to ``token! end <token>`` (whether or not the token was still valid)."""
+
+
+def web_token(token: str, lifetime: int) -> str:
+    """D321: the answer to ``token!``: the new session token and the seconds it lasts.
+    Only a client that asks gets it; the web page keeps it to itself (docs/web.md)."""
+    return f"token! {token} {lifetime}"
+
+
 OLD_PASSWORD_WRONG: Final = "** Sorry. Old password not correct."
 NEW_PASSWORD_TWICE: Final = "** Please give your new password twice."
 CLEAR_SCREEN: Final = "\x1b[;H\x1b[2J"

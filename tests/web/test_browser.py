@@ -20,6 +20,7 @@ from tests.server.conftest import make_user
 
 from .browsers import ServerThread, TelnetUser, browser_missing, chromium
 from .pages import Page, at_a_match, on_move
+from .pages import step as _turn
 
 MISSING = browser_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"browser tests: {MISSING}")
@@ -31,36 +32,6 @@ MOVES = re.compile(r"^(\S+) moves (.*) \.$")
 def server(tmp_path: Path) -> Iterator[ServerThread]:
     with ServerThread(tmp_path) as running:
         yield running
-
-
-def _turn(page: Page) -> str | None:
-    """Do the next thing the page offers its player, by clicking; what was done (None:
-    nothing, or the board was drawn anew under the click: the caller tries again)."""
-    from selenium.common.exceptions import StaleElementReferenceException
-
-    try:
-        return _click_next(page)
-    except StaleElementReferenceException:
-        return None
-
-
-def _click_next(page: Page) -> str | None:
-    if page.visible("roll"):
-        page.click("roll")
-        return "roll"
-    if page.visible("send"):
-        page.click("send")
-        return "send"
-    targets = page.all("rect.hit.target")
-    if targets:
-        off = [t for t in targets if t.get_attribute("data-point") == "0"]
-        (off or targets)[0].click()
-        return "to"
-    sources = page.all("rect.hit.source")
-    if sources:
-        sources[-1].click()  # the checker furthest from home first: a race ends sooner
-        return "from"
-    return None
 
 
 def _moves(page: Page, player: str | None = None) -> list[str]:

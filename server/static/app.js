@@ -240,7 +240,8 @@ function newToken(token, seconds) {
   state.token = token;
   keepSession();
   clearTimeout(state.tokenTimer);
-  state.tokenTimer = setTimeout(() => send(`token! ${state.token}`), seconds * 500);
+  const half = Math.min(seconds * 500, 2 ** 31 - 1); // setTimeout's longest wait
+  state.tokenTimer = setTimeout(() => send(`token! ${state.token}`), half);
 }
 
 function forgetToken() {
@@ -595,6 +596,8 @@ function matchText(line) {
     askGames();
   } else if (/^\*\* You are now playing|^\*\* Player \S+ has joined you/.test(line)) {
     state.matchOver = false;
+    state.resumeWith = null;
+    backNotice("");
     $("invitations").replaceChildren();
   } else {
     return;
@@ -1047,6 +1050,13 @@ function wire() {
     state.leaving = true;
     if (state.token) send(`token! end ${state.token}`);
     forgetToken();
+    if (!state.ws) {
+      // Reconnecting: nothing to say goodbye to; stop trying.
+      sessionEnded();
+      state.leaving = false;
+      $("status").textContent = "Logged out.";
+      return;
+    }
     send("bye");
   });
   $("ready").addEventListener("change", () => send("toggle ready"));
@@ -1115,6 +1125,8 @@ function wire() {
     state.place = kept.place || state.place;
     state.back = { attempt: 0, timer: null };
     $("status").textContent = "Reconnecting…";
+    show("account", false); // coming back, not logging in
+    show("logout", true);
     tryAgain();
   }
 }

@@ -726,6 +726,15 @@ function drawWho() {
       td.textContent = value;
       tr.appendChild(td);
     }
+    if (w.bot) {
+      // A program, not a person (D325): a mark after the name, said in words.
+      tr.dataset.bot = "1";
+      const mark = document.createElement("span");
+      mark.className = "bot-mark";
+      mark.textContent = "bot";
+      mark.title = "A program that plays, not a person";
+      tr.firstElementChild.append(" ", mark);
+    }
     const td = document.createElement("td");
     if (w.name !== state.me) {
       if (w.opponent) {

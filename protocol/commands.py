@@ -131,15 +131,15 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
     Command("average", "average", "Users per hour."),
     Command(  # not a FIBS command: this server's extension (D285)
         "analysis",
-        "analysis <match id>",
+        "analysis <match id> [json]",
         "GNU Backgammon's analysis of a finished match: error rates, errors and blunders.",
         details=(
             "Every finished match is analysed by GNU Backgammon after it ends. The error",
             "rate is the equity lost per decision times 500: lower is better. See 'export'",
-            "for your matches' ids.",
+            "for your matches' ids. 'json' gives every decision as one line of JSON.",
         ),
         min_args=1,
-        max_args=1,
+        max_args=2,
         usage=(replies.ANALYSIS_USAGE,),
     ),
     Command("away", "away [message]", "List away users, or mark yourself away with a message."),

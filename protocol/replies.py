@@ -2386,6 +2386,12 @@ def analysis_mistake(
     return f"    {game:>2} {move:>3}  {name}  {played} {sign}  {best}  {loss:.3f}"
 
 
+def analysis_json_begin(match_id: int) -> str:
+    """D326: the line before the one line of JSON of ``analysis <id> json`` (the web
+    page's form); :func:`analysis_end` after it."""
+    return f"*** Analysis of match {match_id} as JSON:"
+
+
 def analysis_end(match_id: int) -> str:
     """D286: the last line of ``analysis <id>`` in telnet mode."""
     return f"*** End of analysis of match {match_id}."

@@ -14,6 +14,7 @@ import {
   pipCounts,
   sides,
 } from "./clip.js";
+import { gamesView, playerRow } from "./analysis.js";
 import { drawBoard, positionText } from "./board.js";
 import { commitmentOf, verifyRecord } from "./dice.js";
 import { complete, legalPlays, moveText, nextMoves } from "./moves.js";
@@ -77,7 +78,19 @@ const state = {
   resumeWith: null, // the opponent of an interrupted match, to resume it with
   resumeInvited: false, // the page invited resumeWith to resume
   resumeWatch: null, // the player watched before the drop, to watch again
+  finished: null, // the id of the match that just ended (its dice revealed), for its analysis
+  analysis: null, // the analysis asked for: {id, tries, timer, reading}
 };
+
+/** The lines of `analysis <id> json` and its refusals (D285-D287, D326). */
+const ANALYSIS = {
+  begin: /^\*\*\* Analysis of match (\d+) as JSON:$/,
+  end: /^\*\*\* End of analysis of match (\d+)\.$/,
+  queued: /^\*\* Match (\d+) is queued for analysis/,
+  refused: /^\*\* (?:Matches are not analysed on this server\.|GNU Backgammon could not analyse match (\d+)\.|There is no finished match (\d+)\.)$/,
+};
+const ANALYSIS_WAIT_MS = 2000; // a queued analysis is asked for again after this
+const ANALYSIS_TRIES = 60; // ... at most so many times (gnubg takes about 1 s a match)
 
 /** The dice lines of issue 30 (protocol/replies.py, D272, D273, D275). */
 const DICE = {
@@ -394,6 +407,8 @@ function visiting() {
 
 function loggedOut() {
   state.me = null;
+  show("analysis", false);
+  state.analysis = null;
   state.place = { playing: null, watching: null };
   state.resumeWith = null;
   state.resumeWatch = null;
@@ -429,6 +444,7 @@ function onLine(line) {
     if (view) return newBoard(view);
   }
   if (diceLine(line)) return;
+  if (analysisLine(line)) return;
   if (state.quietBoardstyle && line === BOARDSTYLE_SET) {
     state.quietBoardstyle = false; // the reply to the page's own setting, not news
     return;
@@ -611,6 +627,71 @@ function matchText(line) {
  * (`export <id> json`, whose lines the page keeps to itself) and recomputes every roll,
  * a watcher checks the seed against the commitment. True: the line was the page's own.
  */
+// -- a finished match's analysis (D326) -----------------------------------------------------
+
+function askAnalysis(id) {
+  const asked = state.analysis;
+  if (asked) clearTimeout(asked.timer);
+  state.analysis = { id, tries: 0, timer: null, reading: false };
+  $("analysis-title").textContent = `Analysis of match ${id}`;
+  $("analysis-note").textContent = "Asking GNU Backgammon's analysis…";
+  show("analysis-players", false);
+  $("analysis-games").replaceChildren();
+  show("analysis", true);
+  send(`analysis ${id} json`);
+}
+
+/** The page's own lines of an analysis asked for: true when the line was one of them. */
+function analysisLine(line) {
+  const asked = state.analysis;
+  if (!asked) return false;
+  let m;
+  if ((m = ANALYSIS.begin.exec(line)) && Number(m[1]) === asked.id) {
+    asked.reading = true;
+    return true;
+  }
+  if (asked.reading && line.startsWith("{")) {
+    try {
+      drawAnalysis(JSON.parse(line));
+    } catch {
+      $("analysis-note").textContent = "The analysis could not be read.";
+    }
+    return true;
+  }
+  if ((m = ANALYSIS.end.exec(line)) && asked.reading) {
+    asked.reading = false;
+    return true;
+  }
+  if ((m = ANALYSIS.queued.exec(line)) && Number(m[1]) === asked.id) {
+    if (asked.tries >= ANALYSIS_TRIES) {
+      $("analysis-note").textContent = "GNU Backgammon is busy: ask again later.";
+      return true;
+    }
+    asked.tries += 1;
+    $("analysis-note").textContent = "GNU Backgammon is analysing the match…";
+    asked.timer = setTimeout(() => send(`analysis ${asked.id} json`), ANALYSIS_WAIT_MS);
+    return true;
+  }
+  if ((m = ANALYSIS.refused.exec(line))) {
+    $("analysis-note").textContent = line.slice(3);
+    return false; // in the messages too
+  }
+  return false;
+}
+
+function drawAnalysis(found) {
+  const [first, second] = found.players;
+  $("analysis-title").textContent =
+    `Analysis of match ${found.match}, ${first} – ${second}, by GNU Backgammon at ${found.ply}-ply`;
+  $("analysis-note").textContent =
+    "Error rate: equity lost per decision that was not forced, ×500 (lower is better). " +
+    "?! doubtful, ? error, ?? blunder.";
+  const body = $("analysis-players").querySelector("tbody");
+  body.replaceChildren(playerRow(first, found.stats[0]), playerRow(second, found.stats[1]));
+  show("analysis-players", true);
+  $("analysis-games").replaceChildren(gamesView(found));
+}
+
 function diceLine(line) {
   const dice = state.dice;
   let m;
@@ -633,6 +714,8 @@ function diceLine(line) {
     dice.commitment = m[1];
     proofText("");
   } else if ((m = DICE.revealed.exec(line))) {
+    state.finished = Number(m[2]); // the record of the match that just ended
+    if (state.view) drawTable();
     if (playing()) {
       dice.exporting = m[2];
       proofText("Checking the dice…");
@@ -990,6 +1073,7 @@ function drawTable() {
   show("resign-box", mine && view.turn !== 0);
   show("leave", mine);
   show("unwatch", !playing());
+  show("analyse", state.matchOver && state.finished !== null);
   let prompt = "";
   if (state.matchOver) prompt = $("prompt").textContent;
   else if (!playing()) prompt = `Watching ${view.player}`;
@@ -1101,6 +1185,17 @@ function wire() {
   });
   $("resign").addEventListener("click", () => send(`resign ${$("resign-kind").value}`));
   $("leave").addEventListener("click", leaveClicked);
+  $("analyse").addEventListener("click", () => askAnalysis(state.finished));
+  $("analysis-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const id = Number($("analysis-id").value.trim());
+    if (Number.isInteger(id) && id > 0) askAnalysis(id);
+  });
+  $("analysis-close").addEventListener("click", () => {
+    if (state.analysis) clearTimeout(state.analysis.timer);
+    state.analysis = null;
+    show("analysis", false);
+  });
   $("unwatch").addEventListener("click", () => {
     send("unwatch");
     notePlace({ playing: null, watching: null });

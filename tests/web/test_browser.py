@@ -302,6 +302,12 @@ def test_the_dice_of_a_finished_match_are_verified_in_the_browser(tmp_path: Path
             page.wait(functools.partial(_dice_verified, page), "the dice verified")
             assert page.text("dice-proof").startswith("Dice verified in this browser: all ")
             assert not any(line.startswith("{") for line in page.lines("messages"))
+        # The match's analysis is offered, by the id the reveal named (issue 29 item 4,
+        # D326); this server analyses nothing (tests/web/test_analysis_page.py has gnubg),
+        # and the page says so.
+        bob.wait(lambda: bob.visible("analyse"), "the analysis offered")
+        bob.click("analyse")
+        bob.wait(lambda: bob.text("analysis-note") == replies.ANALYSIS_OFF[3:], "analysis off")
 
 
 def _no_resume_button(page: Page) -> bool:

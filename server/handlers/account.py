@@ -64,23 +64,23 @@ async def token(ctx: Context, cmd: ParsedCommand) -> None:
     <token>``, D320). ``token! <old>`` replaces the page's old token (the old one ends),
     ``token! end <token>`` ends one (the page's Log out). A token ends only if it is the
     user's own."""
-    session, settings, db = ctx.session, ctx.app.settings, ctx.app.db
+    name, settings, db = ctx.session.name, ctx.app.settings, ctx.app.db
     args = cmd.args
     if len(args) == 2:
         if args[0] != "end":
             raise Reply(replies.WEB_TOKEN_USAGE)
-        await db.revoke_web_token(session.name, token_digest(args[1]))
-        session.send(replies.WEB_TOKEN_ENDED)
+        await db.revoke_web_token(name, token_digest(args[1]))
+        ctx.session.send(replies.WEB_TOKEN_ENDED)
         return
     fresh = new_token()
     await db.issue_web_token(
-        session.name,
+        name,
         token_digest(fresh),
         lifetime=settings.web_token_lifetime,
         keep=settings.web_tokens_per_user,
         replaces=token_digest(args[0]) if args else None,
     )
-    session.send(replies.web_token(fresh, settings.web_token_lifetime))
+    ctx.session.send(replies.web_token(fresh, settings.web_token_lifetime))
 
 
 async def address(ctx: Context, cmd: ParsedCommand) -> None:

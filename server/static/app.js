@@ -270,6 +270,13 @@ function notePlace(place) {
   keepSession();
 }
 
+/** While reconnecting the page is greyed and takes no input (mouse or keyboard): what
+ * it shows is how things were, and nothing could be sent. */
+function offline(on) {
+  document.body.classList.toggle("offline", on);
+  for (const part of document.querySelectorAll("main > section")) part.inert = on;
+}
+
 function backNotice(text) {
   $("reconnecting").textContent = text;
   show("reconnecting", Boolean(text));
@@ -281,7 +288,7 @@ function reconnecting() {
   const back = state.back || (state.back = { attempt: 0, timer: null });
   const wait = RETRY_MS[Math.min(back.attempt, RETRY_MS.length - 1)];
   back.attempt += 1;
-  document.body.classList.add("offline");
+  offline(true);
   $("status").textContent = "Reconnecting…";
   backNotice(`Connection lost. Reconnecting in ${Math.round(wait / 1000)} s…`);
   clearTimeout(back.timer);
@@ -317,7 +324,7 @@ function resumeDialog(pending, line) {
 function sessionEnded() {
   forgetToken();
   state.back = null;
-  document.body.classList.remove("offline");
+  offline(false);
   backNotice("");
   loggedOut();
   $("status").textContent = "Your session has ended: please log in again.";
@@ -328,7 +335,7 @@ function sessionEnded() {
 function resumed(name) {
   clearTimeout(state.back && state.back.timer);
   state.back = null;
-  document.body.classList.remove("offline");
+  offline(false);
   send(`token! ${state.token}`);
   state.who.clear();
   state.view = null;

@@ -22,6 +22,7 @@ from tests.server.sessions import online
 
 from .browsers import ServerProcess, ServerThread, browser_missing, chromium
 from .pages import Page, at_a_match, on_move, step
+from .test_accessibility import AXE, violations
 
 MISSING = browser_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"browser tests: {MISSING}")
@@ -115,6 +116,8 @@ def test_the_server_killed_and_started_again_mid_match(tmp_path: Path) -> None:
             assert page.text("status") == "Reconnecting…"
             assert page.driver.execute_script("return document.body.classList.contains('offline')")
 
+        if AXE.exists():  # the reconnecting state is as readable as the rest
+            assert violations(a) == []
         server.start()
         for page in (alice, bob):
             watch.until(

@@ -116,6 +116,7 @@ def test_the_server_killed_and_started_again_mid_match(tmp_path: Path) -> None:
             assert page.text("status") == "Reconnecting…"
             assert page.driver.execute_script("return document.body.classList.contains('offline')")
 
+        bob.screenshot("web-reconnecting.png")
         if AXE.exists():  # the reconnecting state is as readable as the rest
             assert violations(a) == []
         server.start()

@@ -368,6 +368,8 @@ function resumePlace() {
     backNotice(`Back. Resuming the match with ${other}…`);
   } else if (!there) {
     backNotice(`Back. ${other} is not here: the match resumes when ${other} returns.`);
+  } else {
+    backNotice(`Back. ${other} is playing someone else: the match resumes when ${other} is free.`);
   }
 }
 

@@ -45,6 +45,7 @@ __all__ = [
     "SavedEventsRow",
     "SavedMatchRow",
     "UserRow",
+    "WebTokenRow",
 ]
 
 NAMING_CONVENTION: Final = {
@@ -265,3 +266,20 @@ class MatchAnalysisRow(Base):
     rate2: Mapped[float | None] = mapped_column(Float)
     result: Mapped[str | None] = mapped_column(Text)
     """The analysis as JSON text (``done``), or why it failed (``failed``)."""
+
+
+class WebTokenRow(Base):
+    """A session token of the web page (revision 0008, D320-D329; docs/web.md): the page
+    logs in again with it after a dropped WebSocket, without a stored password.
+
+    Only the token's SHA-256 is stored (``digest``, 64 hex digits): a copy of the database
+    logs no one in. A row goes when it expires (deleted at the user's next issue), when
+    the page replaces or ends it, at a password change, and with its user.
+    """
+
+    __tablename__ = "web_tokens"
+
+    digest: Mapped[str] = mapped_column(String, primary_key=True)
+    user_name: Mapped[str] = mapped_column(String, _user_fk(), index=True)
+    issued_at: Mapped[int] = mapped_column(BigInteger)
+    expires_at: Mapped[int] = mapped_column(BigInteger)

@@ -511,6 +511,63 @@ class Database:
         """How many messages wait for ``recipient``."""
         return await self._scalar(self._sql.count_messages, recipient=recipient)
 
+    # -- the web page's session tokens (D320-D329) -----------------------------------------
+
+    async def issue_web_token(
+        self,
+        name: str,
+        digest: str,
+        *,
+        lifetime: int,
+        keep: int,
+        replaces: str | None = None,
+        at: float | None = None,
+    ) -> int:
+        """Store the token whose SHA-256 is ``digest`` for ``name``, valid ``lifetime``
+        seconds from now; the time it expires (Unix seconds).
+
+        In the same transaction the user's expired tokens go, and ``replaces`` (a digest:
+        the token this one takes the place of, if it is the user's), and the oldest
+        beyond ``keep`` in all: a user cannot fill the table.
+
+        :raises UnknownUserError: no such user.
+        """
+        now = self._now(at)
+        sql = self._sql
+        row = {"digest": digest, "user_name": name, "issued_at": now, "expires_at": now + lifetime}
+
+        def job(tx: Transaction) -> None:
+            if replaces is not None:
+                tx.execute(sql.delete_token, {"digest": replaces, "user_name": name})
+            rows = tx.execute(sql.tokens_of, {"user_name": name})
+            for kept, (old, expires_at) in enumerate(rows, start=1):
+                if expires_at <= now or kept >= keep:
+                    tx.execute(sql.delete_token, {"digest": old, "user_name": name})
+            tx.execute(sql.insert_token, row)
+
+        try:
+            await self._runner.write(job, key=name)
+        except ConstraintViolation as exc:
+            raise UnknownUserError(name) from exc
+        return now + lifetime
+
+    async def web_token_user(self, digest: str, *, at: float | None = None) -> str | None:
+        """The user of the token whose SHA-256 is ``digest``, if it has not expired."""
+        params = {"digest": digest, "now": self._now(at)}
+        statement = self._sql.user_of_token
+        rows = await self._runner.read(lambda tx: tx.execute(statement, params))
+        return str(rows[0][0]) if rows else None
+
+    async def revoke_web_token(self, name: str, digest: str) -> bool:
+        """Delete the token ``digest`` of ``name``; whether it was there."""
+        statement, params = self._sql.delete_token, {"digest": digest, "user_name": name}
+        return bool(await self._runner.write(lambda tx: tx.execute(statement, params), key=name))
+
+    async def revoke_web_tokens(self, name: str) -> int:
+        """Delete every token of ``name`` (a password change); how many there were."""
+        statement, params = self._sql.delete_tokens_of, {"user_name": name}
+        return len(await self._runner.write(lambda tx: tx.execute(statement, params), key=name))
+
     # -- saved matches ----------------------------------------------------------------------
 
     async def save_match(

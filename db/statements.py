@@ -41,6 +41,7 @@ from db.models import (
     SavedEventsRow,
     SavedMatchRow,
     UserRow,
+    WebTokenRow,
 )
 
 __all__ = [
@@ -142,6 +143,34 @@ class Statements:
         self.count_messages: Final = select(func.count()).where(MessageRow.recipient == recipient)
         self.count_messages_from: Final = select(func.count()).where(
             MessageRow.sender == _param(MessageRow.sender)
+        )
+
+        # -- the web page's session tokens (D320-D329)
+        token_user = _param(WebTokenRow.user_name)
+        self.insert_token: Final = insert(WebTokenRow).values(
+            _values(WebTokenRow, _keys(WebTokenRow))
+        )
+        self.user_of_token: Final = select(WebTokenRow.user_name).where(
+            WebTokenRow.digest == _param(WebTokenRow.digest),
+            WebTokenRow.expires_at > _param(WebTokenRow.expires_at, "now"),
+        )
+        self.tokens_of: Final = (
+            select(WebTokenRow.digest, WebTokenRow.expires_at)
+            .where(WebTokenRow.user_name == token_user)
+            .order_by(WebTokenRow.issued_at.desc(), WebTokenRow.digest)
+        )
+        self.delete_token: Final = (
+            delete(WebTokenRow)
+            .where(
+                WebTokenRow.digest == _param(WebTokenRow.digest),
+                WebTokenRow.user_name == token_user,
+            )
+            .returning(WebTokenRow.digest)
+        )
+        self.delete_tokens_of: Final = (
+            delete(WebTokenRow)
+            .where(WebTokenRow.user_name == token_user)
+            .returning(WebTokenRow.digest)
         )
 
         # -- saved matches

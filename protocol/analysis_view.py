@@ -1,12 +1,16 @@
-"""What ``analysis <id>`` shows of a stored analysis (D286, D288; docs/analysis.md).
+"""What ``analysis <id>`` shows of a stored analysis (D286, D288, D326; docs/analysis.md).
 
-Two forms of the same figures: the text people read in telnet mode (both players' error
+Three forms of the same figures: the text people read in telnet mode (both players' error
 rates, marks and luck, then the match's errors and blunders with their game and move
-numbers) and a line form for programs (CLIP sessions): one line per item, words
+numbers), ``analysis <id> json`` with every judged decision as one line of JSON for the
+web page (D326), and a line form for programs (CLIP sessions): one line per item, words
 separated by single spaces, plays and cube actions without spaces.
 """
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 from protocol import replies
 from protocol.analysis import MARK_SIGNS, MatchAnalysis, PlayerStats
@@ -87,3 +91,51 @@ def _word(choice: str) -> str:
     if "/" in choice:
         return choice.replace(" ", ",")
     return choice.replace(", ", "-").replace(" ", "-")
+
+
+def analysis_json(match_id: int, names: tuple[str, str], analysis: MatchAnalysis) -> list[str]:
+    """``analysis <id> json`` (D326): the line before, the whole analysis as one line of
+    JSON, the end line. Unlike the line form it has every judged decision (marked or
+    not) with the equity of gnubg's best choice, for the page's move list and equity
+    graph; keys are named, figures rounded as stored."""
+    document = {
+        "match": match_id,
+        "players": list(names),
+        "ply": analysis.ply,
+        "stats": [_stats(p) for p in analysis.players],
+        "games": [
+            {
+                "stats": [_stats(p) for p in game.players],
+                "decisions": [
+                    {
+                        "move": d.move,
+                        "player": d.player,
+                        "kind": d.kind,
+                        "played": d.played,
+                        "best": d.best,
+                        "loss": round(d.loss, 4),
+                        "equity": round(d.equity, 4),
+                        "mark": d.mark,
+                    }
+                    for d in game.decisions
+                ],
+            }
+            for game in analysis.games
+        ],
+    }
+    return [
+        replies.analysis_json_begin(match_id),
+        json.dumps(document, separators=(",", ":")),
+        replies.analysis_end(match_id),
+    ]
+
+
+def _stats(stats: PlayerStats) -> dict[str, Any]:
+    return {
+        "rate": round(stats.rate, 2),
+        "decisions": stats.decisions,
+        "doubtful": stats.doubtful,
+        "errors": stats.errors,
+        "blunders": stats.blunders,
+        "luck": round(stats.luck, 3),
+    }

@@ -407,6 +407,9 @@ class LoginKind(enum.Enum):
     VISITOR = "visitor"
     """``visitor!`` (telnet mode) or ``login <client> <clipver> visitor!`` (CLIP mode):
     watching without an account (D256)."""
+    TOKEN = "token"
+    """``login <client> <clipver> token! <token>``: the web page logging in again with the
+    session token the server gave it (D320)."""
     UNKNOWN = "unknown"
     """Anything else: a failed login."""
 
@@ -428,6 +431,9 @@ GUEST: Final = "guest"
 VISITOR: Final = "visitor!"
 """D256: the login word of a visitor; ``!`` is in no name (:func:`name_form_problem`), so
 no account's login ever read as it."""
+TOKEN: Final = "token!"
+"""D320: the login word of a session token, in a CLIP login's place of the name; ``!``
+is in no name, so no account's login is ever read as a token's."""
 _CLIP_LOGIN: Final = "login"
 _CONNECT: Final = "connect"
 
@@ -446,6 +452,8 @@ def parse_login_line(line: str) -> LoginLine:
         kind = LoginKind.VISITOR
     elif words[0] == LEAVE and len(words) == 1:
         kind = LoginKind.LEAVE
+    elif words[0] == _CLIP_LOGIN and len(words) == 5 and words[3] == TOKEN:
+        kind = LoginKind.TOKEN
     elif words[0] == _CLIP_LOGIN and len(words) >= 5:
         kind = LoginKind.CLIP
     elif words[0] == _CONNECT and len(words) == 3:

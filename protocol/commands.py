@@ -131,15 +131,15 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
     Command("average", "average", "Users per hour."),
     Command(  # not a FIBS command: this server's extension (D285)
         "analysis",
-        "analysis <match id>",
+        "analysis <match id> [json]",
         "GNU Backgammon's analysis of a finished match: error rates, errors and blunders.",
         details=(
             "Every finished match is analysed by GNU Backgammon after it ends. The error",
             "rate is the equity lost per decision times 500: lower is better. See 'export'",
-            "for your matches' ids.",
+            "for your matches' ids. 'json' gives every decision as one line of JSON.",
         ),
         min_args=1,
-        max_args=1,
+        max_args=2,
         usage=(replies.ANALYSIS_USAGE,),
     ),
     Command("away", "away [message]", "List away users, or mark yourself away with a message."),
@@ -474,6 +474,22 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         usage=(replies.WHOIS_USAGE,),
     ),
     # Exact words that are no FIBS commands for users (§4.2).
+    Command(
+        "token!",
+        "token! [<old token>] | token! end <token>",
+        "The web page's session token, to log in again after a dropped connection.",
+        min_args=0,
+        max_args=2,
+        usage=(replies.WEB_TOKEN_USAGE,),
+        repeatable=False,
+        remembered=False,
+        prefixable=False,
+        hidden=True,
+        details=(
+            "Not a FIBS command: the page asks for a token at its login and logs in with",
+            "'login <client> <clipver> token! <token>' after a dropped connection (D320).",
+        ),
+    ),
     Command(
         "name",
         "name <username>",

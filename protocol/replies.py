@@ -1793,6 +1793,18 @@ PASSWORD_USAGE: Final[tuple[str, ...]] = (
     "** NOTE: The character between the passwords is now a colon!",
 )
 PASSWORD_CHANGED: Final = "Password changed."
+WEB_TOKEN_USAGE: Final = "** usage: token! [<old token>] | token! end <token>"
+"""D321: ``token!`` with other words (not a FIBS command; only the web page sends it)."""
+WEB_TOKEN_ENDED: Final = "token! ended"
+"""D321: the answer to ``token! end <token>`` (whether or not the token was still valid)."""
+
+
+def web_token(token: str, lifetime: int) -> str:
+    """D321: the answer to ``token!``: the new session token and the seconds it lasts.
+    Only a client that asks gets it; the web page keeps it to itself (docs/web.md)."""
+    return f"token! {token} {lifetime}"
+
+
 OLD_PASSWORD_WRONG: Final = "** Sorry. Old password not correct."
 NEW_PASSWORD_TWICE: Final = "** Please give your new password twice."
 CLEAR_SCREEN: Final = "\x1b[;H\x1b[2J"
@@ -2373,6 +2385,12 @@ def analysis_mistake(
 ) -> str:
     """D286: one error (``?``) or blunder (``??``)."""
     return f"    {game:>2} {move:>3}  {name}  {played} {sign}  {best}  {loss:.3f}"
+
+
+def analysis_json_begin(match_id: int) -> str:
+    """D326: the line before the one line of JSON of ``analysis <id> json`` (the web
+    page's form); :func:`analysis_end` after it."""
+    return f"*** Analysis of match {match_id} as JSON:"
 
 
 def analysis_end(match_id: int) -> str:

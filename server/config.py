@@ -81,6 +81,8 @@ class Settings:
     web_origins: str = ""  # [web] origins, space-separated; empty: same origin only
     web_hosts: tuple[str, ...] = ("127.0.0.1", "localhost")  # [web] hosts, with [web] host
     web_request_timeout: float = 5.0  # [web] request_timeout, seconds for an HTTP request
+    web_token_lifetime: int = 43200  # [web] token_lifetime, seconds a session token lasts
+    web_tokens_per_user: int = 10  # [web] tokens_per_user, tokens a user holds at most
     analysis: str = "auto"  # [analysis] enabled: auto (on when gnubg is found), yes or no
     analysis_processes: int = 1  # [analysis] processes: gnubg processes at most at once
     analysis_ply: int = 0  # [analysis] ply: 0, 1 or 2
@@ -156,6 +158,8 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("web", "origins"): ("web_origins", str),
     ("web", "hosts"): ("web_hosts", tuple),
     ("web", "request_timeout"): ("web_request_timeout", float),
+    ("web", "token_lifetime"): ("web_token_lifetime", int),
+    ("web", "tokens_per_user"): ("web_tokens_per_user", int),
     ("analysis", "enabled"): ("analysis", str),
     ("analysis", "processes"): ("analysis_processes", int),
     ("analysis", "ply"): ("analysis_ply", int),
@@ -330,6 +334,8 @@ def _validate(settings: Settings) -> None:
             "such as play.example.org or [::1]",
         ),
         (settings.web_request_timeout > 0, "[web] request_timeout must be above 0"),
+        (settings.web_token_lifetime >= 60, "[web] token_lifetime must be 60 seconds or more"),
+        (settings.web_tokens_per_user >= 1, "[web] tokens_per_user must be 1 or more"),
         (
             settings.analysis in ANALYSIS_MODES,
             f"[analysis] enabled must be {', '.join(ANALYSIS_MODES)}, not {settings.analysis!r}",

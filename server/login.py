@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 import logging
+import secrets
 from collections.abc import Awaitable, Callable, Sequence
 
 from db.errors import DatabaseError, DatabaseOutage
 from db.records import StoredMessage, User
 from protocol import clip, replies
-from protocol.arguments import LEAVE, LoginKind, parse_login_line
+from protocol.arguments import LEAVE, TOKEN, LoginKind, parse_login_line
 from protocol.commands import SessionState
 from protocol.parser import ScrubbedLine, clean
 from protocol.replies import Mode
@@ -130,6 +132,8 @@ async def _login_line(
             return True
         case LoginKind.CLIP:
             return await _clip_login(app, session, words)
+        case LoginKind.TOKEN:
+            return await _token_login(app, session, words)
         case LoginKind.CONNECT:
             return await _password_login(app, session, words[1], words[2], prompts=False)
         case LoginKind.LEAVE:
@@ -179,6 +183,46 @@ async def _clip_login(app: App, session: Session, words: tuple[str, ...]) -> boo
         except DatabaseOutage as error:  # the login goes ahead without it (D296)
             app.outage_log.warning("the bot flag at a login", error)
         user = dataclasses.replace(user, is_bot=True)
+    await complete_login(app, session, user)
+    return True
+
+
+TOKEN_BYTES = 32
+"""A session token is 32 random bytes (256 bits, :func:`secrets.token_urlsafe`: 43
+characters of the URL-safe base64 alphabet), D320."""
+
+
+def new_token() -> str:
+    """A new session token for the web page (D320): unguessable, never stored itself."""
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def token_digest(token: str) -> str:
+    """What the database keeps of a token: its SHA-256 in hex (D322). A token's 256
+    random bits need no salt or slow hash: a copy of the table logs no one in."""
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+async def _token_login(app: App, session: Session, words: tuple[str, ...]) -> bool:
+    """``login <client> <clipver> token! <token>`` (D320): the web page logging in again
+    with its session token, in CLIP mode. Counted and paced by the login throttle as a
+    password is (the name it is counted under is ``token!``), so tokens cannot be tried
+    faster than passwords; an unknown or expired token fails as a wrong password does.
+    The token stays valid: the page replaces it at once (``token! <old>``, D321)."""
+    _, client, _version, _word, token = words
+    if len(client) > MAX_CLIENT_NAME:
+        return False
+    attempt = app.login_attempt(session.output.host, TOKEN)
+    if not await app.throttle.admit(attempt, session.login_deadline):
+        _time_out(session)
+        return False
+    name = await app.db.web_token_user(token_digest(token))
+    user = await app.db.get_user(name) if name is not None else None
+    if user is None:
+        return False
+    app.throttle.succeeded(attempt)
+    session.mode = Mode.CLIP
+    session.client = client
     await complete_login(app, session, user)
     return True
 

@@ -1,4 +1,5 @@
-"""Account commands: bye and its synonyms, wave, password, address (§1.8, §4.17)."""
+"""Account commands: bye and its synonyms, wave, password, address (§1.8, §4.17), and the
+web page's session token (``token!``, D321)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from protocol.replies import Toggle
 from server.errors import Reply
 from server.handlers import valid
 from server.handlers.context import Context
+from server.login import new_token, token_digest
 from server.world.passwords import hash_password, verify_password
 from server.world.presence import Audience
 
@@ -52,7 +54,33 @@ async def password(ctx: Context, cmd: ParsedCommand) -> None:
         raise Reply(replies.OLD_PASSWORD_WRONG)
     hashed = await hash_password(change.new, ctx.app.cost)
     await ctx.app.db.set_password_hash(user.name, hashed)
+    await ctx.app.db.revoke_web_tokens(user.name)  # every page logs in anew (D323)
     ctx.session.send(replies.PASSWORD_CHANGED)
+
+
+async def token(ctx: Context, cmd: ParsedCommand) -> None:
+    """``token!`` (D321; no FIBS command, only the web page sends it): a new session
+    token, to log in again after a dropped connection (``login <client> <clipver> token!
+    <token>``, D320). ``token! <old>`` replaces the page's old token (the old one ends),
+    ``token! end <token>`` ends one (the page's Log out). A token ends only if it is the
+    user's own."""
+    name, settings, db = ctx.session.name, ctx.app.settings, ctx.app.db
+    args = cmd.args
+    if len(args) == 2:
+        if args[0] != "end":
+            raise Reply(replies.WEB_TOKEN_USAGE)
+        await db.revoke_web_token(name, token_digest(args[1]))
+        ctx.session.send(replies.WEB_TOKEN_ENDED)
+        return
+    fresh = new_token()
+    await db.issue_web_token(
+        name,
+        token_digest(fresh),
+        lifetime=settings.web_token_lifetime,
+        keep=settings.web_tokens_per_user,
+        replaces=token_digest(args[0]) if args else None,
+    )
+    ctx.session.send(replies.web_token(fresh, settings.web_token_lifetime))
 
 
 async def address(ctx: Context, cmd: ParsedCommand) -> None:

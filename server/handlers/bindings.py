@@ -34,6 +34,7 @@ BINDINGS: Final[dict[str, Handler]] = {
     "wave": account.wave,
     "password": account.password,
     "address": account.address,
+    "token!": account.token,
     "name": registration.name,
     # chat and lists of people
     "tell": chat.tell,

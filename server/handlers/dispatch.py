@@ -88,8 +88,9 @@ async def _run(ctx: Context, line: str) -> None:
 
 
 def _mask(line: str) -> str:
-    """The line for a log, with passwords hidden (``password a:b:c``, ``login c v n pw``)."""
+    """The line for a log, with passwords hidden (``password a:b:c``, ``login c v n pw``,
+    ``token! <token>``)."""
     words = line.split()
-    if words and words[0].lower() in ("password", "login", "connect"):
+    if words and words[0].lower() in ("password", "login", "connect", "token!"):
         return words[0] + " ***"
     return line

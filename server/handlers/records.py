@@ -18,7 +18,7 @@ from backgammon.errors import SnapshotError
 from db.errors import UnknownMatchError
 from protocol import replies
 from protocol.analysis import AnalysisError, analysis_from_json
-from protocol.analysis_view import analysis_lines, analysis_text
+from protocol.analysis_view import analysis_json, analysis_lines, analysis_text
 from protocol.arguments import ExportForm, parse_export_form, parse_record_id
 from protocol.mat_export import snapshot_to_mat
 from protocol.parser import ParsedCommand
@@ -93,10 +93,14 @@ async def export(ctx: Context, cmd: ParsedCommand) -> None:
 
 
 async def analysis(ctx: Context, cmd: ParsedCommand) -> None:
-    """``analysis <id>`` (D285-D288): gnubg's analysis of any finished match, as text in
-    telnet mode and as lines for programs in CLIP mode; a match not analysed yet is
+    """``analysis <id> [json]`` (D285-D288, D326): gnubg's analysis of any finished match,
+    as text in telnet mode and as lines for programs in CLIP mode, or with ``json`` as
+    one line of JSON in either (the web page's); a match not analysed yet is
     queued (on demand), and the caller is told to ask again."""
     match_id = valid(parse_record_id(cmd.args[0], replies.ANALYSIS_USAGE))
+    as_json = cmd.args[1:] == ("json",)
+    if len(cmd.args) > 1 and not as_json:
+        raise Reply(replies.ANALYSIS_USAGE)
     db = ctx.app.db
     record = await db.get_match_record(match_id)
     if record is None:
@@ -108,7 +112,7 @@ async def analysis(ctx: Context, cmd: ParsedCommand) -> None:
         except SnapshotError:  # stored by another version: as if it had failed
             raise Reply(replies.analysis_failed(match_id)) from None
         names = (record.player1, record.player2)
-        layout = analysis_lines if ctx.session.clip else analysis_text
+        layout = analysis_json if as_json else analysis_lines if ctx.session.clip else analysis_text
         ctx.session.send_lines(layout(match_id, names, found))
         return
     analyses = ctx.app.analyses

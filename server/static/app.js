@@ -14,6 +14,7 @@ import {
   pipCounts,
   sides,
 } from "./clip.js";
+import { gamesView, playerRow } from "./analysis.js";
 import { drawBoard, positionText } from "./board.js";
 import { commitmentOf, verifyRecord } from "./dice.js";
 import { complete, legalPlays, moveText, nextMoves } from "./moves.js";
@@ -34,6 +35,15 @@ const LEAVE_CONFIRM_MS = 4000; // how long Leave waits for its second click
 const DOUBLE_CLICK_MS = 400; // two clicks on one checker this close together play it
 const SLOW_LOGIN_MS = 2000; // a login unanswered this long is being slowed down
 const SLOW_LOGIN = "Logging in… the server slows logins down after wrong passwords: please wait.";
+// Never lost (docs/web.md, D320-D324): after a dropped connection the page logs in again
+// with the session token the server gave it (`token!`), kept for this tab only.
+const SESSION_KEY = "fibs-session"; // sessionStorage: {token, name, place}
+const TOKEN_REPLY = /^token! (\S+) (\d+)$/; // the answer to `token!` (D321)
+const RETRY_MS = [1000, 2000, 4000, 8000, 15000, 30000]; // the waits between tries
+const ELSEWHERE = "** You logged in again from "; // D193: another page took the session
+const TIMED_OUT = "Connection timed out."; // the idle time-out: not a drop
+// The lines telling a player that the opponent's connection ended (the match was saved).
+const OPPONENT_GONE = /^(?:(\S+) drops connection\.|Closed old connection with user (\S+)\.|Network error with (\S+)\.) The game was saved\.$/;
 
 const state = {
   ws: null,
@@ -61,7 +71,26 @@ const state = {
   game: { moves: [], rolls: new Map() }, // the game so far: its plays in FIBS notation
   quietBoardstyle: false, // the reply to the page's own "set boardstyle 3" is still to come
   dice: { commitment: null, exporting: null, json: null }, // the match's dice proof (dice.js)
+  token: null, // the session token (D320): the page logs in again with it
+  tokenTimer: null, // when the token is replaced before it expires
+  place: { playing: null, watching: null }, // where the player is: where a reconnect returns
+  back: null, // reconnecting: {attempt, timer}
+  resumeWith: null, // the opponent of an interrupted match, to resume it with
+  resumeInvited: false, // the page invited resumeWith to resume
+  resumeWatch: null, // the player watched before the drop, to watch again
+  finished: null, // the id of the match that just ended (its dice revealed), for its analysis
+  analysis: null, // the analysis asked for: {id, tries, timer, reading}
 };
+
+/** The lines of `analysis <id> json` and its refusals (D285-D287, D326). */
+const ANALYSIS = {
+  begin: /^\*\*\* Analysis of match (\d+) as JSON:$/,
+  end: /^\*\*\* End of analysis of match (\d+)\.$/,
+  queued: /^\*\* Match (\d+) is queued for analysis/,
+  refused: /^\*\* (?:Matches are not analysed on this server\.|GNU Backgammon could not analyse match (\d+)\.|There is no finished match (\d+)\.)$/,
+};
+const ANALYSIS_WAIT_MS = 2000; // a queued analysis is asked for again after this
+const ANALYSIS_TRIES = 60; // ... at most so many times (gnubg takes about 1 s a match)
 
 /** The dice lines of issue 30 (protocol/replies.py, D272, D273, D275). */
 const DICE = {
@@ -99,7 +128,8 @@ function send(line) {
 // -- the connection ---------------------------------------------------------------------
 
 function open(pending) {
-  if (state.me !== null) loggedOut(); // a visitor logging in: the new connection starts afresh
+  // A visitor logging in: the new connection starts afresh (not so a reconnect).
+  if (state.me !== null && pending.kind !== "resume") loggedOut();
   if (state.ws) state.ws.close();
   state.pending = pending;
   const scheme = location.protocol === "https:" ? "wss" : "ws";
@@ -112,6 +142,9 @@ function open(pending) {
   ws.addEventListener("close", () => {
     if (ws !== state.ws) return;
     state.ws = null;
+    if (pending.kind === "resume" && pending.failed) return sessionEnded();
+    const user = (state.me !== null && !state.visitor) || pending.kind === "resume";
+    if (user && state.token && !state.leaving && !state.goodbye) return reconnecting();
     const wasIn = state.me !== null;
     loggedOut();
     if (state.leaving) $("status").textContent = "Logged out.";
@@ -126,6 +159,7 @@ function receive(line) {
   const pending = state.pending;
   if (pending && pending.kind === "login") return loginDialog(pending, line);
   if (pending && pending.kind === "register") return registerDialog(pending, line);
+  if (pending && pending.kind === "resume") return resumeDialog(pending, line);
   if (pending && pending.kind === "visit") {
     if (line !== LOGIN_PROMPT) return;
     state.pending = null;
@@ -190,7 +224,165 @@ function refused(why) {
   state.ws.close();
 }
 
-function loggedIn(name) {
+// -- never lost: the session token and the reconnect ------------------------------------
+
+/** The session kept for this tab (sessionStorage: gone when the tab closes). */
+function keepSession() {
+  try {
+    if (state.token) {
+      const kept = { token: state.token, name: state.me, place: state.place };
+      sessionStorage.setItem(SESSION_KEY, JSON.stringify(kept));
+    } else sessionStorage.removeItem(SESSION_KEY);
+  } catch {
+    // storage refused (a private window): a reload then shows the login form
+  }
+}
+
+function keptSession() {
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(SESSION_KEY) || "null");
+    if (kept && typeof kept.token === "string") return kept;
+  } catch {
+    // nothing kept, or not readable
+  }
+  return null;
+}
+
+/** `token! <token> <seconds>`: keep it, and replace it when half its time has passed. */
+function newToken(token, seconds) {
+  state.token = token;
+  keepSession();
+  clearTimeout(state.tokenTimer);
+  const half = Math.min(seconds * 500, 2 ** 31 - 1); // setTimeout's longest wait
+  state.tokenTimer = setTimeout(() => send(`token! ${state.token}`), half);
+}
+
+function forgetToken() {
+  clearTimeout(state.tokenTimer);
+  state.token = null;
+  keepSession();
+}
+
+/** Where the board shows the player: playing someone, watching someone, or neither. */
+function notePlace(place) {
+  if (place.playing === state.place.playing && place.watching === state.place.watching) return;
+  state.place = place;
+  keepSession();
+}
+
+/** While reconnecting the page is greyed and takes no input (mouse or keyboard): what
+ * it shows is how things were, and nothing could be sent. */
+function offline(on) {
+  document.body.classList.toggle("offline", on);
+  for (const part of document.querySelectorAll("main > section")) part.inert = on;
+}
+
+function backNotice(text) {
+  $("reconnecting").textContent = text;
+  show("reconnecting", Boolean(text));
+}
+
+/** The connection dropped: keep the page as it is, greyed, and try again after a wait
+ * that grows (1 s, 2 s, 4 s ... 30 s). */
+function reconnecting() {
+  const back = state.back || (state.back = { attempt: 0, timer: null });
+  const wait = RETRY_MS[Math.min(back.attempt, RETRY_MS.length - 1)];
+  back.attempt += 1;
+  offline(true);
+  $("status").textContent = "Reconnecting…";
+  backNotice(`Connection lost. Reconnecting in ${Math.round(wait / 1000)} s…`);
+  clearTimeout(back.timer);
+  back.timer = setTimeout(tryAgain, wait);
+}
+
+function tryAgain() {
+  if (!state.back || !state.token) return;
+  clearTimeout(state.back.timer);
+  backNotice("Connection lost. Reconnecting now…");
+  open({ kind: "resume", token: state.token });
+}
+
+function resumeDialog(pending, line) {
+  if (line === LOGIN_PROMPT) {
+    if (pending.sent) {
+      pending.failed = true; // expired, or ended by a password change (D323)
+      state.pending = null;
+      state.ws.close();
+      return;
+    }
+    pending.sent = true;
+    send(`login ${CLIENT} 1008 token! ${pending.token}`);
+    return;
+  }
+  if (line.startsWith("1 ")) {
+    state.pending = null;
+    resumed(line.split(" ")[1]);
+  }
+}
+
+/** The token no longer logs in: the one time the page falls back to the login form. */
+function sessionEnded() {
+  forgetToken();
+  state.back = null;
+  offline(false);
+  backNotice("");
+  loggedOut();
+  $("status").textContent = "Your session has ended: please log in again.";
+}
+
+/** Logged in again with the token: a new token at once (the one used ends, D321), then
+ * back where the player was (the lobby's lists anew, the match or the watching). */
+function resumed(name) {
+  clearTimeout(state.back && state.back.timer);
+  state.back = null;
+  offline(false);
+  send(`token! ${state.token}`);
+  state.who.clear();
+  state.view = null;
+  state.doubling = false;
+  state.resignOffer = false;
+  state.nextGame = false;
+  show("table", false);
+  $("invitations").replaceChildren();
+  state.resumeWith = state.place.playing;
+  state.resumeInvited = false;
+  state.resumeWatch = state.place.watching;
+  backNotice(state.resumeWith ? `Back. Resuming the match with ${state.resumeWith}…` : "");
+  loggedIn(name, { again: true });
+}
+
+/** Once the who list is known, and at each change of it: watch again, and invite the
+ * opponent of the interrupted match to resume it when they are here and free. */
+function resumePlace() {
+  const watch = state.resumeWatch;
+  if (watch && state.who.has(watch)) {
+    state.resumeWatch = null;
+    send(`watch ${watch}`);
+  }
+  const other = state.resumeWith;
+  if (!other || state.resumeInvited) return;
+  const there = state.who.get(other);
+  if (there && !there.opponent) {
+    state.resumeInvited = true;
+    send(`invite ${other}`);
+    backNotice(`Back. Resuming the match with ${other}…`);
+  } else if (!there) {
+    backNotice(`Back. ${other} is not here: the match resumes when ${other} returns.`);
+  } else {
+    backNotice(`Back. ${other} is playing someone else: the match resumes when ${other} is free.`);
+  }
+}
+
+/** An invitation from the opponent of the interrupted match to resume it: joined at
+ * once. When both pages invited each other, the one whose name sorts first joins. */
+function resumeInvitation(from, line) {
+  if (from !== state.resumeWith || !/resume a saved match/.test(line)) return false;
+  if (!(state.resumeInvited && state.me > from)) send(`join ${from}`);
+  return true;
+}
+
+function loggedIn(name, { again = false } = {}) {
+  if (!again) send("token!"); // the session token, to come back with (D320)
   state.me = name;
   $("status").textContent = `Logged in as ${name}`;
   show("account", false);
@@ -224,6 +416,11 @@ function visiting() {
 
 function loggedOut() {
   state.me = null;
+  show("analysis", false);
+  state.analysis = null;
+  state.place = { playing: null, watching: null };
+  state.resumeWith = null;
+  state.resumeWatch = null;
   state.visitor = false;
   $("logout").textContent = "Log out";
   show("visit-box", true);
@@ -247,11 +444,16 @@ function loggedOut() {
 // -- lines after login ------------------------------------------------------------------
 
 function onLine(line) {
+  const token = TOKEN_REPLY.exec(line);
+  if (token) return newToken(token[1], Number(token[2]));
+  if (line === "token! ended") return;
+  if (line.startsWith(ELSEWHERE) || line === TIMED_OUT) state.goodbye = line.replace(/^\*\* /, "");
   if (line.startsWith("board:")) {
     const view = parseBoard(line);
     if (view) return newBoard(view);
   }
   if (diceLine(line)) return;
+  if (analysisLine(line)) return;
   if (state.quietBoardstyle && line === BOARDSTYLE_SET) {
     state.quietBoardstyle = false; // the reply to the page's own setting, not news
     return;
@@ -266,7 +468,9 @@ function onLine(line) {
         state.ready = rest.split(" ")[16] === "1";
         $("ready").checked = state.ready;
         return;
-      case 3: case 4: case 6: case 10: case 11:
+      case 6:
+        return resumePlace();
+      case 3: case 4: case 10: case 11:
         return;
       case 5: {
         const who = parseWho(line);
@@ -279,6 +483,7 @@ function onLine(line) {
           }
           if (!before || before.opponent !== who.opponent) askGames();
           drawWho();
+          resumePlace();
         }
         return;
       }
@@ -357,7 +562,17 @@ function matchText(line) {
     else if (who === view.player) state.trail = moves.map((mv) => ownMoveInView(view, mv));
     return drawTable();
   }
+  if ((m = OPPONENT_GONE.exec(line)) && state.view && state.view.player === "You") {
+    // The opponent's connection ended: their page comes back and invites; join it then.
+    const other = m[1] || m[2] || m[3];
+    if (other === state.view.opponent) {
+      state.resumeWith = other;
+      state.resumeInvited = false;
+      backNotice(`${other}'s connection ended: the match resumes when ${other} returns.`);
+    }
+  }
   if (/ The game was saved\.$/.test(line)) {
+    if (!m || !state.resumeWith) notePlace({ playing: null, watching: null });
     // The match left the table (leave, a drop): back to the lobby, the saved list anew.
     state.view = null;
     state.doubling = false;
@@ -366,10 +581,24 @@ function matchText(line) {
     send("show saved");
     return;
   }
-  if ((m = TEXTS.invitation.exec(line))) return addInvitation(m[1], line);
+  if ((m = /^You're now watching (\S+)\.$/.exec(line))) {
+    notePlace({ playing: null, watching: m[1] });
+    return;
+  }
+  if ((m = /^(\S+) and (\S+) are resuming their /.exec(line))) {
+    // The watched player's match is resumed: it comes without a board (D105), ask for it.
+    if (!playing() && [m[1], m[2]].includes(state.place.watching)) send("board");
+    return;
+  }
+  if ((m = TEXTS.invitation.exec(line))) {
+    if (resumeInvitation(m[1], line)) return;
+    return addInvitation(m[1], line);
+  }
   if (/ Your running match was loaded\.$/.test(line)) {
     // A resumed match comes without a board (D105): ask for it, as FIBS clients do.
     state.matchOver = false;
+    state.resumeWith = null;
+    backNotice("");
     $("invitations").replaceChildren();
     send("board");
     send("show saved"); // the match is being played again, no longer saved and waiting
@@ -386,11 +615,14 @@ function matchText(line) {
   } else if ((m = TEXTS.matchEnd.exec(line))) {
     state.matchOver = true;
     state.nextGame = false;
+    notePlace({ playing: null, watching: null });
     send("show saved");
     $("prompt").textContent = line;
     askGames();
   } else if (/^\*\* You are now playing|^\*\* Player \S+ has joined you/.test(line)) {
     state.matchOver = false;
+    state.resumeWith = null;
+    backNotice("");
     $("invitations").replaceChildren();
   } else {
     return;
@@ -404,6 +636,71 @@ function matchText(line) {
  * (`export <id> json`, whose lines the page keeps to itself) and recomputes every roll,
  * a watcher checks the seed against the commitment. True: the line was the page's own.
  */
+// -- a finished match's analysis (D326) -----------------------------------------------------
+
+function askAnalysis(id) {
+  const asked = state.analysis;
+  if (asked) clearTimeout(asked.timer);
+  state.analysis = { id, tries: 0, timer: null, reading: false };
+  $("analysis-title").textContent = `Analysis of match ${id}`;
+  $("analysis-note").textContent = "Asking GNU Backgammon's analysis…";
+  show("analysis-players", false);
+  $("analysis-games").replaceChildren();
+  show("analysis", true);
+  send(`analysis ${id} json`);
+}
+
+/** The page's own lines of an analysis asked for: true when the line was one of them. */
+function analysisLine(line) {
+  const asked = state.analysis;
+  if (!asked) return false;
+  let m;
+  if ((m = ANALYSIS.begin.exec(line)) && Number(m[1]) === asked.id) {
+    asked.reading = true;
+    return true;
+  }
+  if (asked.reading && line.startsWith("{")) {
+    try {
+      drawAnalysis(JSON.parse(line));
+    } catch {
+      $("analysis-note").textContent = "The analysis could not be read.";
+    }
+    return true;
+  }
+  if ((m = ANALYSIS.end.exec(line)) && asked.reading) {
+    asked.reading = false;
+    return true;
+  }
+  if ((m = ANALYSIS.queued.exec(line)) && Number(m[1]) === asked.id) {
+    if (asked.tries >= ANALYSIS_TRIES) {
+      $("analysis-note").textContent = "GNU Backgammon is busy: ask again later.";
+      return true;
+    }
+    asked.tries += 1;
+    $("analysis-note").textContent = "GNU Backgammon is analysing the match…";
+    asked.timer = setTimeout(() => send(`analysis ${asked.id} json`), ANALYSIS_WAIT_MS);
+    return true;
+  }
+  if ((m = ANALYSIS.refused.exec(line))) {
+    $("analysis-note").textContent = line.slice(3);
+    return false; // in the messages too
+  }
+  return false;
+}
+
+function drawAnalysis(found) {
+  const [first, second] = found.players;
+  $("analysis-title").textContent =
+    `Analysis of match ${found.match}, ${first} – ${second}, by GNU Backgammon at ${found.ply}-ply`;
+  $("analysis-note").textContent =
+    "Error rate: equity lost per decision that was not forced, ×500 (lower is better). " +
+    "?! doubtful, ? error, ?? blunder.";
+  const body = $("analysis-players").querySelector("tbody");
+  body.replaceChildren(playerRow(first, found.stats[0]), playerRow(second, found.stats[1]));
+  show("analysis-players", true);
+  $("analysis-games").replaceChildren(gamesView(found));
+}
+
 function diceLine(line) {
   const dice = state.dice;
   let m;
@@ -426,6 +723,8 @@ function diceLine(line) {
     dice.commitment = m[1];
     proofText("");
   } else if ((m = DICE.revealed.exec(line))) {
+    state.finished = Number(m[2]); // the record of the match that just ended
+    if (state.view) drawTable();
     if (playing()) {
       dice.exporting = m[2];
       proofText("Checking the dice…");
@@ -519,6 +818,15 @@ function drawWho() {
       td.textContent = value;
       tr.appendChild(td);
     }
+    if (w.bot) {
+      // A program, not a person (D325): a mark after the name, said in words.
+      tr.dataset.bot = "1";
+      const mark = document.createElement("span");
+      mark.className = "bot-mark";
+      mark.textContent = "bot";
+      mark.title = "A program that plays, not a person";
+      tr.firstElementChild.append(" ", mark);
+    }
     const td = document.createElement("td");
     if (w.name !== state.me) {
       if (w.opponent) {
@@ -589,6 +897,8 @@ function drawSaved() {
 function newBoard(view) {
   const old = state.view;
   state.view = view;
+  const mine = view.player === "You";
+  notePlace({ playing: mine ? view.opponent : null, watching: mine ? null : view.player });
   if (view.player === "You") state.matchOver = false;
   if (view.turn !== 0) state.nextGame = false;
   if (old && (old.turn !== view.turn || old.playerDice[0] !== view.playerDice[0])) {
@@ -772,6 +1082,7 @@ function drawTable() {
   show("resign-box", mine && view.turn !== 0);
   show("leave", mine);
   show("unwatch", !playing());
+  show("analyse", state.matchOver && state.finished !== null);
   let prompt = "";
   if (state.matchOver) prompt = $("prompt").textContent;
   else if (!playing()) prompt = `Watching ${view.player}`;
@@ -839,6 +1150,15 @@ function wire() {
   });
   $("logout").addEventListener("click", () => {
     state.leaving = true;
+    if (state.token) send(`token! end ${state.token}`);
+    forgetToken();
+    if (!state.ws) {
+      // Reconnecting: nothing to say goodbye to; stop trying.
+      sessionEnded();
+      state.leaving = false;
+      $("status").textContent = "Logged out.";
+      return;
+    }
     send("bye");
   });
   $("ready").addEventListener("change", () => send("toggle ready"));
@@ -874,8 +1194,20 @@ function wire() {
   });
   $("resign").addEventListener("click", () => send(`resign ${$("resign-kind").value}`));
   $("leave").addEventListener("click", leaveClicked);
+  $("analyse").addEventListener("click", () => askAnalysis(state.finished));
+  $("analysis-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const id = Number($("analysis-id").value.trim());
+    if (Number.isInteger(id) && id > 0) askAnalysis(id);
+  });
+  $("analysis-close").addEventListener("click", () => {
+    if (state.analysis) clearTimeout(state.analysis.timer);
+    state.analysis = null;
+    show("analysis", false);
+  });
   $("unwatch").addEventListener("click", () => {
     send("unwatch");
+    notePlace({ playing: null, watching: null });
     state.view = null;
     show("table", false);
   });
@@ -896,6 +1228,20 @@ function wire() {
     else send(`${kind} ${text}`);
   });
   $("status").textContent = "Log in or register to play, or watch as a visitor.";
+  window.addEventListener("online", () => {
+    if (state.back && !state.ws) tryAgain(); // the network is back: no need to wait
+  });
+  // A reload of this tab, or the browser's own restore of it: back in, with the token.
+  const kept = keptSession();
+  if (kept) {
+    state.token = kept.token;
+    state.place = kept.place || state.place;
+    state.back = { attempt: 0, timer: null };
+    $("status").textContent = "Reconnecting…";
+    show("account", false); // coming back, not logging in
+    show("logout", true);
+    tryAgain();
+  }
 }
 
 wire();

@@ -130,7 +130,15 @@ export function parseWho(line) {
     away: w[5] === "1",
     rating: w[6],
     experience: w[7],
+    bot: isComputerClient(w[11]),
   };
+}
+
+/** A client field that marks a program playing, not a person (§2.3: a JavaFIBS player
+ * profile, 20 characters starting with `=`), the rule by which the server marks an
+ * account a bot (protocol.clip.is_computer_client, docs/bots.md). */
+export function isComputerClient(client) {
+  return typeof client === "string" && client.length === 20 && client[0] === "=";
 }
 
 /** A line of `show games`: two players, the match length and the score, or null. */

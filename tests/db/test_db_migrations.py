@@ -46,6 +46,7 @@ TABLES = {
     "saved_match_events",
     "match_records",
     "match_analyses",
+    "web_tokens",
 }
 
 
@@ -421,7 +422,7 @@ async def test_0006_adds_the_analyses_to_a_database_with_records(db_target: DbTa
             )
         database = await db_target.open()  # migrates to the head
         try:
-            assert await current_revision(engine) == head_revision() == "0006"
+            assert await current_revision(engine) == head_revision()
             (record,) = await database.list_match_records("alice")
             await database.queue_analysis(record.id, 0)
             assert [a.match_id for a in await database.queued_analyses()] == [record.id]

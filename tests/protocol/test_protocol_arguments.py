@@ -243,6 +243,10 @@ def test_addresses_names_and_record_ids() -> None:
         ("bob", LoginKind.NAME),
         ("bye", LoginKind.LEAVE),
         ("Bye", LoginKind.NAME),
+        ("login fibsweb 1008 token! abc", LoginKind.TOKEN),
+        ("login fibsweb 1008 token! abc more", LoginKind.CLIP),  # fails: no user "token!"
+        ("login fibsweb 1008 token!", LoginKind.UNKNOWN),
+        ("login fibsweb 1008 Token! abc", LoginKind.CLIP),
     ],
 )
 def test_login_lines(line: str, kind: LoginKind) -> None:

@@ -132,8 +132,8 @@ def parsed(line: str) -> ParsedCommand:
     return result
 
 
-EXTENSION_COMMANDS = ["export", "analysis", "chouette"]
-"""Commands this server adds to FIBS's (docs/protocol-decisions.md D76, D285)."""
+EXTENSION_COMMANDS = ["export", "analysis", "chouette", "token!"]
+"""Commands this server adds to FIBS's (docs/protocol-decisions.md D76, D285, D303, D321)."""
 
 
 def test_every_command_of_the_spec_is_in_the_table() -> None:

@@ -77,7 +77,9 @@ _TEXT_PARAMS = frozenset(
         "second_seed",
     }
 )
-_HOST_PARAMS = frozenset({"host", "ip", "hostname", "zone", "colour", "address", "email"})
+_HOST_PARAMS = frozenset(
+    {"host", "ip", "hostname", "zone", "colour", "address", "email", "token"}  # token: D321
+)
 _REASONS = (replies.logs_out(NAME), replies.drops_connection(NAME), replies.timed_out(NAME))
 _OVERRIDES: Mapping[tuple[str, str], Sequence[Any]] = {
     ("toggle_message", "name"): replies.TOGGLES,

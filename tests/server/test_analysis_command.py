@@ -5,6 +5,7 @@ end is analysed by gnubg in the background, and the command shows it in telnet m
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -125,3 +126,42 @@ async def test_export_sgf_is_gnubgs_own_file_with_its_analysis(connect: Connect,
     carol = await clip_login(connect, app, "carol")
     await carol.send(f"export {match_id} sgf")
     await carol.expect(replies.export_not_found(match_id))
+
+
+async def test_the_json_form_has_every_decision(connect: Connect, app: App) -> None:
+    """``analysis <id> json`` (D326, the web page's form): one line of JSON between the
+    begin and end lines, with every judged decision, in either mode; another word than
+    ``json`` is refused with the usage."""
+    match_id = await record_random_match(app.db, 3, 3)
+    await app.analyses.request(match_id)
+    await asyncio.wait_for(app.analyses.wait_idle(), 60)
+    stored = await app.db.get_analysis(match_id)
+    assert stored is not None and stored.result is not None
+    analysis = analysis_from_json(stored.result)
+    for login in (clip_login, telnet_login):
+        client = await login(connect, app, "fay")
+        await client.send(f"analysis {match_id} json")
+        await client.expect(replies.analysis_json_begin(match_id))
+        document = json.loads(await client.line(TIMEOUT))
+        assert await client.line(TIMEOUT) == replies.analysis_end(match_id)
+        assert document["match"] == match_id and document["players"] == ["alice", "bob"]
+        assert document["ply"] == analysis.ply
+        assert document["stats"][1]["rate"] == round(analysis.players[1].rate, 2)
+        games = document["games"]
+        assert [len(g["decisions"]) for g in games] == [len(g.decisions) for g in analysis.games]
+        first = analysis.games[0].decisions[0]
+        assert games[0]["decisions"][0] == {
+            "move": first.move,
+            "player": first.player,
+            "kind": first.kind,
+            "played": first.played,
+            "best": first.best,
+            "loss": round(first.loss, 4),
+            "equity": round(first.equity, 4),
+            "mark": first.mark,
+        }
+        assert any(d["mark"] == "" for g in games for d in g["decisions"])  # not only marks
+        await client.send(f"analysis {match_id} xml")
+        while not (await client.line(TIMEOUT)).endswith(replies.ANALYSIS_USAGE):
+            pass  # telnet: after the prompt
+        client.writer.close()

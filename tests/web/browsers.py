@@ -6,8 +6,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import select
 import shutil
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -21,6 +24,7 @@ from server.app import App
 from server.config import Settings
 from server.service import Service
 
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 FLAGS = (
@@ -59,26 +63,43 @@ def browser_missing() -> str | None:
     return None
 
 
+def page_settings(folder: Path, **changes: Any) -> Settings:
+    """The settings of the pages' servers: SQLite in ``folder``, cheap hashes, no login
+    delay, no analysis."""
+    return Settings(
+        **{
+            "host": "127.0.0.1",
+            "port": 0,
+            "database": f"sqlite+aiosqlite:///{folder / 'fibs.db'}",
+            "negotiation_wait": 0.1,
+            "scrypt_n": 16,
+            "scrypt_r": 1,
+            "scrypt_p": 1,
+            "login_delay": 0.0,
+            "analysis": "no",  # no gnubg behind the pages (tests/server/test_analysis_*)
+            **changes,
+        }
+    )
+
+
+async def serve(settings: Settings, seed: int | None, web: socket.socket) -> Service:
+    """A started service with seeded dice (``seed``; None: the shipped dice), its web
+    door on ``web`` (bound), the inviter's opponent's coin O."""
+    db = await Database.open(settings.database)
+    dice = None if seed is None else lambda: SeededDice(seed)
+    service = Service(App(settings, db, dice=dice, coin=lambda: 0))
+    await service.start()
+    await service.start_web(sock=web)
+    return service
+
+
 class ServerThread:
     """A server (telnet on a free port, web on another) on an event loop of its own,
     SQLite in ``folder``, seeded dice (``seed``; None: the shipped dice, committed and
     revealed, docs/dice.md) and O for the inviter's opponent's coin."""
 
     def __init__(self, folder: Path, *, seed: int | None = 7, **changes: Any) -> None:
-        self.settings = Settings(
-            **{
-                "host": "127.0.0.1",
-                "port": 0,
-                "database": f"sqlite+aiosqlite:///{folder / 'fibs.db'}",
-                "negotiation_wait": 0.1,
-                "scrypt_n": 16,
-                "scrypt_r": 1,
-                "scrypt_p": 1,
-                "login_delay": 0.0,
-                "analysis": "no",  # no gnubg behind the pages (tests/server/test_analysis_*)
-                **changes,
-            }
-        )
+        self.settings = page_settings(folder, **changes)
         self.seed = seed
         self.loop = asyncio.new_event_loop()
         self.service: Service | None = None
@@ -111,15 +132,9 @@ class ServerThread:
             self.loop.close()
 
     async def _main(self) -> None:
-        db = await Database.open(self.settings.database)
-        seed = self.seed
-        dice = None if seed is None else lambda: SeededDice(seed)
-        app = App(self.settings, db, dice=dice, coin=lambda: 0)
-        service = Service(app)
-        await service.start()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", 0))
-        await service.start_web(sock=sock)
+        service = await serve(self.settings, self.seed, sock)
         self.service = service
         self._stop = asyncio.Event()
         self._ready.set()
@@ -127,7 +142,7 @@ class ServerThread:
             await self._stop.wait()
         finally:
             await service.stop()
-            await db.close()
+            await service.app.db.close()
 
     def call(self, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
         """Run a coroutine on the server's loop and wait for its result."""
@@ -203,3 +218,56 @@ class TelnetUser:
 
     def close(self) -> None:
         self.sock.close()
+
+
+class ServerProcess:
+    """The same server in a process of its own (``python -m tests.web.server_process``),
+    to be killed with SIGKILL and started again on the same SQLite file and web port (a
+    page that reconnects finds it where it was). Killed on the way out."""
+
+    def __init__(self, folder: Path, *, seed: int = 7) -> None:
+        self.folder = folder
+        self.seed = seed
+        probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        probe.bind(("127.0.0.1", 0))  # a free port, kept for every run of the server
+        self.web_port = int(probe.getsockname()[1])
+        probe.close()
+        self.process: subprocess.Popen[str] | None = None
+        self.telnet_port = 0
+
+    def start(self) -> None:
+        """Start the server and wait for its line saying it listens."""
+        command = [sys.executable, "-m", "tests.web.server_process", str(self.folder)]
+        command += [str(self.web_port), str(self.seed)]
+        log = (self.folder / "server.log").open("a")
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True
+        )
+        log.close()
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], 30)
+        line = self.process.stdout.readline() if ready else ""
+        if not line.startswith("listening "):
+            self.kill()
+            raise RuntimeError(f"the server did not start: {line!r}; see {self.folder}")
+        self.telnet_port = int(line.split()[1])
+
+    def kill(self) -> None:
+        """SIGKILL: the server stores nothing more and says goodbye to no one."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait(WAIT)
+            if self.process.stdout is not None:
+                self.process.stdout.close()
+            self.process = None
+
+    def __enter__(self) -> ServerProcess:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.web_port}/"

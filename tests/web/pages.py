@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .browsers import SCREENSHOTS, WAIT, ServerThread
+from .browsers import SCREENSHOTS, WAIT, ServerProcess, ServerThread
 
 T = TypeVar("T")
 
@@ -152,7 +152,9 @@ class Page:
         return str(self.by_id("board").get_attribute("data-position") or "")
 
 
-def at_a_match(server: ServerThread, a: Any, b: Any, length: int) -> tuple[Page, Page]:
+def at_a_match(
+    server: ServerThread | ServerProcess, a: Any, b: Any, length: int
+) -> tuple[Page, Page]:
     """alice (in browser ``a``) and bob (in ``b``) registered, alice's invitation to a
     ``length``-point match joined by bob: their pages at the table."""
     alice = Page(a, server.url, "alice")
@@ -177,3 +179,33 @@ def on_move(a: Page, b: Page) -> Page:
     )
     assert mover is not None
     return mover
+
+
+def step(page: Page) -> str | None:
+    """Do the next thing the page offers its player, by clicking; what was done (None:
+    nothing, or the board was drawn anew under the click: the caller tries again)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    try:
+        return _click_next(page)
+    except StaleElementReferenceException:
+        return None
+
+
+def _click_next(page: Page) -> str | None:
+    if page.visible("roll"):
+        page.click("roll")
+        return "roll"
+    if page.visible("send"):
+        page.click("send")
+        return "send"
+    targets = page.all("rect.hit.target")
+    if targets:
+        off = [t for t in targets if t.get_attribute("data-point") == "0"]
+        (off or targets)[0].click()
+        return "to"
+    sources = page.all("rect.hit.source")
+    if sources:
+        sources[-1].click()  # the checker furthest from home first: a race ends sooner
+        return "from"
+    return None

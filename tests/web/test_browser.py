@@ -20,6 +20,7 @@ from tests.server.conftest import make_user
 
 from .browsers import ServerThread, TelnetUser, browser_missing, chromium
 from .pages import Page, at_a_match, on_move
+from .pages import step as _turn
 
 MISSING = browser_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"browser tests: {MISSING}")
@@ -31,36 +32,6 @@ MOVES = re.compile(r"^(\S+) moves (.*) \.$")
 def server(tmp_path: Path) -> Iterator[ServerThread]:
     with ServerThread(tmp_path) as running:
         yield running
-
-
-def _turn(page: Page) -> str | None:
-    """Do the next thing the page offers its player, by clicking; what was done (None:
-    nothing, or the board was drawn anew under the click: the caller tries again)."""
-    from selenium.common.exceptions import StaleElementReferenceException
-
-    try:
-        return _click_next(page)
-    except StaleElementReferenceException:
-        return None
-
-
-def _click_next(page: Page) -> str | None:
-    if page.visible("roll"):
-        page.click("roll")
-        return "roll"
-    if page.visible("send"):
-        page.click("send")
-        return "send"
-    targets = page.all("rect.hit.target")
-    if targets:
-        off = [t for t in targets if t.get_attribute("data-point") == "0"]
-        (off or targets)[0].click()
-        return "to"
-    sources = page.all("rect.hit.source")
-    if sources:
-        sources[-1].click()  # the checker furthest from home first: a race ends sooner
-        return "from"
-    return None
 
 
 def _moves(page: Page, player: str | None = None) -> list[str]:
@@ -331,6 +302,12 @@ def test_the_dice_of_a_finished_match_are_verified_in_the_browser(tmp_path: Path
             page.wait(functools.partial(_dice_verified, page), "the dice verified")
             assert page.text("dice-proof").startswith("Dice verified in this browser: all ")
             assert not any(line.startswith("{") for line in page.lines("messages"))
+        # The match's analysis is offered, by the id the reveal named (issue 29 item 4,
+        # D326); this server analyses nothing (tests/web/test_analysis_page.py has gnubg),
+        # and the page says so.
+        bob.wait(lambda: bob.visible("analyse"), "the analysis offered")
+        bob.click("analyse")
+        bob.wait(lambda: bob.text("analysis-note") == replies.ANALYSIS_OFF[3:], "analysis off")
 
 
 def _no_resume_button(page: Page) -> bool:

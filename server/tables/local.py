@@ -34,7 +34,7 @@ from server.tables.matches import Invitation, LiveMatch, watchers_at
 from server.tables.seam import GameSummary, MatchRequest, TableCommand
 from server.tables.sides import OPPOSITE
 from server.tables.updates import TableUpdate
-from server.world.presence import Peer, Presence
+from server.world.presence import Caller, Peer, Presence
 from server.world.session import Session
 
 
@@ -50,6 +50,13 @@ class LocalTables:
         """The one outstanding invitation of each inviter (§4.3)."""
         self.edge = TableEdge(lambda: self.presence, self.resync)
         """This node's users' end of the table updates (:mod:`server.tables.edge`)."""
+        self.on_opened: Callable[[str, GameSummary], None] | None = None
+        """Told of every table of this node that is seated (an owner of tables on
+        several nodes keeps the world's directory of tables with these)."""
+        self.on_update: Callable[[TableUpdate], None] | None = None
+        """Told every update of this node's tables, after its edge."""
+        self.on_closed: Callable[[str], None] | None = None
+        """Told of every table of this node that closes."""
 
     # -- the host's services (server.tables.host.TableServices) ---------------------------
 
@@ -103,11 +110,19 @@ class LocalTables:
 
     # -- where the updates go (server.tables.host.TableHost) --------------------------------
 
+    def table_opened(self, live: LiveMatch) -> None:
+        if self.on_opened is not None:
+            self.on_opened(live.table_id, _summary(live))
+
     def deliver(self, update: TableUpdate) -> None:
         self.edge.deliver(update)
+        if self.on_update is not None:
+            self.on_update(update)
 
     def table_closed(self, table: str) -> None:
         self.edge.closed(table)
+        if self.on_closed is not None:
+            self.on_closed(table)
 
     def resync(self, table: str) -> None:
         """Everyone at ``table`` gets its current board (an edge missed an update)."""
@@ -141,12 +156,9 @@ class LocalTables:
 
     def games(self) -> list[GameSummary]:
         unique = {id(live): live for live in self.matches.values()}
-        return [
-            GameSummary(live.names, live.length, (live.match.score[0], live.match.score[1]))
-            for live in unique.values()
-        ]
+        return [_summary(live) for live in unique.values()]
 
-    def hearers(self, session: Session, *, watchers_only: bool) -> list[Peer]:
+    async def hearers(self, session: Caller, *, watchers_only: bool) -> list[Peer]:
         live = self.matches.get(session.name) or self.matches.get(session.watching or "")
         if live is None:
             raise Reply(replies.NOT_WATCHING_OR_PLAYING)
@@ -175,26 +187,26 @@ class LocalTables:
             )
         match_lifecycle.invite(self, session, target, invitation, saved)
 
-    async def join(self, session: Session, name: str) -> None:
+    async def join(self, session: Caller, name: str) -> None:
         await match_lifecycle.join(self, session, name)
 
-    async def join_next_game(self, session: Session) -> None:
+    async def join_next_game(self, session: Caller) -> None:
         await match_lifecycle.join_next_game(self, session)
 
-    async def leave(self, session: Session) -> None:
+    async def leave(self, session: Caller) -> None:
         await match_lifecycle.leave(self, session)
 
-    async def session_ended(self, session: Session) -> None:
+    async def session_ended(self, session: Caller) -> None:
         await match_lifecycle.session_ended(self, session)
 
     # -- playing ------------------------------------------------------------------------------
 
-    async def act(self, session: Session, command: TableCommand) -> None:
+    async def act(self, session: Caller, command: TableCommand) -> None:
         await match_commands.act(self, session, command)
 
     # -- boards and watching ------------------------------------------------------------------
 
-    async def show_board(self, session: Session) -> None:
+    async def show_board(self, session: Caller) -> None:
         live = await announced(self, session.name)
         if live is not None:
             send_board(session, live, session.name, you=True)
@@ -207,7 +219,7 @@ class LocalTables:
             return
         raise Reply(replies.NOT_PLAYING)
 
-    async def show_pips(self, session: Session) -> None:
+    async def show_pips(self, session: Caller) -> None:
         live = await announced(self, session.name)
         if live is not None:
             opponent = live.opponent_of(session.name)
@@ -228,7 +240,7 @@ class LocalTables:
         a, b = watched.names
         session.send(replies.pipcounts(a, position.pips(0), b, position.pips(1)))
 
-    async def look(self, session: Session, target: Peer) -> None:
+    async def look(self, session: Caller, target: Peer) -> None:
         live = await announced(self, target.name)
         if live is None:
             raise Reply(replies.not_playing_name(target.name))
@@ -260,10 +272,10 @@ class LocalTables:
         except SnapshotError:
             raise Reply(replies.SAVED_MATCH_CORRUPT) from None
 
-    async def watch(self, session: Session, name: str) -> None:
+    async def watch(self, session: Caller, name: str) -> None:
         await match_lifecycle.watch(self, session, name)
 
-    def stop_watching(self, session: Session) -> None:
+    def stop_watching(self, session: Caller) -> None:
         match_lifecycle.stop_watching(self, session)
 
     def ban_watcher(self, name: str, watcher: Peer) -> None:
@@ -277,3 +289,9 @@ class LocalTables:
             if other is not None:
                 presence.send(other, replies.bans_from_watching(name, watcher.name))
         presence.stop_watching(watcher, replies.bans_you(name))
+
+
+def _summary(live: LiveMatch) -> GameSummary:
+    """``live`` for ``show games``."""
+    score = live.match.score
+    return GameSummary(live.names, live.length, (score[0], score[1]))

@@ -37,7 +37,9 @@ class Bus(Protocol):
         ...
 
     def subscribe(self, handler: Handler) -> None:
-        """Deliver the messages addressed to this node (or to all) to ``handler``."""
+        """Deliver the messages addressed to this node (or to all) to ``handler`` too:
+        every handler gets every message, all of them in the order of arrival (a node's
+        presence and its tables share one ordered stream)."""
         ...
 
 
@@ -51,7 +53,7 @@ class LoopbackBus:
     """
 
     def __init__(self) -> None:
-        self._handlers: dict[str, Handler | None] = {}
+        self._handlers: dict[str, list[Handler]] = {}
         self._inboxes: dict[str, deque[tuple[str, bytes]]] = {}
         self._scheduled: set[str] = set()
         self.published = 0
@@ -60,7 +62,7 @@ class LoopbackBus:
     def connect(self, node: str) -> LoopbackConnection:
         if node in self._handlers:
             raise ValueError(f"node {node!r} is on the bus already")
-        self._handlers[node] = None
+        self._handlers[node] = []
         self._inboxes[node] = deque()
         return LoopbackConnection(self, node)
 
@@ -80,7 +82,7 @@ class LoopbackBus:
             self._schedule(node)
 
     def _schedule(self, node: str) -> None:
-        if node in self._scheduled or self._handlers.get(node) is None:
+        if node in self._scheduled or not self._handlers.get(node):
             return
         self._scheduled.add(node)
         asyncio.get_running_loop().call_soon(self._drain, node, context=contextvars.Context())
@@ -88,15 +90,15 @@ class LoopbackBus:
     def _drain(self, node: str) -> None:
         """Handle the node's waiting messages in order."""
         self._scheduled.discard(node)
-        handler = self._handlers[node]
+        handlers = self._handlers[node]
         inbox = self._inboxes[node]
-        assert handler is not None
         while inbox:
             sender, message = inbox.popleft()
-            handler(sender, message)
+            for handler in handlers:
+                handler(sender, message)
 
     def _subscribe(self, node: str, handler: Handler) -> None:
-        self._handlers[node] = handler
+        self._handlers[node].append(handler)
         if self._inboxes[node]:
             self._schedule(node)
 

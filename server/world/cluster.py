@@ -31,6 +31,7 @@ Messages are JSON objects with a kind ``k`` (:class:`Kind`).
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import logging
@@ -77,12 +78,16 @@ class Kind(enum.StrEnum):
     """A second login elsewhere takes over the receiver's session of a name."""
 
 
+_KINDS = frozenset(Kind)
+
+
 class Change(enum.StrEnum):
     """A change of a remote user's state, applied by their node (``APPLY``)."""
 
     STOP_WATCHING = enum.auto()
     START_PLAYING = enum.auto()
     ENTER_LOBBY = enum.auto()
+    START_WATCHING = enum.auto()
     SET_RATING = enum.auto()
     WHO_UPDATE = enum.auto()
 
@@ -387,12 +392,16 @@ class ClusterPresence:
             known = self._login_of.get(actor)
             if known is not None:
                 return [actor.name, self.node, known[0]]
+        elif isinstance(actor, RemotePeer):  # a command another node forwarded here
+            return [actor.name, actor.node, actor.login]
         return None
 
     def _receive(self, node: str, data: bytes) -> None:
         """A message from ``node`` (the bus calls this in order per sending node)."""
         try:
             message = json.loads(data)
+            if message["k"] not in _KINDS:
+                return  # another part's message (the tables')
             handle = getattr(self, "_on_" + message["k"])
             handle(node, message)
         except Exception:  # a bad message is this message's alone: the node goes on
@@ -404,10 +413,33 @@ class ClusterPresence:
         if sender is None:
             return None
         name, node, login = sender
+        return self.remote_login(name, node, login)
+
+    def remote_login(self, name: str, node: str, login: int) -> RemotePeer | None:
+        """The remote user ``name`` if this node knows them by that login (the actor of
+        a command their node forwarded here: :data:`ACTOR` while it runs)."""
         peer = self._remote.get(name)
         if peer is not None and peer.node == node and peer.login == login:
             return peer
         return None
+
+    # -- callers of other nodes (server.tables.cluster) ------------------------------------
+
+    def caller_to_json(self, session: Session) -> Json:
+        """What the node owning ``session``'s table needs of them to run their command
+        (:class:`RemoteCaller`)."""
+        login, stamp = self._login_of.get(session, (0, 0.0))
+        return {
+            "state": PeerState.of(session).to_json(),
+            "login": login,
+            "stamp": stamp,
+            "replaced": session.replaced,
+            "closed": session.closed,
+            "logout": session.logout_text(session.name),
+        }
+
+    def caller_from_json(self, node: str, data: Json) -> RemoteCaller:
+        return RemoteCaller(self, node, data)
 
     def _as_sender(self, message: Json, write: Callable[[], None]) -> None:
         """Run ``write`` as the message's sender (the fence of D140 rule 1)."""
@@ -527,6 +559,9 @@ class ClusterPresence:
                 self.start_playing(session, message["opponent"])
             elif change == Change.ENTER_LOBBY:
                 self.enter_lobby(session, announce=message["announce"])
+            elif change == Change.START_WATCHING:
+                session.start_watching(message["name"])
+                self._publish_state(session, announce=False)
             elif change == Change.SET_RATING:
                 self.set_rating(session, message["rating"], message["experience"])
             elif change == Change.WHO_UPDATE:
@@ -541,6 +576,49 @@ class ClusterPresence:
 
     def _on_replace(self, node: str, message: Json) -> None:
         self.local.replace(message["name"])
+
+
+class RemoteCaller(RemotePeer):
+    """A user of another node whose command this node runs, because it owns their table
+    (:class:`~server.world.presence.Caller`): their replies and state changes go to
+    their node over the bus, in order, ahead of the command's answer."""
+
+    __slots__ = ("_closed", "_logout", "_presence", "_replaced")
+
+    def __init__(self, presence: ClusterPresence, node: str, data: Json) -> None:
+        state = PeerState.from_json(data["state"])
+        super().__init__(state, node, data["login"], data["stamp"], presence.local.timer.now)
+        self._presence = presence
+        self._replaced: bool = data["replaced"]
+        self._closed: bool = data["closed"]
+        self._logout: str = data["logout"]
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def replaced(self) -> bool:
+        return self._replaced
+
+    @property
+    def logout_text(self) -> Callable[[str], str]:
+        text = self._logout
+        return lambda _name: text
+
+    def send(self, *lines: str) -> None:
+        self._presence.send_lines(self, lines)
+
+    def send_lines(self, lines: Iterable[str]) -> None:
+        self._presence.send_lines(self, lines)
+
+    def start_watching(self, name: str) -> None:
+        self.update(dataclasses.replace(self.state, watching=name))
+        self._presence._apply(self, Change.START_WATCHING, name=name)
+
+    def enter_lobby(self) -> None:
+        self.update(dataclasses.replace(self.state, watching=None, opponent=None))
+        self._presence._apply(self, Change.ENTER_LOBBY, announce=False)
 
 
 def _session(peer: Peer) -> Session:

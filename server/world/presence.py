@@ -168,6 +168,42 @@ class Peer(Protocol):
         ...
 
 
+class Caller(Peer, Protocol):
+    """The user whose command a table runs: their own
+    :class:`~server.world.session.Session` on their node, or, on the node that owns
+    their table, a view of it (:class:`server.world.remote.RemoteCaller`) whose writes
+    and state changes go to their node."""
+
+    @property
+    def visitor(self) -> bool:
+        """Watching without an account (D256)."""
+        ...
+
+    @property
+    def replaced(self) -> bool:
+        """A second login of the same user took over this session (§1.4)."""
+        ...
+
+    @property
+    def logout_text(self) -> Callable[[str], str]:
+        """How others hear that this session ended (§1.8)."""
+        ...
+
+    def send(self, *lines: str) -> None:
+        """The caller's own reply lines."""
+        ...
+
+    def send_lines(self, lines: Iterable[str]) -> None: ...
+
+    def start_watching(self, name: str) -> None:
+        """The caller now watches ``name`` (their who update is the caller's to send)."""
+        ...
+
+    def enter_lobby(self) -> None:
+        """The caller is back in the lobby."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Audience:
     """Which online users get a broadcast: plain data, so a bus back end can send it

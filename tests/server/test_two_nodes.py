@@ -1,10 +1,12 @@
 """Two server nodes, one FIBS world, through real sockets (issue 33, item 4).
 
 Two :class:`App` s in this process share one database and a
-:class:`~server.world.bus.LoopbackBus`, each with its own listening port and its own
-:class:`~server.world.cluster.ClusterPresence`: users connected to either see one world
-(who, tells, shouts, login and logout notices in order, a second login replacing the
-first on the other node). The presence's own contract with users on two nodes is in
+:class:`~server.world.bus.LoopbackBus`, each with its own listening port, its own
+:class:`~server.world.cluster.ClusterPresence` and :class:`~server.tables.cluster.ClusterTables`:
+users connected to either see one world (who, tells, shouts, login and logout notices in
+order, a second login replacing the first on the other node), and play, watch and kibitz
+at tables owned by the other node, hearing every line one node would send, in the same
+order. The presence's own contract with users on two nodes is in
 tests/server/test_presence_contract.py; the cluster of issue 32 replaces the loopback.
 """
 
@@ -12,20 +14,24 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
+from backgammon.dice import SeededDice
 from protocol import clip, replies
-from protocol.replies import Mode
+from protocol.replies import Mode, Toggle
 from server.app import App
 from server.config import Settings
 from server.service import Service
+from server.tables.cluster import ClusterTables
 from server.world.bus import LoopbackBus
 from server.world.cluster import ClusterPresence
 
 from ..conftest import DbTarget
 from .conftest import Connect, ScriptedClient, clip_login, connect_from
-from .sessions import telnet_login, who_update_seen
+from .match_driver import Player, play_out
+from .sessions import command, telnet_login, who_update_seen
 
 
 class Nodes:
@@ -57,23 +63,39 @@ async def who(client: ScriptedClient) -> list[str]:
     return [clip.WhoInfo.parse(line).name for line in lines if line.startswith("5 ")]
 
 
-@pytest.fixture
-async def nodes(settings: Settings, db_target: DbTarget) -> AsyncIterator[Nodes]:
+@contextlib.asynccontextmanager
+async def world(settings: Settings, db_target: DbTarget, count: int) -> AsyncIterator[Nodes]:
+    """``count`` nodes on one database: one is a plain single-node server (the
+    reference), more are joined by a loopback bus. Seeded dice, O for the inviter's
+    opponent."""
     bus = LoopbackBus()
     async with contextlib.AsyncExitStack() as stack:
         apps = []
-        for name in ("a", "b"):
+        for index in range(count):
             db = await db_target.open()
             stack.push_async_callback(db.close)
-            app = App(settings, db, presence=ClusterPresence.on(bus.connect(name)))
+            options: dict[str, Any] = {"dice": lambda: SeededDice(5), "coin": lambda: 0}
+            if count > 1:
+                connection = bus.connect(f"node{index}")
+                options["presence"] = ClusterPresence.on(connection)
+                options["tables"] = ClusterTables.on(connection)
+            app = App(settings, db, **options)
             service = Service(app)
             await service.start()
             stack.push_async_callback(service.stop)
             apps.append(app)
         made = Nodes(apps)
+        try:
+            yield made
+        finally:
+            for client in made.clients:
+                await client.close()
+
+
+@pytest.fixture
+async def nodes(settings: Settings, db_target: DbTarget) -> AsyncIterator[Nodes]:
+    async with world(settings, db_target, 2) as made:
         yield made
-        for client in made.clients:
-            await client.close()
 
 
 async def test_users_of_both_nodes_see_one_world(nodes: Nodes) -> None:
@@ -129,3 +151,72 @@ async def test_a_second_login_on_the_other_node_replaces_the_first(nodes: Nodes)
     heard = await alice.expect(replies.says("bob", "still here", Mode.CLIP))
     assert not [line for line in heard if line.startswith(("7 bob ", "8 bob "))]
     assert await who(alice) == ["alice", "bob"]
+
+
+STATUS = ("5 ", "6", "7 ", "8 ")
+"""CLIP status notices (and their telnet form, ``<name> logs in.``): batched on each
+node's own timer (D79), so where they fall between other lines is a matter of timing,
+on one node as on two."""
+
+
+async def match_with_a_watcher(nodes: Nodes, placed: dict[str, int]) -> dict[str, list[str]]:
+    """alice invites bob to a 1-point match and they play it out; carol (telnet)
+    watches alice and kibitzes. ``placed``: each user's node. Returns what each heard,
+    status notices left out."""
+    alice = await nodes.clip(placed["alice"], "alice")
+    bob = await nodes.clip(placed["bob"], "bob")
+    carol = await nodes.telnet(placed["carol"], "carol")
+    for client in (alice, bob):
+        await client.send("set boardstyle 3")
+        await client.expect("Value of 'boardstyle' set to 3.")
+    ready = replies.toggle_message(Toggle.READY, True)
+    while ready not in await command_clip(bob, "toggle ready"):
+        pass  # stored by an earlier run on this database
+    await command(carol, "watch alice")
+    clients = {"alice": alice, "bob": bob, "carol": carol}
+    start = {name: len(client.seen) for name, client in clients.items()}
+    await alice.send("invite bob 1")
+    await bob.expect(replies.type_join("alice"))
+    await bob.send("join alice")
+    await carol.expect(replies.match_start_report("alice", "bob", 1))
+    await carol.expect_prefix("   BAR: ")  # the last line of the first board (style 2)
+    bobs_node = nodes.apps[placed["bob"]]
+    assert bobs_node.tables.playing("alice") and bobs_node.tables.opponent_of("bob") == "alice"
+    assert [g.names for g in bobs_node.tables.games()] == [("alice", "bob")]
+    await command(carol, "kibitz good luck")
+    await play_out(Player(alice, "alice"), Player(bob, "bob"))
+    while " wins the 1 point match " not in await carol.line():
+        pass
+    await bob.send("board")
+    await bob.expect(replies.NOT_PLAYING)
+    notices = {replies.logs_in(name) for name in clients}
+    return {
+        name: [
+            line
+            for line in client.seen[start[name] :]
+            if not line.startswith(STATUS) and line not in notices
+        ]
+        for name, client in clients.items()
+    }
+
+
+async def command_clip(client: ScriptedClient, line: str) -> str:
+    """A CLIP client's command and its one-line reply (status notices skipped)."""
+    await client.send(line)
+    while (reply := await client.line()).startswith(STATUS):
+        pass
+    return reply
+
+
+async def test_a_match_across_two_nodes_sounds_as_on_one(
+    settings: Settings, db_target: DbTarget
+) -> None:
+    """The table contract across nodes: invite, join, play, watch and kibitz, with the
+    table owned by alice's node and bob and his watcher on the other; every line each
+    of them hears is the one a single node sends, in the same order."""
+    async with world(settings, db_target, 1) as one:
+        alone = await match_with_a_watcher(one, {"alice": 0, "bob": 0, "carol": 0})
+    async with world(settings, db_target, 2) as two:
+        spread = await match_with_a_watcher(two, {"alice": 0, "bob": 1, "carol": 1})
+    assert len(alone["bob"]) > 20
+    assert spread == alone

@@ -135,6 +135,11 @@ def command_from_json(data: Json) -> TableCommand:
     return _PLAIN[kind]
 
 
+class CallFailed(Exception):
+    """The node owning a table failed to run a call (an error its log shows); the
+    caller's command ends as any command whose code fails."""
+
+
 @dataclass(slots=True)
 class RemoteTable:
     """A table of another node, as it last published it."""
@@ -462,7 +467,7 @@ class ClusterTables:
         elif refusal:
             answer.set_exception(Reply(*refusal))
         else:
-            answer.set_exception(RuntimeError(f"the call failed on node {node}"))
+            answer.set_exception(CallFailed(node))
 
     # -- the directory of tables ----------------------------------------------------------------
 

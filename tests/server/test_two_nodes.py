@@ -220,3 +220,58 @@ async def test_a_match_across_two_nodes_sounds_as_on_one(
         spread = await match_with_a_watcher(two, {"alice": 0, "bob": 1, "carol": 1})
     assert len(alone["bob"]) > 20
     assert spread == alone
+
+
+async def interrupted_and_resumed(nodes: Nodes, placed: dict[str, int]) -> dict[str, list[str]]:
+    """alice invites bob to a 3-point match; bob drops after the opening, logs in
+    again, resumes at alice's invitation, asks for the board and the pips, and leaves.
+    Returns what alice and bob's second connection heard from the drop on."""
+    alice = await nodes.clip(placed["alice"], "alice")
+    bob = await nodes.clip(placed["bob"], "bob")
+    for client in (alice, bob):
+        await client.send("set boardstyle 3")
+        await client.expect("Value of 'boardstyle' set to 3.")
+    ready = replies.toggle_message(Toggle.READY, True)
+    while ready not in await command_clip(bob, "toggle ready"):
+        pass  # stored by an earlier run on this database
+    await alice.send("invite bob 3")
+    await bob.expect(replies.type_join("alice"))
+    await bob.send("join alice")
+    await bob.expect_prefix("board:")
+    start = len(alice.seen)
+    await bob.close()
+    await alice.expect(replies.saved_after(replies.drops_connection("bob")))
+    bob = await nodes.clip(placed["bob"], "bob")
+    again = len(bob.seen)
+    await alice.send("invite bob")
+    await bob.expect(replies.type_join("alice"))
+    await bob.send("join alice")
+    await alice.expect(replies.joined_resumed("bob"))
+    await bob.expect(replies.now_playing_resumed("alice"))
+    await bob.send("board")
+    await bob.expect_prefix("board:")
+    await bob.send("pip")
+    await bob.expect_prefix("Pipcounts: ")
+    await bob.send("leave")
+    await bob.expect(replies.YOU_TERMINATED)
+    await alice.expect(replies.has_left("bob"))
+    await bob.send("board")
+    await bob.expect(replies.NOT_PLAYING)
+    notices = {replies.logs_in("alice"), replies.logs_in("bob")}
+    return {
+        name: [line for line in lines if not line.startswith(STATUS) and line not in notices]
+        for name, lines in (("alice", alice.seen[start:]), ("bob", bob.seen[again:]))
+    }
+
+
+async def test_a_match_interrupted_on_the_other_node_resumes_as_on_one(
+    settings: Settings, db_target: DbTarget
+) -> None:
+    """A player of another node's table drops (its cleanup runs at the owner), comes
+    back, resumes and leaves: the same lines as on one node."""
+    async with world(settings, db_target, 1) as one:
+        alone = await interrupted_and_resumed(one, {"alice": 0, "bob": 0})
+    async with world(settings, db_target, 2) as two:
+        spread = await interrupted_and_resumed(two, {"alice": 0, "bob": 1})
+    assert replies.YOU_TERMINATED in alone["bob"]
+    assert spread == alone

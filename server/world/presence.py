@@ -25,7 +25,8 @@ them against every implementation):
   before any line that user's actions make the presence deliver to them: a tell, a shout,
   an invitation, a watch notice, a match line. A bus back end must carry a login notice
   ahead of the user's first line on the same ordered channel to each recipient, or hold
-  the line until the notice is delivered.
+  the line until the notice is delivered (:class:`server.world.cluster.ClusterPresence`
+  stamps each line with its sender's login and fences it on arrival).
 * **Synchronous for the caller.** Every method returns without awaiting anyone's
   socket: a delivery is queued to the recipient's output (in-process: written at once;
   over a bus: published, and written on the recipient's node when it arrives). A slow

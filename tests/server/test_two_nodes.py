@@ -20,6 +20,7 @@ import pytest
 
 from backgammon.dice import SeededDice
 from protocol import clip, replies
+from protocol.arguments import VISITOR
 from protocol.replies import Mode, Toggle
 from server.app import App
 from server.config import Settings
@@ -274,4 +275,45 @@ async def test_a_match_interrupted_on_the_other_node_resumes_as_on_one(
     async with world(settings, db_target, 2) as two:
         spread = await interrupted_and_resumed(two, {"alice": 0, "bob": 1})
     assert replies.YOU_TERMINATED in alone["bob"]
+    assert spread == alone
+
+
+async def watched_by_a_visitor(nodes: Nodes, placed: dict[str, int]) -> list[str]:
+    """A CLIP visitor watches alice before she invites bob to a 1-point match they
+    play out; returns what the visitor heard from the invitation on, status notices
+    left out."""
+    alice = await nodes.clip(placed["alice"], "alice")
+    bob = await nodes.clip(placed["bob"], "bob")
+    for client in (alice, bob):
+        await client.send("set boardstyle 3")
+        await client.expect("Value of 'boardstyle' set to 3.")
+    ready = replies.toggle_message(Toggle.READY, True)
+    while ready not in await command_clip(bob, "toggle ready"):
+        pass  # stored by an earlier run on this database
+    visitor = await nodes.connect_to(placed["visitor"])()
+    await visitor.prompt(replies.LOGIN_PROMPT)
+    await visitor.send(f"login test_client 1008 {VISITOR}")
+    await visitor.expect("6")
+    await visitor.send("watch alice")
+    await visitor.expect(replies.nothing_interesting("alice"))
+    start = len(visitor.seen)
+    await alice.send("invite bob 1")
+    await bob.expect(replies.type_join("alice"))
+    await bob.send("join alice")
+    await play_out(Player(alice, "alice"), Player(bob, "bob"))
+    while " wins the 1 point match " not in await visitor.line():
+        pass
+    return [line for line in visitor.seen[start:] if not line.startswith(STATUS)]
+
+
+async def test_a_visitor_of_one_node_watches_a_match_of_the_other(
+    settings: Settings, db_target: DbTarget
+) -> None:
+    """A visitor's state crosses the bus like a user's (D256: in no list): the owner of
+    the table sends it every board, as one node does."""
+    async with world(settings, db_target, 1) as one:
+        alone = await watched_by_a_visitor(one, {"alice": 0, "bob": 0, "visitor": 0})
+    async with world(settings, db_target, 2) as two:
+        spread = await watched_by_a_visitor(two, {"alice": 0, "bob": 0, "visitor": 1})
+    assert sum(line.startswith("board:") for line in alone) > 5
     assert spread == alone

@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from db.records import UserSettings
-from protocol.clip import WhoInfo
 from protocol.replies import Mode, Toggle
-from server.world.session import Session
+from server.world.session import Session, who_info
 
 Json = dict[str, Any]
 """A message's JSON form (what :func:`json.dumps` takes)."""
@@ -215,18 +214,4 @@ class RemotePeer:
         return max(int(self.state.idle + now - self._received), 0)
 
     def who_line(self, now: float | None = None) -> str:
-        s = self.state
-        return WhoInfo(
-            name=s.name,
-            opponent=s.opponent,
-            watching=s.watching,
-            ready=s.toggles[Toggle.READY],
-            away=s.away is not None,
-            rating=s.rating,
-            experience=s.experience,
-            idle=self.idle_seconds(now),
-            login=s.login_time,
-            hostname=s.host,
-            client=s.client,
-            email=s.address,
-        ).format()
+        return who_info(self.state, self.idle_seconds(now)).format()

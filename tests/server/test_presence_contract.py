@@ -71,43 +71,22 @@ class World(Protocol):
         ...
 
 
-class LocalWorld:
-    """:class:`LocalPresence`: one process, every user in it."""
+class _Users:
+    """The users of a test world: their sessions, contexts and what they heard."""
 
     def __init__(self) -> None:
-        self.local = LocalPresence(INTERVAL)
-        self.presence: Presence = self.local
         self._sessions: dict[str, Session] = {}
         self._contexts: dict[str, contextvars.Context] = {}
         self._read: dict[str, int] = {}
 
-    def login(
-        self, name: str, *, clip_mode: bool = True, node: int = 0, again: bool = False
-    ) -> Session:
+    def _start(self, name: str, *, clip_mode: bool = True, visitor: bool = False) -> Session:
         mode = Mode.CLIP if clip_mode else Mode.TELNET
-        session = Session(RecordingOutput(), name=name, mode=mode)
-        session.enter_lobby()
-        self._sessions[name] = session
-        self._read[name] = 0
-        context = self._contexts[name] = contextvars.copy_context()
-        self.presence.add(session)
-        context.run(lambda: self.presence.announce_login(session, again=again))
-        return session
-
-    def visit(self, name: str, *, node: int = 0) -> Session:
-        session = Session(RecordingOutput(), name=name, mode=Mode.CLIP, visitor=True)
+        session = Session(RecordingOutput(), name=name, mode=mode, visitor=visitor)
         session.enter_lobby()
         self._sessions[name] = session
         self._read[name] = 0
         self._contexts[name] = contextvars.copy_context()
-        self.presence.add_visitor(session)
         return session
-
-    def presence_of(self, name: str) -> Presence:
-        return self.presence
-
-    def act(self, name: str, action: Callable[[Presence], None]) -> None:
-        self._contexts[name].run(action, self.presence)
 
     def heard(self, name: str) -> list[str]:
         output = self._sessions[name].output
@@ -116,25 +95,51 @@ class LocalWorld:
         self._read[name] = len(output.sent)
         return lines
 
+
+class LocalWorld(_Users):
+    """:class:`LocalPresence`: one process, every user in it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.local = LocalPresence(INTERVAL)
+        self.presence: Presence = self.local
+
+    def presence_of(self, name: str) -> Presence:
+        return self.presence
+
+    def login(
+        self, name: str, *, clip_mode: bool = True, node: int = 0, again: bool = False
+    ) -> Session:
+        session = self._start(name, clip_mode=clip_mode)
+        self.presence.add(session)
+        self.act(name, lambda p: p.announce_login(session, again=again))
+        return session
+
+    def visit(self, name: str, *, node: int = 0) -> Session:
+        session = self._start(name, visitor=True)
+        self.presence.add_visitor(session)
+        return session
+
+    def act(self, name: str, action: Callable[[Presence], None]) -> None:
+        self._contexts[name].run(action, self.presence)
+
     async def settle(self) -> None:
         self.local.flush_status()
         for _ in range(1000):
             await asyncio.sleep(INTERVAL / 4)
-            if not self._busy():
+            if not _busy(self.local):
                 return
         raise AssertionError("the presence never settled")
 
-    def _busy(self) -> bool:
-        return _busy(self.local)
 
-
-class ClusterWorld:
+class ClusterWorld(_Users):
     """:class:`ClusterPresence`: two nodes in this process on a :class:`LoopbackBus`,
     each with its own sessions; a user logs in on the node the test names."""
 
     NODES = 2
 
     def __init__(self) -> None:
+        super().__init__()
         self.bus = LoopbackBus()
         self.nodes = [
             ClusterPresence(LocalPresence(INTERVAL), self.bus.connect(f"node{i}"))
@@ -142,9 +147,6 @@ class ClusterWorld:
         ]
         self.presence: Presence = self.nodes[0]
         self._node_of: dict[str, int] = {}
-        self._sessions: dict[str, Session] = {}
-        self._contexts: dict[str, contextvars.Context] = {}
-        self._read: dict[str, int] = {}
 
     def presence_of(self, name: str) -> Presence:
         return self.nodes[self._node_of[name]]
@@ -152,37 +154,20 @@ class ClusterWorld:
     def login(
         self, name: str, *, clip_mode: bool = True, node: int = 0, again: bool = False
     ) -> Session:
-        mode = Mode.CLIP if clip_mode else Mode.TELNET
-        session = Session(RecordingOutput(), name=name, mode=mode)
-        session.enter_lobby()
-        self._start(name, session, node)
-        presence = self.nodes[node]
-        presence.add(session)
+        session = self._start(name, clip_mode=clip_mode)
+        self._node_of[name] = node
+        self.nodes[node].add(session)
         self.act(name, lambda p: p.announce_login(session, again=again))
         return session
 
     def visit(self, name: str, *, node: int = 0) -> Session:
-        session = Session(RecordingOutput(), name=name, mode=Mode.CLIP, visitor=True)
-        session.enter_lobby()
-        self._start(name, session, node)
+        session = self._start(name, visitor=True)
+        self._node_of[name] = node
         self.nodes[node].add_visitor(session)
         return session
 
-    def _start(self, name: str, session: Session, node: int) -> None:
-        self._sessions[name] = session
-        self._node_of[name] = node
-        self._read[name] = 0
-        self._contexts[name] = contextvars.copy_context()
-
     def act(self, name: str, action: Callable[[Presence], None]) -> None:
         self._contexts[name].run(action, self.presence_of(name))
-
-    def heard(self, name: str) -> list[str]:
-        output = self._sessions[name].output
-        assert isinstance(output, RecordingOutput)
-        lines = output.sent[self._read[name] :]
-        self._read[name] = len(output.sent)
-        return lines
 
     async def settle(self) -> None:
         for _ in range(1000):

@@ -160,19 +160,25 @@ node's own timer (D79), so where they fall between other lines is a matter of ti
 on one node as on two."""
 
 
-async def match_with_a_watcher(nodes: Nodes, placed: dict[str, int]) -> dict[str, list[str]]:
-    """alice invites bob to a 1-point match and they play it out; carol (telnet)
-    watches alice and kibitzes. ``placed``: each user's node. Returns what each heard,
-    status notices left out."""
+async def players(nodes: Nodes, placed: dict[str, int]) -> tuple[ScriptedClient, ScriptedClient]:
+    """alice and bob logged in on their nodes, with ``board:`` lines, bob ready."""
     alice = await nodes.clip(placed["alice"], "alice")
     bob = await nodes.clip(placed["bob"], "bob")
-    carol = await nodes.telnet(placed["carol"], "carol")
     for client in (alice, bob):
         await client.send("set boardstyle 3")
         await client.expect("Value of 'boardstyle' set to 3.")
     ready = replies.toggle_message(Toggle.READY, True)
     while ready not in await command_clip(bob, "toggle ready"):
         pass  # stored by an earlier run on this database
+    return alice, bob
+
+
+async def match_with_a_watcher(nodes: Nodes, placed: dict[str, int]) -> dict[str, list[str]]:
+    """alice invites bob to a 1-point match and they play it out; carol (telnet)
+    watches alice and kibitzes. ``placed``: each user's node. Returns what each heard,
+    status notices left out."""
+    alice, bob = await players(nodes, placed)
+    carol = await nodes.telnet(placed["carol"], "carol")
     await command(carol, "watch alice")
     clients = {"alice": alice, "bob": bob, "carol": carol}
     start = {name: len(client.seen) for name, client in clients.items()}
@@ -227,14 +233,7 @@ async def interrupted_and_resumed(nodes: Nodes, placed: dict[str, int]) -> dict[
     """alice invites bob to a 3-point match; bob drops after the opening, logs in
     again, resumes at alice's invitation, asks for the board and the pips, and leaves.
     Returns what alice and bob's second connection heard from the drop on."""
-    alice = await nodes.clip(placed["alice"], "alice")
-    bob = await nodes.clip(placed["bob"], "bob")
-    for client in (alice, bob):
-        await client.send("set boardstyle 3")
-        await client.expect("Value of 'boardstyle' set to 3.")
-    ready = replies.toggle_message(Toggle.READY, True)
-    while ready not in await command_clip(bob, "toggle ready"):
-        pass  # stored by an earlier run on this database
+    alice, bob = await players(nodes, placed)
     await alice.send("invite bob 3")
     await bob.expect(replies.type_join("alice"))
     await bob.send("join alice")
@@ -282,14 +281,7 @@ async def watched_by_a_visitor(nodes: Nodes, placed: dict[str, int]) -> list[str
     """A CLIP visitor watches alice before she invites bob to a 1-point match they
     play out; returns what the visitor heard from the invitation on, status notices
     left out."""
-    alice = await nodes.clip(placed["alice"], "alice")
-    bob = await nodes.clip(placed["bob"], "bob")
-    for client in (alice, bob):
-        await client.send("set boardstyle 3")
-        await client.expect("Value of 'boardstyle' set to 3.")
-    ready = replies.toggle_message(Toggle.READY, True)
-    while ready not in await command_clip(bob, "toggle ready"):
-        pass  # stored by an earlier run on this database
+    alice, bob = await players(nodes, placed)
     visitor = await nodes.connect_to(placed["visitor"])()
     await visitor.prompt(replies.LOGIN_PROMPT)
     await visitor.send(f"login test_client 1008 {VISITOR}")

@@ -181,7 +181,7 @@ class ClusterTables:
         local.on_opened = self._opened
         local.on_update = self._updated
         local.on_closed = self._closed
-        bus.subscribe(self._receive)
+        bus.subscribe(self._receive, met=self._met)
 
     # -- where a table is ----------------------------------------------------------------------
 
@@ -490,14 +490,16 @@ class ClusterTables:
         if self._published.get(table) == game:
             return
         self._published[table] = game
-        message = {
-            "k": TableKind.TABLE,
-            "table": table,
-            "names": list(game.names),
-            "length": game.length,
-            "score": list(game.score),
-        }
-        self._publish(None, message)
+        self._publish(None, _table_message(table, game))
+
+    def _met(self, node: str) -> None:
+        """``node`` joined (or this node did): it gets this node's tables and
+        invitations."""
+        for table, game in self._published.items():
+            self._publish(node, _table_message(table, game))
+        for inviter, invitation in self.local.invitations.items():
+            message = {"k": TableKind.INVITED, "inviter": inviter, "invitee": invitation.invitee}
+            self._publish(node, message)
 
     def _closed(self, table: str) -> None:
         if self._published.pop(table, None) is not None:
@@ -544,3 +546,14 @@ class ClusterTables:
             handlers[kind](node, message)
         except Exception:  # this message's alone: the node goes on
             log.exception("table message from node %s could not be handled", node)
+
+
+def _table_message(table: str, game: GameSummary) -> Json:
+    """A table of this node as the others learn it."""
+    return {
+        "k": TableKind.TABLE,
+        "table": table,
+        "names": list(game.names),
+        "length": game.length,
+        "score": list(game.score),
+    }

@@ -13,6 +13,7 @@ promised between the messages of two different nodes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 from collections import deque
 from collections.abc import Callable
@@ -21,6 +22,11 @@ from typing import Protocol
 Handler = Callable[[str, bytes], None]
 """What a node does with a message: called with the sending node's name and the bytes,
 on the event loop, never inside the publisher's call."""
+
+Met = Callable[[str], None]
+"""What a node does when it first hears of another node (which may have users and tables
+already): called with that node's name, before any message from it, and in order with
+what this node then sends it."""
 
 
 class Bus(Protocol):
@@ -36,10 +42,12 @@ class Bus(Protocol):
         once; delivery is in order per publishing node (see the module)."""
         ...
 
-    def subscribe(self, handler: Handler) -> None:
+    def subscribe(self, handler: Handler, met: Met | None = None) -> None:
         """Deliver the messages addressed to this node (or to all) to ``handler`` too:
         every handler gets every message, all of them in the order of arrival (a node's
-        presence and its tables share one ordered stream)."""
+        presence and its tables share one ordered stream); and tell ``met`` of each
+        other node when this one first hears of it (the nodes already there when this
+        one joined included)."""
         ...
 
 
@@ -54,7 +62,9 @@ class LoopbackBus:
 
     def __init__(self) -> None:
         self._handlers: dict[str, list[Handler]] = {}
-        self._inboxes: dict[str, deque[tuple[str, bytes]]] = {}
+        self._met: dict[str, list[Met]] = {}
+        self._inboxes: dict[str, deque[tuple[str, bytes | None]]] = {}
+        """Each node's messages to handle, in order; None: the sender joined (met)."""
         self._scheduled: set[str] = set()
         self.published = 0
         """Messages published since the start (tests and figures)."""
@@ -63,7 +73,14 @@ class LoopbackBus:
         if node in self._handlers:
             raise ValueError(f"node {node!r} is on the bus already")
         self._handlers[node] = []
+        self._met[node] = []
         self._inboxes[node] = deque()
+        for other in self._inboxes:  # the nodes meet, each before anything of the other
+            if other != node:
+                self._inboxes[other].append((node, None))
+                self._inboxes[node].append((other, None))
+                with contextlib.suppress(RuntimeError):  # no event loop yet: at the next
+                    self._schedule(other)
         return LoopbackConnection(self, node)
 
     @property
@@ -82,7 +99,7 @@ class LoopbackBus:
             self._schedule(node)
 
     def _schedule(self, node: str) -> None:
-        if node in self._scheduled or not self._handlers.get(node):
+        if node in self._scheduled or node not in self._handlers:
             return
         self._scheduled.add(node)
         asyncio.get_running_loop().call_soon(self._drain, node, context=contextvars.Context())
@@ -94,11 +111,17 @@ class LoopbackBus:
         inbox = self._inboxes[node]
         while inbox:
             sender, message = inbox.popleft()
+            if message is None:
+                for met in self._met[node]:
+                    met(sender)
+                continue
             for handler in handlers:
                 handler(sender, message)
 
-    def _subscribe(self, node: str, handler: Handler) -> None:
+    def _subscribe(self, node: str, handler: Handler, met: Met | None) -> None:
         self._handlers[node].append(handler)
+        if met is not None:
+            self._met[node].append(met)
         if self._inboxes[node]:
             self._schedule(node)
 
@@ -117,5 +140,5 @@ class LoopbackConnection:
     def publish(self, to: str | None, message: bytes) -> None:
         self._bus._publish(self._node, to, message)
 
-    def subscribe(self, handler: Handler) -> None:
-        self._bus._subscribe(self._node, handler)
+    def subscribe(self, handler: Handler, met: Met | None = None) -> None:
+        self._bus._subscribe(self._node, handler, met)

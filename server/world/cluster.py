@@ -54,10 +54,8 @@ log = logging.getLogger(__name__)
 class Kind(enum.StrEnum):
     """What a message between nodes is (its ``k``)."""
 
-    HELLO = enum.auto()
-    """A node joined: the others answer with their users (``KNOWN``)."""
     KNOWN = enum.auto()
-    """A user online before the receiver joined: no notice."""
+    """A user online when the receiver first heard of the sender: no notice."""
     LOGIN = enum.auto()
     """A user logged in (``again``: replacing their session elsewhere, D196)."""
     STATE = enum.auto()
@@ -144,8 +142,7 @@ class ClusterPresence:
         """This node's logins so far: each login's number (:attr:`RemotePeer.login`)."""
         self._login_of: dict[Session, tuple[int, float]] = {}
         """This node's logged-in sessions: their login's number and Unix time."""
-        bus.subscribe(self._receive)
-        self._publish(None, {"k": Kind.HELLO})
+        bus.subscribe(self._receive, met=self._met)
 
     # -- who is online -------------------------------------------------------------------
 
@@ -371,8 +368,8 @@ class ClusterPresence:
     def _publish(self, to: str | None, message: Json) -> None:
         self.bus.publish(to, json.dumps(message, separators=(",", ":")).encode())
 
-    def _publish_state(self, session: Session, *, announce: bool) -> None:
-        """Tell the other nodes ``session``'s state now."""
+    def _publish_state(self, session: Session, *, announce: bool, to: str | None = None) -> None:
+        """Tell the other nodes (or the node ``to``) ``session``'s state now."""
         known = self._login_of.get(session)
         if known is None and not session.visitor:
             return  # not announced yet: its login message carries its state
@@ -382,7 +379,7 @@ class ClusterPresence:
             "login": 0 if known is None else known[0],
             "announce": announce,
         }
-        self._publish(None, message)
+        self._publish(to, message)
 
     def _sender(self) -> list[object] | None:
         """The user whose action this is, as the receiving node names the login
@@ -449,7 +446,8 @@ class ClusterPresence:
         finally:
             ACTOR.reset(token)
 
-    def _on_hello(self, node: str, message: Json) -> None:
+    def _met(self, node: str) -> None:
+        """``node`` joined (or this node did): it gets this node's users and visitors."""
         for session, (login, stamp) in self._login_of.items():
             if self.local.get(session.name) is session and session.logged_in:
                 state = PeerState.of(session).to_json()
@@ -457,7 +455,7 @@ class ClusterPresence:
                 self._publish(node, known)
         for visitor in list(self.local):
             if visitor.visitor:
-                self._publish_state(visitor, announce=False)
+                self._publish_state(visitor, announce=False, to=node)
 
     def _peer(self, node: str, message: Json) -> RemotePeer:
         state = PeerState.from_json(message["state"])

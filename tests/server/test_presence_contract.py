@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
-from collections.abc import AsyncIterator, Callable
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 import pytest
@@ -23,8 +24,9 @@ from protocol import clip, replies
 from protocol.replies import Mode, Toggle
 from server.doors.output import Payload
 from server.errors import Reply
-from server.world.bus import LoopbackBus
+from server.world.bus import Bus, LoopbackBus
 from server.world.cluster import ClusterPresence
+from server.world.nats_bus import NatsBus
 from server.world.presence import WHO_END, Audience, Presence
 from server.world.registry import LocalPresence
 from server.world.session import Session
@@ -68,6 +70,10 @@ class World(Protocol):
 
     async def settle(self) -> None:
         """Until everything queued has been delivered (status batches included)."""
+        ...
+
+    async def close(self) -> None:
+        """Leave the bus, if any."""
         ...
 
 
@@ -123,6 +129,9 @@ class LocalWorld(_Users):
     def act(self, name: str, action: Callable[[Presence], None]) -> None:
         self._contexts[name].run(action, self.presence)
 
+    async def close(self) -> None:
+        pass
+
     async def settle(self) -> None:
         self.local.flush_status()
         for _ in range(1000):
@@ -133,20 +142,51 @@ class LocalWorld(_Users):
 
 
 class ClusterWorld(_Users):
-    """:class:`ClusterPresence`: two nodes in this process on a :class:`LoopbackBus`,
-    each with its own sessions; a user logs in on the node the test names."""
+    """:class:`ClusterPresence`: nodes in this process, each with its own sessions, on
+    a bus (:meth:`loopback`, :meth:`nats`); a user logs in on the node the test names."""
 
     NODES = 2
 
-    def __init__(self) -> None:
+    def __init__(self, buses: list[Bus], idle: Callable[[], Awaitable[bool]]) -> None:
         super().__init__()
-        self.bus = LoopbackBus()
-        self.nodes = [
-            ClusterPresence(LocalPresence(INTERVAL), self.bus.connect(f"node{i}"))
-            for i in range(self.NODES)
-        ]
+        self.nodes = [ClusterPresence(LocalPresence(INTERVAL), bus) for bus in buses]
         self.presence: Presence = self.nodes[0]
         self._node_of: dict[str, int] = {}
+        self._idle = idle
+        self._closing: list[Callable[[], Awaitable[None]]] = []
+
+    @classmethod
+    async def loopback(cls) -> ClusterWorld:
+        """Two nodes joined in memory."""
+        bus = LoopbackBus()
+
+        async def idle() -> bool:
+            return bus.idle
+
+        return cls([bus.connect(f"node{i}") for i in range(cls.NODES)], idle)
+
+    @classmethod
+    async def nats(cls) -> ClusterWorld:
+        """Two nodes on the machine's NATS (127.0.0.1:4222), under a prefix of this
+        world's own."""
+        prefix = f"fibstest{uuid.uuid4().hex}"
+        buses = [
+            await NatsBus.connect(NATS_URL, f"node{i}", prefix=prefix) for i in range(cls.NODES)
+        ]
+        for bus in buses:  # each has met the other before the test begins
+            for _ in range(200):
+                if len(bus.known) == cls.NODES - 1:
+                    break
+                await asyncio.sleep(0.01)
+
+        async def idle() -> bool:
+            for bus in buses:
+                await bus.barrier()
+            return True
+
+        world = cls(list(buses), idle)
+        world._closing = [bus.close for bus in buses]
+        return world
 
     def presence_of(self, name: str) -> Presence:
         return self.nodes[self._node_of[name]]
@@ -174,9 +214,13 @@ class ClusterWorld(_Users):
             for node in self.nodes:
                 node.local.flush_status()
             await asyncio.sleep(INTERVAL / 4)
-            if self.bus.idle and not any(_busy(node.local) for node in self.nodes):
+            if await self._idle() and not any(_busy(node.local) for node in self.nodes):
                 return
         raise AssertionError("the world never settled")
+
+    async def close(self) -> None:
+        for close in self._closing:
+            await close()
 
 
 def _busy(local: LocalPresence) -> bool:
@@ -185,15 +229,27 @@ def _busy(local: LocalPresence) -> bool:
     )
 
 
-WORLDS: dict[str, Callable[[], World]] = {"local": LocalWorld, "two nodes": ClusterWorld}
+async def local_world() -> World:
+    return LocalWorld()
+
+
+NATS_URL = "nats://127.0.0.1:4222"
+"""The NATS every machine of this project runs (shared/docs/cluster-design.md)."""
+
+WORLDS: dict[str, Callable[[], Awaitable[World]]] = {
+    "local": local_world,
+    "two nodes": ClusterWorld.loopback,
+    "two nodes on NATS": ClusterWorld.nats,
+}
 """Every presence back end, by name: add a bus back end's world here."""
 
 
 @pytest.fixture(params=sorted(WORLDS))
 async def world(request: pytest.FixtureRequest) -> AsyncIterator[World]:
-    made = WORLDS[request.param]()
+    made = await WORLDS[request.param]()
     yield made
     await made.settle()
+    await made.close()
 
 
 async def quiet(world: World, *names: str) -> None:

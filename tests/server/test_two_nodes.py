@@ -12,8 +12,10 @@ tests/server/test_presence_contract.py; the cluster of issue 32 replaces the loo
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -26,8 +28,9 @@ from server.app import App
 from server.config import Settings
 from server.service import Service
 from server.tables.cluster import ClusterTables
-from server.world.bus import LoopbackBus
+from server.world.bus import Bus, LoopbackBus
 from server.world.cluster import ClusterPresence
+from server.world.nats_bus import NatsBus
 
 from ..conftest import DbTarget
 from .conftest import Connect, ScriptedClient, clip_login, connect_from
@@ -64,20 +67,49 @@ async def who(client: ScriptedClient) -> list[str]:
     return [clip.WhoInfo.parse(line).name for line in lines if line.startswith("5 ")]
 
 
+BUSES = ("loopback", "nats")
+"""The buses the two-node worlds of the tests with the ``nodes`` fixture run on: in
+memory, and the machine's NATS. The tables' comparisons with one node run on the
+loopback bus only: on NATS a forwarded join now and then leaves its board unsent (seen
+on 2026-11-27, not found yet; issue 32)."""
+
+NATS_URL = "nats://127.0.0.1:4222"
+
+
+async def connect_bus(stack: contextlib.AsyncExitStack, kind: str, nodes: int) -> list[Bus]:
+    """``nodes`` connections to a new bus of ``kind``, every node known to every other."""
+    if kind == "loopback":
+        loopback = LoopbackBus()
+        return [loopback.connect(f"node{i}") for i in range(nodes)]
+    prefix = f"fibstest{uuid.uuid4().hex}"
+    buses = []
+    for i in range(nodes):
+        bus = await NatsBus.connect(NATS_URL, f"node{i}", prefix=prefix)
+        stack.push_async_callback(bus.close)
+        buses.append(bus)
+    for _ in range(500):
+        if all(len(bus.known) == nodes - 1 for bus in buses):
+            return list(buses)
+        await asyncio.sleep(0.01)
+    raise AssertionError("the nodes never met on NATS")
+
+
 @contextlib.asynccontextmanager
-async def world(settings: Settings, db_target: DbTarget, count: int) -> AsyncIterator[Nodes]:
+async def world(
+    settings: Settings, db_target: DbTarget, count: int, bus: str = "loopback"
+) -> AsyncIterator[Nodes]:
     """``count`` nodes on one database: one is a plain single-node server (the
-    reference), more are joined by a loopback bus. Seeded dice, O for the inviter's
-    opponent."""
-    bus = LoopbackBus()
+    reference), more are joined by a bus of the kind ``bus``. Seeded dice, O for the
+    inviter's opponent."""
     async with contextlib.AsyncExitStack() as stack:
+        buses = await connect_bus(stack, bus, count) if count > 1 else []
         apps = []
         for index in range(count):
             db = await db_target.open()
             stack.push_async_callback(db.close)
             options: dict[str, Any] = {"dice": lambda: SeededDice(5), "coin": lambda: 0}
-            if count > 1:
-                connection = bus.connect(f"node{index}")
+            if buses:
+                connection = buses[index]
                 options["presence"] = ClusterPresence.on(connection)
                 options["tables"] = ClusterTables.on(connection)
             app = App(settings, db, **options)
@@ -93,9 +125,16 @@ async def world(settings: Settings, db_target: DbTarget, count: int) -> AsyncIte
                 await client.close()
 
 
+@pytest.fixture(params=BUSES)
+def bus(request: pytest.FixtureRequest) -> str:
+    """The kind of bus the two nodes are joined by."""
+    kind: str = request.param
+    return kind
+
+
 @pytest.fixture
-async def nodes(settings: Settings, db_target: DbTarget) -> AsyncIterator[Nodes]:
-    async with world(settings, db_target, 2) as made:
+async def nodes(settings: Settings, db_target: DbTarget, bus: str) -> AsyncIterator[Nodes]:
+    async with world(settings, db_target, 2, bus) as made:
         yield made
 
 
@@ -170,7 +209,23 @@ async def players(nodes: Nodes, placed: dict[str, int]) -> tuple[ScriptedClient,
     ready = replies.toggle_message(Toggle.READY, True)
     while ready not in await command_clip(bob, "toggle ready"):
         pass  # stored by an earlier run on this database
+    await until(lambda: bob_is_ready(nodes.apps[placed["alice"]]))
     return alice, bob
+
+
+def bob_is_ready(app: App) -> bool:
+    """Whether ``app``'s node sees bob ready (across nodes: once his state arrived)."""
+    bob = app.presence.get("bob")
+    return bob is not None and bob.toggles[Toggle.READY]
+
+
+async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Wait until ``condition`` holds, looking every few milliseconds."""
+    for _ in range(int(timeout / 0.005)):
+        if condition():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("the condition never held")
 
 
 async def match_with_a_watcher(nodes: Nodes, placed: dict[str, int]) -> dict[str, list[str]]:
@@ -180,6 +235,7 @@ async def match_with_a_watcher(nodes: Nodes, placed: dict[str, int]) -> dict[str
     alice, bob = await players(nodes, placed)
     carol = await nodes.telnet(placed["carol"], "carol")
     await command(carol, "watch alice")
+    await alice.expect(replies.is_watching_you("carol"))  # before alice's next command
     clients = {"alice": alice, "bob": bob, "carol": carol}
     start = {name: len(client.seen) for name, client in clients.items()}
     await alice.send("invite bob 1")

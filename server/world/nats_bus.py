@@ -32,6 +32,7 @@ import contextlib
 import contextvars
 import itertools
 import logging
+import struct
 from collections import deque
 from collections.abc import Sequence
 from typing import Final
@@ -57,6 +58,9 @@ between nodes, never sent to a client."""
 
 DATA, HERE, BARRIER, ANSWER = b"D", b"M", b"B", b"A"
 """The first byte of a payload (see the module)."""
+
+_LENGTH = struct.Struct(">I")
+"""A message's length in a packet: 4 bytes, big-endian."""
 
 PING_INTERVAL = 5
 """Seconds between NATS pings: a dead link is noticed in seconds, not nats-py's
@@ -218,7 +222,7 @@ def packets(queued: list[tuple[str, bytes, bytes]]) -> list[tuple[str, bytes]]:
             if frames is None:
                 frames = open_packets[subject] = [DATA]
                 out.append((subject, frames))
-            frames.append(len(body).to_bytes(4, "big") + body)
+            frames.append(_LENGTH.pack(len(body)) + body)
         else:
             open_packets.pop(subject, None)
             out.append((subject, [kind + body]))
@@ -230,7 +234,7 @@ def frames(packet: bytes) -> list[bytes]:
     found = []
     at = 1
     while at < len(packet):
-        size = int.from_bytes(packet[at : at + 4], "big")
+        (size,) = _LENGTH.unpack_from(packet, at)
         found.append(packet[at + 4 : at + 4 + size])
         at += 4 + size
     return found

@@ -459,7 +459,7 @@ NAME_CONSTANTS: dict[str, str] = {
     "CHARSETS": "character set names of the telnet CHARSET negotiation (RFC 2066): identifiers",
     "UNBOUND": "why a table command has no handler: for tests and readers of the code",
     "WS_PATH": "a URL path of the web door (HTTP routing)",
-    "NATS_SUBJECTS": "NATS subject and connection names between server nodes",
+    "NATS_WIRE": "NATS subject and connection names, a packet's length format: between nodes",
     "PAGE_PATH": "a URL path of the web door (HTTP routing)",
     "STATIC_PATH": "a URL path of the web door (HTTP routing)",
     "STATIC_FOLDER": "the folder of the page's files",

@@ -45,22 +45,23 @@ from server.world.bus import Handler, Met
 
 log = logging.getLogger(__name__)
 
-NATS_SUBJECTS: Final = {
+NATS_WIRE: Final = {
     "prefix": "fibs",
     "client": "fibs-{node}",
     "path": "{prefix}.node.{to}.{sender}",
     "inbox": "{prefix}.node.{node}.*",
     "hello": "{prefix}.hello.{sender}",
     "hellos": "{prefix}.hello.*",
+    "length": ">I",
 }
-"""The names of the connection and of the subjects (see the module): identifiers
-between nodes, never sent to a client."""
+"""The names of the connection and of the subjects (see the module), and the format of
+a message's length in a packet (4 bytes, big-endian): between nodes, never sent to a
+client."""
 
 DATA, HERE, BARRIER, ANSWER = b"D", b"M", b"B", b"A"
 """The first byte of a payload (see the module)."""
 
-_LENGTH = struct.Struct(">I")
-"""A message's length in a packet: 4 bytes, big-endian."""
+_LENGTH = struct.Struct(NATS_WIRE["length"])
 
 PING_INTERVAL = 5
 """Seconds between NATS pings: a dead link is noticed in seconds, not nats-py's
@@ -86,22 +87,22 @@ class NatsBus:
 
     @classmethod
     async def connect(
-        cls, servers: str | Sequence[str], node: str, *, prefix: str = NATS_SUBJECTS["prefix"]
+        cls, servers: str | Sequence[str], node: str, *, prefix: str = NATS_WIRE["prefix"]
     ) -> NatsBus:
         """Connect ``node`` to the NATS at ``servers`` (a URL or a list, a cluster), keep
         reconnecting for ever, and announce the node to the others."""
         client = await nats.connect(
             servers if isinstance(servers, str) else list(servers),
-            name=NATS_SUBJECTS["client"].format(node=node),
+            name=NATS_WIRE["client"].format(node=node),
             ping_interval=PING_INTERVAL,
             max_reconnect_attempts=-1,
         )
         bus = cls(client, node, prefix)
         await client.subscribe(
-            NATS_SUBJECTS["inbox"].format(prefix=prefix, node=node), cb=bus._on_message
+            NATS_WIRE["inbox"].format(prefix=prefix, node=node), cb=bus._on_message
         )
-        await client.subscribe(NATS_SUBJECTS["hellos"].format(prefix=prefix), cb=bus._on_hello)
-        await client.publish(NATS_SUBJECTS["hello"].format(prefix=prefix, sender=node), b"")
+        await client.subscribe(NATS_WIRE["hellos"].format(prefix=prefix), cb=bus._on_hello)
+        await client.publish(NATS_WIRE["hello"].format(prefix=prefix, sender=node), b"")
         await client.flush()
         return bus
 
@@ -149,7 +150,7 @@ class NatsBus:
     # -- sending -------------------------------------------------------------------------------
 
     def _send(self, to: str, kind: bytes, body: bytes = b"") -> None:
-        subject = NATS_SUBJECTS["path"].format(prefix=self._prefix, to=to, sender=self._node)
+        subject = NATS_WIRE["path"].format(prefix=self._prefix, to=to, sender=self._node)
         self._outbox.append((subject, kind, body))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.get_running_loop().create_task(

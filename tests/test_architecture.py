@@ -59,6 +59,8 @@ TELNET_MODULE = "server/doors/telnet.py"
 """The one module that may import telnetlib3: the telnet transport."""
 WEB_MODULE = "server/doors/web.py"
 """The one module that may import aiohttp: the web door (the page and its WebSocket)."""
+NATS_MODULE = "server/world/nats_bus.py"
+"""The one module that may import nats: the bus between server nodes over NATS."""
 SQL_PACKAGE = "db"
 """The one package that may import SQLAlchemy (and Alembic, its migrations, and asyncpg,
 PostgreSQL's driver)."""
@@ -120,6 +122,16 @@ def test_aiohttp_is_imported_by_the_web_module_only() -> None:
         if "aiohttp" in _imports(path) and path.relative_to(ROOT).as_posix() != WEB_MODULE
     ]
     assert not bad, f"aiohttp imported outside {WEB_MODULE}: {bad}"
+
+
+def test_nats_is_imported_by_the_nats_bus_only() -> None:
+    bad = [
+        str(path.relative_to(ROOT))
+        for package in PACKAGES
+        for path in _modules(package)
+        if "nats" in _imports(path) and path.relative_to(ROOT).as_posix() != NATS_MODULE
+    ]
+    assert not bad, f"nats imported outside {NATS_MODULE}: {bad}"
 
 
 def test_sqlalchemy_is_imported_in_db_only() -> None:
@@ -447,6 +459,7 @@ NAME_CONSTANTS: dict[str, str] = {
     "CHARSETS": "character set names of the telnet CHARSET negotiation (RFC 2066): identifiers",
     "UNBOUND": "why a table command has no handler: for tests and readers of the code",
     "WS_PATH": "a URL path of the web door (HTTP routing)",
+    "NATS_WIRE": "NATS subject and connection names, a packet's length format: between nodes",
     "PAGE_PATH": "a URL path of the web door (HTTP routing)",
     "STATIC_PATH": "a URL path of the web door (HTTP routing)",
     "STATIC_FOLDER": "the folder of the page's files",

@@ -268,7 +268,7 @@ async def unwatch(ctx: Context, cmd: ParsedCommand) -> None:
 
 async def kibitz(ctx: Context, cmd: ParsedCommand) -> None:
     """To the players and every watcher of the game (§4.12, §6.5)."""
-    hearers = ctx.app.tables.hearers(ctx.session, watchers_only=False)
+    hearers = await ctx.app.tables.hearers(ctx.session, watchers_only=False)
     text = cmd.text_after(0)
     presence = ctx.app.presence
     for p in hearers:
@@ -278,7 +278,7 @@ async def kibitz(ctx: Context, cmd: ParsedCommand) -> None:
 
 async def whisper(ctx: Context, cmd: ParsedCommand) -> None:
     """To the watchers only (§4.12, §6.5)."""
-    hearers = ctx.app.tables.hearers(ctx.session, watchers_only=True)
+    hearers = await ctx.app.tables.hearers(ctx.session, watchers_only=True)
     text = cmd.text_after(0)
     presence = ctx.app.presence
     for p in hearers:

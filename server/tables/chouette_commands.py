@@ -54,7 +54,7 @@ from server.tables.seam import (
     TableCommand,
     TeamTalk,
 )
-from server.world.session import Session
+from server.world.presence import Caller
 
 Action = Callable[[Chouette], list[ChouetteEvent]]
 
@@ -67,7 +67,7 @@ def table_of(host: TableHost, name: str) -> LiveChouette:
     return table
 
 
-async def command(host: TableHost, session: Session, command: ChouetteCommand) -> None:
+async def command(host: TableHost, session: Caller, command: ChouetteCommand) -> None:
     """Run one of the chouette's own commands for ``session``."""
     match command:
         case ChouetteOpen(settings):
@@ -104,7 +104,7 @@ def _free(host: TableHost, name: str) -> None:
         raise Reply(replies.ALREADY_AT_CHOUETTE)
 
 
-def open_table(host: TableHost, session: Session, settings: ChouetteSettings) -> None:
+def open_table(host: TableHost, session: Caller, settings: ChouetteSettings) -> None:
     """``chouette open``: a new table with the settings, the opener at it (D303)."""
     _free(host, session.name)
     table = LiveChouette(session.name, Chouette(settings, dice_proof.resumed_roller(host)))
@@ -114,7 +114,7 @@ def open_table(host: TableHost, session: Session, settings: ChouetteSettings) ->
     _seat_states(host, table)
 
 
-def invite(host: TableHost, session: Session, name: str) -> None:
+def invite(host: TableHost, session: Caller, name: str) -> None:
     """``chouette invite``: ``name`` may join the caller's table (D304)."""
     table = table_of(host, session.name)
     presence = host.presence
@@ -138,7 +138,7 @@ def invite(host: TableHost, session: Session, name: str) -> None:
     session.send(replies.you_invite_to_chouette(name))
 
 
-def join(host: TableHost, session: Session, name: str) -> None:
+def join(host: TableHost, session: Caller, name: str) -> None:
     """``chouette join``: accept the invitation to the table ``name`` sits at (D304)."""
     _free(host, session.name)
     table = host.chouettes.get(name)
@@ -171,7 +171,7 @@ def leave(host: TableHost, name: str) -> None:
     _announce(host, table, events, before)
 
 
-def team_talk(host: TableHost, session: Session, text: str) -> None:
+def team_talk(host: TableHost, session: Caller, text: str) -> None:
     """Team talk (D310): to the other members in the game, never to the box; refused to
     the box and as the consultation setting says (§6)."""
     table = table_of(host, session.name)
@@ -201,7 +201,7 @@ def _seat_states(host: TableHost, table: LiveChouette) -> None:
 # -- the game -----------------------------------------------------------------------------
 
 
-def act(host: TableHost, session: Session, command: TableCommand) -> None:
+def act(host: TableHost, session: Caller, command: TableCommand) -> None:
     """A game action at the caller's chouette (D306)."""
     table = table_of(host, session.name)
     core = table.core

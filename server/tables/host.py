@@ -115,6 +115,10 @@ class TableHost(TableServices, Protocol):
         """An action's outcome, after its save, to everyone at the table (the edges)."""
         ...
 
+    def table_opened(self, live: LiveMatch) -> None:
+        """A table is seated: its match started or resumed (its players are playing)."""
+        ...
+
     def table_closed(self, table: str) -> None:
         """A table left the world: its match finished or stopped."""
         ...

@@ -42,7 +42,7 @@ from server.tables.seam import (
 )
 from server.tables.sides import OPPOSITE
 from server.tables.updates import TableUpdate
-from server.world.presence import Peer, Presence
+from server.world.presence import Caller, Peer, Presence
 from server.world.session import Session
 
 
@@ -60,6 +60,13 @@ class LocalTables:
         """The chouette tables by each player's name (:mod:`server.tables.chouette_commands`)."""
         self.edge = TableEdge(lambda: self.presence, self.resync)
         """This node's users' end of the table updates (:mod:`server.tables.edge`)."""
+        self.on_opened: Callable[[str, GameSummary], None] | None = None
+        """Told of every table of this node that is seated (an owner of tables on
+        several nodes keeps the world's directory of tables with these)."""
+        self.on_update: Callable[[TableUpdate], None] | None = None
+        """Told every update of this node's tables, after its edge."""
+        self.on_closed: Callable[[str], None] | None = None
+        """Told of every table of this node that closes."""
 
     # -- the host's services (server.tables.host.TableServices) ---------------------------
 
@@ -113,11 +120,19 @@ class LocalTables:
 
     # -- where the updates go (server.tables.host.TableHost) --------------------------------
 
+    def table_opened(self, live: LiveMatch) -> None:
+        if self.on_opened is not None:
+            self.on_opened(live.table_id, _summary(live))
+
     def deliver(self, update: TableUpdate) -> None:
         self.edge.deliver(update)
+        if self.on_update is not None:
+            self.on_update(update)
 
     def table_closed(self, table: str) -> None:
         self.edge.closed(table)
+        if self.on_closed is not None:
+            self.on_closed(table)
 
     def resync(self, table: str) -> None:
         """Everyone at ``table`` gets its current board (an edge missed an update)."""
@@ -151,12 +166,9 @@ class LocalTables:
 
     def games(self) -> list[GameSummary]:
         unique = {id(live): live for live in self.matches.values()}
-        return [
-            GameSummary(live.names, live.length, (live.match.score[0], live.match.score[1]))
-            for live in unique.values()
-        ]
+        return [_summary(live) for live in unique.values()]
 
-    def hearers(self, session: Session, *, watchers_only: bool) -> list[Peer]:
+    async def hearers(self, session: Caller, *, watchers_only: bool) -> list[Peer]:
         chouette = self.chouettes.get(session.name) or self.chouettes.get(session.watching or "")
         if chouette is not None:
             present = chouette.present()
@@ -192,32 +204,32 @@ class LocalTables:
             )
         match_lifecycle.invite(self, session, target, invitation, saved)
 
-    async def join(self, session: Session, name: str) -> None:
+    async def join(self, session: Caller, name: str) -> None:
         await match_lifecycle.join(self, session, name)
 
-    async def join_next_game(self, session: Session) -> None:
+    async def join_next_game(self, session: Caller) -> None:
         if session.name in self.chouettes:
             await self.chouette(session, ChouetteStart())
             return
         await match_lifecycle.join_next_game(self, session)
 
-    async def leave(self, session: Session) -> None:
+    async def leave(self, session: Caller) -> None:
         if session.name in self.chouettes:
             await self.chouette(session, ChouetteLeave())
             return
         await match_lifecycle.leave(self, session)
 
-    async def session_ended(self, session: Session) -> None:
+    async def session_ended(self, session: Caller) -> None:
         if session.name in self.chouettes:  # not saved yet (issue 31 item 5): a leave
             chouette_commands.leave(self, session.name)
         await match_lifecycle.session_ended(self, session)
 
-    async def chouette(self, session: Session, command: ChouetteCommand) -> None:
+    async def chouette(self, session: Caller, command: ChouetteCommand) -> None:
         await chouette_commands.command(self, session, command)
 
     # -- playing ------------------------------------------------------------------------------
 
-    async def act(self, session: Session, command: TableCommand) -> None:
+    async def act(self, session: Caller, command: TableCommand) -> None:
         if session.name in self.chouettes:
             chouette_commands.act(self, session, command)
             return
@@ -225,7 +237,7 @@ class LocalTables:
 
     # -- boards and watching ------------------------------------------------------------------
 
-    async def show_board(self, session: Session) -> None:
+    async def show_board(self, session: Caller) -> None:
         style = session.settings.boardstyle
         chouette = self.chouettes.get(session.name)
         if chouette is not None:
@@ -247,7 +259,7 @@ class LocalTables:
             return
         raise Reply(replies.NOT_PLAYING)
 
-    async def show_pips(self, session: Session) -> None:
+    async def show_pips(self, session: Caller) -> None:
         live = await announced(self, session.name)
         if live is not None:
             opponent = live.opponent_of(session.name)
@@ -268,7 +280,7 @@ class LocalTables:
         a, b = watched.names
         session.send(replies.pipcounts(a, position.pips(0), b, position.pips(1)))
 
-    async def look(self, session: Session, target: Peer) -> None:
+    async def look(self, session: Caller, target: Peer) -> None:
         live = await announced(self, target.name)
         if live is None:
             raise Reply(replies.not_playing_name(target.name))
@@ -300,10 +312,10 @@ class LocalTables:
         except SnapshotError:
             raise Reply(replies.SAVED_MATCH_CORRUPT) from None
 
-    async def watch(self, session: Session, name: str) -> None:
+    async def watch(self, session: Caller, name: str) -> None:
         await match_lifecycle.watch(self, session, name)
 
-    def stop_watching(self, session: Session) -> None:
+    def stop_watching(self, session: Caller) -> None:
         match_lifecycle.stop_watching(self, session)
 
     def ban_watcher(self, name: str, watcher: Peer) -> None:
@@ -317,3 +329,9 @@ class LocalTables:
             if other is not None:
                 presence.send(other, replies.bans_from_watching(name, watcher.name))
         presence.stop_watching(watcher, replies.bans_you(name))
+
+
+def _summary(live: LiveMatch) -> GameSummary:
+    """``live`` for ``show games``."""
+    score = live.match.score
+    return GameSummary(live.names, live.length, (score[0], score[1]))

@@ -37,7 +37,7 @@ from server.tables.seam import (
     TableCommand,
 )
 from server.tables.sides import OPPOSITE
-from server.world.session import Session
+from server.world.presence import Caller
 
 
 def live_match(host: TableHost, name: str) -> LiveMatch:
@@ -48,7 +48,7 @@ def live_match(host: TableHost, name: str) -> LiveMatch:
     return live
 
 
-async def act(host: TableHost, session: Session, command: TableCommand) -> None:
+async def act(host: TableHost, session: Caller, command: TableCommand) -> None:
     """Run ``command`` for ``session`` at its match, mapping the core's refusals to
     FIBS replies."""
     live = live_match(host, session.name)
@@ -175,7 +175,7 @@ def _check_redouble_name(match: Match, player: int, name: str) -> None:
 
 
 def _move_help(
-    session: Session,
+    session: Caller,
     live: LiveMatch,
     player: int,
     error: IllegalMoveError | MoveSyntaxError,

@@ -31,7 +31,7 @@ from server.tables.match_timers import stop_the_clock, watch_the_clock
 from server.tables.matches import Invitation, LiveMatch, match_options, watchers_at
 from server.tables.sides import OPPOSITE
 from server.world import names
-from server.world.presence import Audience, Peer
+from server.world.presence import Audience, Caller, Peer
 from server.world.session import Session
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ async def invitable(app: TableHost, session: Session, target: Peer) -> SavedMatc
     return await app.db.load_match(session.name, target.name)
 
 
-def _refusing_games(session: Session, name: str) -> tuple[str, ...]:
+def _refusing_games(session: Peer, name: str) -> tuple[str, ...]:
     """``** <name> is refusing games.``, and in telnet mode how they become ready (D172)."""
     if session.clip:
         return (replies.refusing_games(name),)
@@ -129,7 +129,7 @@ def invite(
 # -- join: a new match, a resumed one, the next game (§4.3, §4.8, §4.9) ---------------------
 
 
-async def join(app: TableHost, session: Session, name: str) -> None:
+async def join(app: TableHost, session: Caller, name: str) -> None:
     """``session`` accepts ``name``'s invitation: the match starts or resumes."""
     if session.name in app.matches or session.name in app.chouettes:
         raise Reply(replies.CANT_PLAY_TWO)
@@ -155,7 +155,7 @@ async def join(app: TableHost, session: Session, name: str) -> None:
         await _start(app, inviter, session, invitation)
 
 
-async def _start(app: TableHost, inviter: Peer, invitee: Session, invitation: Invitation) -> None:
+async def _start(app: TableHost, inviter: Peer, invitee: Caller, invitation: Invitation) -> None:
     """A new match of ``inviter`` and ``invitee`` (the caller), as ``invitation`` says."""
     length = invitation.length
     if invitation.replaces_saved:
@@ -189,7 +189,7 @@ async def _start(app: TableHost, inviter: Peer, invitee: Session, invitation: In
     await play(app, live, match.start_game)
 
 
-async def _resume(app: TableHost, inviter: Peer, invitee: Session) -> None:
+async def _resume(app: TableHost, inviter: Peer, invitee: Caller) -> None:
     """The saved match of ``inviter`` and ``invitee`` (the caller) goes on."""
     saved = await app.db.load_match(inviter.name, invitee.name)
     try:
@@ -282,6 +282,7 @@ def _begin(app: TableHost, live: LiveMatch) -> bool:
     for name in live.names:
         app.matches[name] = live
         app.invitations.pop(name, None)
+    app.table_opened(live)
     for player in players:
         assert player is not None
         presence.start_playing(player, live.opponent_of(player.name))
@@ -298,7 +299,7 @@ def _report(app: TableHost, live: LiveMatch, line: str) -> None:
     app.presence.broadcast([line], audience)
 
 
-async def join_next_game(app: TableHost, session: Session) -> None:
+async def join_next_game(app: TableHost, session: Caller) -> None:
     """``join`` between games: the second player's join starts the next game (§4.8)."""
     live = app.matches.get(session.name)
     if live is None:
@@ -342,7 +343,7 @@ async def play(
 # -- leaving (§4.9) ---------------------------------------------------------------------------
 
 
-async def leave(app: TableHost, session: Session) -> None:
+async def leave(app: TableHost, session: Caller) -> None:
     """``leave``: stop the match; it stays saved for a later ``invite`` + ``join``."""
     live = app.matches.get(session.name)
     if live is None:
@@ -370,7 +371,7 @@ async def suspend(app: TableHost, live: LiveMatch) -> None:
         finish(app, live)
 
 
-async def session_ended(app: TableHost, session: Session) -> None:
+async def session_ended(app: TableHost, session: Caller) -> None:
     """A user left the server: save their match, tell the opponent and watchers (§4.9, §4.11)."""
     app.invitations.pop(session.name, None)
     reason = session.logout_text(session.name)
@@ -426,7 +427,7 @@ def finish(app: TableHost, live: LiveMatch) -> None:
 # -- watching (§4.11) -------------------------------------------------------------------------
 
 
-def stop_watching(app: TableHost, session: Session, *, quiet: bool = False) -> None:
+def stop_watching(app: TableHost, session: Caller, *, quiet: bool = False) -> None:
     """End ``session``'s watching and tell the watched players (§4.11)."""
     name = session.watching
     if name is None:
@@ -448,7 +449,7 @@ def stop_watching(app: TableHost, session: Session, *, quiet: bool = False) -> N
     presence.who_update(session)
 
 
-async def watch(app: TableHost, session: Session, name: str) -> None:
+async def watch(app: TableHost, session: Caller, name: str) -> None:
     """``session`` starts watching ``name`` and, when ``name`` plays, their match (§4.11):
     a watcher of someone else stops that first, and a player's ``blind`` keeps them out."""
     if session.name in app.matches or session.name in app.chouettes:
@@ -512,7 +513,7 @@ async def announced(app: TableHost, name: str) -> LiveMatch | None:
     return live
 
 
-def send_board(session: Session, live: LiveMatch, name: str, *, you: bool) -> None:
+def send_board(session: Caller, live: LiveMatch, name: str, *, you: bool) -> None:
     """``session``'s board of ``live`` now, seen from ``name``'s side; ``you``: the viewer
     is that player (the one renderer: :meth:`server.tables.match_boards.BoardFrame.lines`)."""
     frame = live.board_frame()

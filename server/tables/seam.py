@@ -214,7 +214,7 @@ class Tables(Protocol):
         """Every running match, once each."""
         ...
 
-    def hearers(self, session: Session, *, watchers_only: bool) -> list[Peer]:
+    async def hearers(self, session: Session, *, watchers_only: bool) -> list[Peer]:
         """Who hears ``session``'s table talk at the table it plays at or watches
         (``kibitz``: the players and the watchers; ``whisper``: the watchers only),
         the caller and whoever gags them left out (§4.12)."""

@@ -25,7 +25,8 @@ them against every implementation):
   before any line that user's actions make the presence deliver to them: a tell, a shout,
   an invitation, a watch notice, a match line. A bus back end must carry a login notice
   ahead of the user's first line on the same ordered channel to each recipient, or hold
-  the line until the notice is delivered.
+  the line until the notice is delivered (:class:`server.world.cluster.ClusterPresence`
+  stamps each line with its sender's login and fences it on arrival).
 * **Synchronous for the caller.** Every method returns without awaiting anyone's
   socket: a delivery is queued to the recipient's output (in-process: written at once;
   over a bus: published, and written on the recipient's node when it arrives). A slow
@@ -165,6 +166,42 @@ class Peer(Protocol):
     def who_line(self, now: float | None = None) -> str:
         """The user's CLIP 5 line (§2.3), idle time as of ``now`` (a reading of the
         node's monotonic timer; None: read it now)."""
+        ...
+
+
+class Caller(Peer, Protocol):
+    """The user whose command a table runs: their own
+    :class:`~server.world.session.Session` on their node, or, on the node that owns
+    their table, a view of it (:class:`server.world.remote.RemoteCaller`) whose writes
+    and state changes go to their node."""
+
+    @property
+    def visitor(self) -> bool:
+        """Watching without an account (D256)."""
+        ...
+
+    @property
+    def replaced(self) -> bool:
+        """A second login of the same user took over this session (§1.4)."""
+        ...
+
+    @property
+    def logout_text(self) -> Callable[[str], str]:
+        """How others hear that this session ended (§1.8)."""
+        ...
+
+    def send(self, *lines: str) -> None:
+        """The caller's own reply lines."""
+        ...
+
+    def send_lines(self, lines: Iterable[str]) -> None: ...
+
+    def start_watching(self, name: str) -> None:
+        """The caller now watches ``name`` (their who update is the caller's to send)."""
+        ...
+
+    def enter_lobby(self) -> None:
+        """The caller is back in the lobby."""
         ...
 
 

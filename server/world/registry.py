@@ -45,6 +45,7 @@ from server.clock import LoopTimer, Timer
 from server.doors.output import Payload
 from server.errors import Reply
 from server.world.presence import WHO_END, Audience, Lines, Peer
+from server.world.remote import RemotePeer
 from server.world.session import Session
 from server.world.user_stats import UsersByHour
 
@@ -71,11 +72,16 @@ BROADCAST_CHUNK = 256
 """Recipients written per turn of the event loop when a batch goes to everyone (about
 5 ms of writes): a batch to thousands of users never holds up anyone's command."""
 
-ACTOR: ContextVar[Session | None] = ContextVar("actor", default=None)
+User = Session | RemotePeer
+"""A user the status notices speak of: one of this node's sessions, or a user of another
+node (:mod:`server.world.cluster`)."""
+
+ACTOR: ContextVar[User | None] = ContextVar("actor", default=None)
 """The user whose action the running code performs. Set in the connection's task when its
 user logs in (:meth:`LocalPresence.announce_login`): every command of that user, and the
 cleanup when they leave, run there, as do the tasks and timers they start. Lines written
-to another session from there pass :meth:`LocalPresence.fence` (D140)."""
+to another session from there pass :meth:`LocalPresence.fence` (D140). A node handling a
+message another node's user sent sets it to that :class:`RemotePeer` meanwhile."""
 
 
 def mode_of(clip_mode: bool) -> Mode:
@@ -111,7 +117,7 @@ class _Notice:
 
     seq: int
     """Its place among the queued changes (:attr:`LocalPresence._seq`)."""
-    session: Session
+    session: User
     name: str
     login: bool
     text: str = ""
@@ -136,14 +142,14 @@ class _Batch:
     def __init__(
         self,
         notices: list[_Notice],
-        who: list[tuple[Session, str, int, bool]],
+        who: list[tuple[User, str, int, bool]],
         finally_for: dict[Session, list[tuple[int, str]]],
     ) -> None:
         self.notices = notices
         self.who = who
         """(user, their CLIP 5 line, the number of their latest change, whether they
         changed rather than only logged in)."""
-        self.logged_in = {n.session for n in notices if n.login}
+        self.logged_in: set[User] = {n.session for n in notices if n.login}
         self.finally_for = finally_for
         """``waitfor`` users: the ``** FINALLY!!!`` lines they get after the batch, each
         with the number of its login."""
@@ -242,6 +248,9 @@ class LocalPresence:
         """Monotonic time, what the idle field of the CLIP 5 lines is measured on (the
         App's timer, as each session's :attr:`Session.monotonic`)."""
         self._sessions: dict[str, Session] = {}
+        self._remote: dict[str, RemotePeer] = {}
+        """Users of other nodes (:mod:`server.world.cluster`): only the status notices
+        about them go through here, in the same batches as this node's own."""
         self._visitors: dict[str, Session] = {}
         """Visitors by internal name (D256): status notices and watched lines only."""
         self.history: deque[tuple[float, str]] = deque(maxlen=self.HISTORY)
@@ -256,7 +265,7 @@ class LocalPresence:
         """Numbers every queued change (login, logout, who update) in order."""
         self._base = 0
         """Changes up to this number are in a batch already (written or being written)."""
-        self._changed: dict[str, tuple[Session, int]] = {}
+        self._changed: dict[str, tuple[User, int]] = {}
         """Users whose who update waits to be sent (:meth:`who_update`), with the number
         of their latest change."""
         self._notices: list[_Notice] = []
@@ -266,7 +275,7 @@ class LocalPresence:
         which number."""
         self._pending: _Batch | None = None
         """The queued changes rendered for :meth:`flush_for` (until the next change)."""
-        self._unheard: dict[Session, int] = {}
+        self._unheard: dict[User, int] = {}
         """Users whose login notice has not reached everyone yet, with its number
         (:meth:`fence`)."""
         self._delivery: _Delivery | None = None
@@ -280,6 +289,16 @@ class LocalPresence:
         self._soon: set[Session] = set()
         """Users :meth:`flush_soon` brings up to date on the next turn of the loop."""
         self._soon_handle: asyncio.Handle | None = None
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """Unix time (the App's clock): when users log in, for ``last``."""
+        return self._clock
+
+    @property
+    def timer(self) -> Timer:
+        """This node's monotonic timer, which idle times are measured on."""
+        return self._timer
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -426,13 +445,84 @@ class LocalPresence:
 
     def add(self, session: Session) -> None:
         self._sessions[session.name] = session
-        self.users_by_hour.observe(self._clock(), len(self._sessions))
+        self._observe()
         session.before_write = self.fence
 
     def remove(self, session: Session) -> None:
         if self._sessions.get(session.name) is session:
             del self._sessions[session.name]
-            self.users_by_hour.observe(self._clock(), len(self._sessions))
+            self._observe()
+
+    def _observe(self) -> None:
+        """Count the users online now, for ``average`` (every node's)."""
+        self.users_by_hour.observe(self._clock(), len(self._sessions) + len(self._remote))
+
+    def _current(self, name: str) -> User | None:
+        """The user online under ``name``, on this node or another."""
+        session = self._sessions.get(name)
+        return self._remote.get(name) if session is None else session
+
+    # -- users of other nodes (server.world.cluster) ---------------------------------------
+
+    def remote_login(self, peer: RemotePeer, *, again: bool = False) -> list[Session]:
+        """``peer`` logged in on another node: this node's users hear of it in the next
+        batch, like a login here (:meth:`announce_login`), and every line that login
+        sends is fenced behind it here (:data:`ACTOR`, :meth:`fence`). Returns this
+        node's ``waitfor`` users of that name: they will hear ``** FINALLY``, and
+        ``peer`` must be told that they wait."""
+        name = peer.name
+        self._remote[name] = peer
+        self._observe()
+        self.history.append((self._clock(), replies.logs_in(name)))
+        self.logins += 1
+        if again:  # D196, as in announce_login
+            self.remote_change(peer)
+            return []
+        self.peak = max(self.peak, len(self._sessions) + len(self._remote))
+        waiters = [
+            other
+            for other in self._sessions.values()
+            if name in other.waiting_for and other.logged_in
+        ]
+        for other in waiters:
+            other.waiting_for.discard(name)
+        self._seq += 1
+        self._notices.append(_Notice(self._seq, peer, name, True, waiters=tuple(waiters)))
+        self._unheard[peer] = self._seq
+        self._pending = None
+        self._queue_status()
+        return waiters
+
+    def remote_known(self, peer: RemotePeer) -> None:
+        """``peer`` was online before this node joined the world: no notice."""
+        self._remote[peer.name] = peer
+        self._observe()
+
+    def remote_change(self, peer: RemotePeer) -> None:
+        """A who update about ``peer`` (their node published a new state)."""
+        if self._remote.get(peer.name) is not peer:
+            return
+        self._seq += 1
+        self._changed[peer.name] = (peer, self._seq)
+        self._pending = None
+        self._queue_status()
+
+    def remote_gone(self, peer: RemotePeer) -> None:
+        """``peer`` is no longer online (their logout notice, if any, comes by
+        :meth:`remote_logout`)."""
+        if self._remote.get(peer.name) is peer:
+            del self._remote[peer.name]
+            self._observe()
+
+    def remote_logout(self, peer: RemotePeer, text: str) -> None:
+        """``peer`` logged out on their node: the logout notice, as
+        :meth:`announce_logout`."""
+        self.remote_gone(peer)
+        self.history.append((self._clock(), text))
+        self._seq += 1
+        self._notices.append(_Notice(self._seq, peer, peer.name, False, text=text))
+        self._pending = None
+        self._queue_status()
 
     def replace(self, name: str) -> bool:
         old = self._sessions.get(name)
@@ -475,7 +565,7 @@ class LocalPresence:
         if again:  # a second login replaced the first: no 8 was sent, so no 7 (D196)
             self.who_update(session)
             return
-        self.peak = max(self.peak, len(self._sessions))
+        self.peak = max(self.peak, len(self._sessions) + len(self._remote))
         waiters = []
         for other in self._sessions.values():
             if name in other.waiting_for and other is not session and other.logged_in:
@@ -540,12 +630,12 @@ class LocalPresence:
         logins = {
             n.session: n.seq
             for n in self._notices
-            if n.login and self._sessions.get(n.name) is n.session
+            if n.login and self._current(n.name) is n.session
         }
         now = self._timer.now()
         who = []
         for session, seq in self._changed.values():
-            if self._sessions.get(session.name) is session:
+            if self._current(session.name) is session:
                 seq = max(seq, logins.pop(session, 0))
                 who.append((session, session.who_line(now), seq, True))
         for session, seq in logins.items():

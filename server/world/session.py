@@ -12,6 +12,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from backgammon.rating import INITIAL_RATING
 from db.records import User, UserSettings
@@ -248,20 +249,7 @@ class Session:
 
     def who_info(self, now: float | None = None) -> WhoInfo:
         """This user as a CLIP 5 line (§2.3)."""
-        return WhoInfo(
-            name=self.name,
-            opponent=self.opponent,
-            watching=self.watching,
-            ready=self.toggles[Toggle.READY],
-            away=self.away is not None,
-            rating=self.rating,
-            experience=self.experience,
-            idle=self.idle_seconds(now),
-            login=self.login_time,
-            hostname=self.output.host,
-            client=self.client,
-            email=self.address,
-        )
+        return who_info(self, self.idle_seconds(now))
 
     def who_line(self, now: float | None = None) -> str:
         """``who_info(now).format()``, from a cache: the CLIP 5 line of who lists and
@@ -324,6 +312,52 @@ class Session:
             silent=t[Toggle.SILENT],
             timezone=self.settings.timezone,
         )
+
+
+class WhoFields(Protocol):
+    """What a CLIP 5 line shows of a user (a :class:`Session`, or the state another node
+    published of one, :class:`server.world.remote.PeerState`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def opponent(self) -> str | None: ...
+    @property
+    def watching(self) -> str | None: ...
+    @property
+    def toggles(self) -> Mapping[Toggle, bool]: ...
+    @property
+    def away(self) -> str | None: ...
+    @property
+    def rating(self) -> float: ...
+    @property
+    def experience(self) -> int: ...
+    @property
+    def login_time(self) -> int: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def client(self) -> str | None: ...
+    @property
+    def address(self) -> str | None: ...
+
+
+def who_info(user: WhoFields, idle: int) -> WhoInfo:
+    """``user``'s CLIP 5 line (§2.3), ``idle`` seconds idle."""
+    return WhoInfo(
+        name=user.name,
+        opponent=user.opponent,
+        watching=user.watching,
+        ready=user.toggles[Toggle.READY],
+        away=user.away is not None,
+        rating=user.rating,
+        experience=user.experience,
+        idle=idle,
+        login=user.login_time,
+        hostname=user.host,
+        client=user.client,
+        email=user.address,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,9 @@ Each test runs once per implementation in :data:`WORLDS`: a :class:`World` build
 back end and logs users in on it (a bus back end spreads them over several nodes, and
 its world waits for the bus in :meth:`World.settle`). Lines are compared as each user
 receives them, so a back end passes only if it delivers the same lines in the same
-order as the in-process one.
+order as the in-process one. :attr:`World.presence` is the first node's (where the test
+looks from); what a user does runs on their own node (:meth:`World.act`,
+:meth:`World.presence_of`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
-from collections.abc import AsyncIterator, Callable
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 import pytest
@@ -21,6 +24,9 @@ from protocol import clip, replies
 from protocol.replies import Mode, Toggle
 from server.doors.output import Payload
 from server.errors import Reply
+from server.world.bus import Bus, LoopbackBus
+from server.world.cluster import ClusterPresence
+from server.world.nats_bus import NatsBus
 from server.world.presence import WHO_END, Audience, Presence
 from server.world.registry import LocalPresence
 from server.world.session import Session
@@ -35,6 +41,11 @@ class World(Protocol):
     """A presence back end with users on it (what a new back end provides to run here)."""
 
     presence: Presence
+    """The first node's presence (node 0), where the tests look from."""
+
+    def presence_of(self, name: str) -> Presence:
+        """The presence of the node ``name`` is connected to."""
+        ...
 
     def login(
         self, name: str, *, clip_mode: bool = True, node: int = 0, again: bool = False
@@ -48,8 +59,9 @@ class World(Protocol):
         """A visitor (D256) called ``name`` internally enters (on ``node``), in CLIP mode."""
         ...
 
-    def act(self, name: str, action: Callable[[], None]) -> None:
-        """Run ``action`` as ``name``'s connection would (their commands' context)."""
+    def act(self, name: str, action: Callable[[Presence], None]) -> None:
+        """Run ``action`` as ``name``'s connection would (their commands' context), with
+        the presence of their node."""
         ...
 
     def heard(self, name: str) -> list[str]:
@@ -60,41 +72,27 @@ class World(Protocol):
         """Until everything queued has been delivered (status batches included)."""
         ...
 
+    async def close(self) -> None:
+        """Leave the bus, if any."""
+        ...
 
-class LocalWorld:
-    """:class:`LocalPresence`: one process, every user in it."""
+
+class _Users:
+    """The users of a test world: their sessions, contexts and what they heard."""
 
     def __init__(self) -> None:
-        self.local = LocalPresence(INTERVAL)
-        self.presence: Presence = self.local
         self._sessions: dict[str, Session] = {}
         self._contexts: dict[str, contextvars.Context] = {}
         self._read: dict[str, int] = {}
 
-    def login(
-        self, name: str, *, clip_mode: bool = True, node: int = 0, again: bool = False
-    ) -> Session:
+    def _start(self, name: str, *, clip_mode: bool = True, visitor: bool = False) -> Session:
         mode = Mode.CLIP if clip_mode else Mode.TELNET
-        session = Session(RecordingOutput(), name=name, mode=mode)
-        session.enter_lobby()
-        self._sessions[name] = session
-        self._read[name] = 0
-        context = self._contexts[name] = contextvars.copy_context()
-        self.presence.add(session)
-        context.run(lambda: self.presence.announce_login(session, again=again))
-        return session
-
-    def visit(self, name: str, *, node: int = 0) -> Session:
-        session = Session(RecordingOutput(), name=name, mode=Mode.CLIP, visitor=True)
+        session = Session(RecordingOutput(), name=name, mode=mode, visitor=visitor)
         session.enter_lobby()
         self._sessions[name] = session
         self._read[name] = 0
         self._contexts[name] = contextvars.copy_context()
-        self.presence.add_visitor(session)
         return session
-
-    def act(self, name: str, action: Callable[[], None]) -> None:
-        self._contexts[name].run(action)
 
     def heard(self, name: str) -> list[str]:
         output = self._sessions[name].output
@@ -103,34 +101,155 @@ class LocalWorld:
         self._read[name] = len(output.sent)
         return lines
 
+
+class LocalWorld(_Users):
+    """:class:`LocalPresence`: one process, every user in it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.local = LocalPresence(INTERVAL)
+        self.presence: Presence = self.local
+
+    def presence_of(self, name: str) -> Presence:
+        return self.presence
+
+    def login(
+        self, name: str, *, clip_mode: bool = True, node: int = 0, again: bool = False
+    ) -> Session:
+        session = self._start(name, clip_mode=clip_mode)
+        self.presence.add(session)
+        self.act(name, lambda p: p.announce_login(session, again=again))
+        return session
+
+    def visit(self, name: str, *, node: int = 0) -> Session:
+        session = self._start(name, visitor=True)
+        self.presence.add_visitor(session)
+        return session
+
+    def act(self, name: str, action: Callable[[Presence], None]) -> None:
+        self._contexts[name].run(action, self.presence)
+
+    async def close(self) -> None:
+        pass
+
     async def settle(self) -> None:
         self.local.flush_status()
         for _ in range(1000):
             await asyncio.sleep(INTERVAL / 4)
-            if not self._busy():
+            if not _busy(self.local):
                 return
         raise AssertionError("the presence never settled")
 
-    def _busy(self) -> bool:
-        local = self.local
-        return bool(
-            local._delivery
-            or local._flush
-            or local._soon_handle
-            or local._notices
-            or local._changed
-        )
+
+class ClusterWorld(_Users):
+    """:class:`ClusterPresence`: nodes in this process, each with its own sessions, on
+    a bus (:meth:`loopback`, :meth:`nats`); a user logs in on the node the test names."""
+
+    NODES = 2
+
+    def __init__(self, buses: list[Bus], idle: Callable[[], Awaitable[bool]]) -> None:
+        super().__init__()
+        self.nodes = [ClusterPresence(LocalPresence(INTERVAL), bus) for bus in buses]
+        self.presence: Presence = self.nodes[0]
+        self._node_of: dict[str, int] = {}
+        self._idle = idle
+        self._closing: list[Callable[[], Awaitable[None]]] = []
+
+    @classmethod
+    async def loopback(cls) -> ClusterWorld:
+        """Two nodes joined in memory."""
+        bus = LoopbackBus()
+
+        async def idle() -> bool:
+            return bus.idle
+
+        return cls([bus.connect(f"node{i}") for i in range(cls.NODES)], idle)
+
+    @classmethod
+    async def nats(cls) -> ClusterWorld:
+        """Two nodes on the machine's NATS (127.0.0.1:4222), under a prefix of this
+        world's own."""
+        prefix = f"fibstest{uuid.uuid4().hex}"
+        buses = [
+            await NatsBus.connect(NATS_URL, f"node{i}", prefix=prefix) for i in range(cls.NODES)
+        ]
+        for bus in buses:  # each has met the other before the test begins
+            for _ in range(200):
+                if len(bus.known) == cls.NODES - 1:
+                    break
+                await asyncio.sleep(0.01)
+
+        async def idle() -> bool:
+            for bus in buses:
+                await bus.barrier()
+            return True
+
+        world = cls(list(buses), idle)
+        world._closing = [bus.close for bus in buses]
+        return world
+
+    def presence_of(self, name: str) -> Presence:
+        return self.nodes[self._node_of[name]]
+
+    def login(
+        self, name: str, *, clip_mode: bool = True, node: int = 0, again: bool = False
+    ) -> Session:
+        session = self._start(name, clip_mode=clip_mode)
+        self._node_of[name] = node
+        self.nodes[node].add(session)
+        self.act(name, lambda p: p.announce_login(session, again=again))
+        return session
+
+    def visit(self, name: str, *, node: int = 0) -> Session:
+        session = self._start(name, visitor=True)
+        self._node_of[name] = node
+        self.nodes[node].add_visitor(session)
+        return session
+
+    def act(self, name: str, action: Callable[[Presence], None]) -> None:
+        self._contexts[name].run(action, self.presence_of(name))
+
+    async def settle(self) -> None:
+        for _ in range(1000):
+            for node in self.nodes:
+                node.local.flush_status()
+            await asyncio.sleep(INTERVAL / 4)
+            if await self._idle() and not any(_busy(node.local) for node in self.nodes):
+                return
+        raise AssertionError("the world never settled")
+
+    async def close(self) -> None:
+        for close in self._closing:
+            await close()
 
 
-WORLDS: dict[str, Callable[[], World]] = {"local": LocalWorld}
+def _busy(local: LocalPresence) -> bool:
+    return bool(
+        local._delivery or local._flush or local._soon_handle or local._notices or local._changed
+    )
+
+
+async def local_world() -> World:
+    return LocalWorld()
+
+
+NATS_URL = "nats://127.0.0.1:4222"
+"""The NATS every machine of this project runs (shared/docs/cluster-design.md)."""
+
+WORLDS: dict[str, Callable[[], Awaitable[World]]] = {
+    "local": local_world,
+    "two nodes": ClusterWorld.loopback,
+    "two nodes on NATS": ClusterWorld.nats,
+}
 """Every presence back end, by name: add a bus back end's world here."""
 
 
 @pytest.fixture(params=sorted(WORLDS))
 async def world(request: pytest.FixtureRequest) -> AsyncIterator[World]:
-    made = WORLDS[request.param]()
+    made = await WORLDS[request.param]()
     yield made
     await made.settle()
+    await made.close()
 
 
 async def quiet(world: World, *names: str) -> None:
@@ -177,7 +296,7 @@ async def test_a_peer_shows_the_user_s_state(world: World) -> None:
     bob.away = "lunch"
     bob.toggles[Toggle.READY] = True
     bob.blinded.add("carol")
-    world.presence.who_update(bob)
+    world.presence_of("bob").who_update(bob)
     await world.settle()
     peer = world.presence.get("bob")
     assert peer is not None
@@ -227,9 +346,9 @@ async def test_lines_reach_their_recipient_in_order(world: World) -> None:
     presence = world.presence
     bob = presence.get("bob")
     assert bob is not None
-    world.act("alice", lambda: presence.send(bob, "one", "two"))
-    world.act("alice", lambda: presence.send_lines(bob, iter(["three"])))
-    world.act("alice", lambda: presence.send_payload(bob, Payload(["four", "five"])))
+    world.act("alice", lambda p: p.send(bob, "one", "two"))
+    world.act("alice", lambda p: p.send_lines(bob, iter(["three"])))
+    world.act("alice", lambda p: p.send_payload(bob, Payload(["four", "five"])))
     await world.settle()
     assert world.heard("bob") == ["one", "two", "three", "four", "five"]
     assert world.heard("alice") == []
@@ -242,17 +361,15 @@ async def test_a_broadcast_reaches_its_audience_in_each_mode(world: World) -> No
     dave = world.login("dave", node=1)
     carol.toggles[Toggle.SILENT] = True
     dave.gagged.add("alice")
-    world.presence.who_update(carol)
-    world.presence.who_update(dave)
+    world.presence_of("carol").who_update(carol)
+    world.presence_of("dave").who_update(dave)
     await quiet(world, "alice", "bob", "carol", "dave")
     audience = Audience(exclude=frozenset(["alice"]), toggle_off=Toggle.SILENT, not_gagging="alice")
     world.act(
         "alice",
-        lambda: world.presence.broadcast(
-            lambda mode: [replies.shouts("alice", "hi", mode)], audience
-        ),
+        lambda p: p.broadcast(lambda mode: [replies.shouts("alice", "hi", mode)], audience),
     )
-    world.act("alice", lambda: world.presence.broadcast(["same"], Audience()))
+    world.act("alice", lambda p: p.broadcast(["same"], Audience()))
     await world.settle()
     assert world.heard("alice") == ["same"]
     assert world.heard("bob") == [replies.shouts("alice", "hi", Mode.TELNET), "same"]
@@ -266,7 +383,7 @@ async def test_an_audience_by_toggle_takes_the_named_ones_too(world: World) -> N
     ]
     for session in sessions[2:]:
         session.toggles[Toggle.REPORT] = False
-        world.presence.who_update(session)
+        world.presence_of(session.name).who_update(session)
     await quiet(world, "alice", "bob", "carol", "dave")
     audience = Audience(
         exclude=frozenset(["alice"]), toggle_on=Toggle.REPORT, also=frozenset(["dave"])
@@ -324,9 +441,13 @@ async def test_a_login_notice_comes_before_what_the_user_sends(world: World) -> 
     world.login("alice")
     await quiet(world, "alice")
     world.login("bob", node=1)
-    alice = world.presence.get("alice")
-    assert alice is not None
-    world.act("bob", lambda: world.presence.send(alice, "hello from bob"))
+
+    def tell(presence: Presence) -> None:
+        alice = presence.get("alice")
+        assert alice is not None
+        presence.send(alice, "hello from bob")
+
+    world.act("bob", tell)
     await world.settle()
     heard = world.heard("alice")
     assert heard.index(replies.login_notice("bob", Mode.CLIP)) < heard.index("hello from bob")
@@ -387,11 +508,12 @@ async def test_a_watcher_sent_back_to_the_lobby_hears_why_and_is_updated(world: 
     world.login("alice")
     bob = world.login("bob", node=1)
     bob.start_watching("alice")
+    world.presence_of("bob").who_update(bob)
     await quiet(world, "alice", "bob")
     assert [p.name for p in world.presence.watchers_of(["alice", "zed"])] == ["bob"]
     peer = world.presence.get("bob")
     assert peer is not None
-    world.act("alice", lambda: world.presence.stop_watching(peer, "go away"))
+    world.act("alice", lambda p: p.stop_watching(peer, "go away"))
     await world.settle()
     assert world.heard("bob")[0] == "go away"
     fresh = world.presence.get("bob")
@@ -427,7 +549,9 @@ async def test_players_start_and_end_a_match(world: World) -> None:
 
 async def test_a_second_login_replaces_the_first(world: World) -> None:
     old = world.login("alice", node=1)
+    await world.settle()
     assert world.presence.replace("alice")
+    await world.settle()
     assert old.replaced
     assert old.output.closing
     assert not world.presence.replace("nobody")
@@ -456,9 +580,9 @@ async def test_a_broadcast_reaches_exactly_whom_the_audience_admits(
         session.toggles[Toggle.REPORT] = i % 3 == 0
         if i % 4 == 2:
             session.gagged.add("u0")
-        world.presence.who_update(session)
+        world.presence_of(name).who_update(session)
     await quiet(world, *names)
-    world.act("u0", lambda: world.presence.broadcast(["news"], audience))
+    world.act("u0", lambda p: p.broadcast(["news"], audience))
     await world.settle()
     heard = [name for name in names if world.heard(name) == ["news"]]
     assert heard == [p.name for p in world.presence.users() if audience.admits(p)]
@@ -473,7 +597,7 @@ async def test_a_visitor_hears_the_status_notices_and_is_in_no_list(world: World
     visitor = world.visit("visitor!1", node=1)
     await quiet(world, "alice", "visitor!1")
     presence = world.presence
-    assert presence.visitor_count() == 1
+    assert world.presence_of("visitor!1").visitor_count() == 1
     assert presence.count() == 1 and presence.peak == 1 and presence.logins == 1
     assert [p.name for p in presence.users()] == ["alice"]
     assert who_names(presence.who_list()) == ["alice"]
@@ -488,7 +612,7 @@ async def test_a_visitor_hears_the_status_notices_and_is_in_no_list(world: World
     assert who_names(heard) == ["bob"] and heard[-1] == WHO_END
     # Its own changes reach nobody (no who update), and broadcasts pass it by.
     visitor.start_watching("alice")
-    world.act("alice", lambda: presence.who_update(visitor))
+    world.presence_of("visitor!1").who_update(visitor)
     presence.broadcast(["a shout"], Audience())
     await world.settle()
     assert world.heard("alice") == ["a shout"]
@@ -498,6 +622,8 @@ async def test_a_visitor_hears_the_status_notices_and_is_in_no_list(world: World
     presence.send(presence.watchers_of(["alice"])[0], "board:...")
     await world.settle()
     assert world.heard("visitor!1") == ["board:..."]
-    presence.remove_visitor(visitor)
-    assert presence.visitor_count() == 0 and presence.visitor("visitor!1") is None
+    world.presence_of("visitor!1").remove_visitor(visitor)
+    await world.settle()
+    assert world.presence_of("visitor!1").visitor_count() == 0
+    assert presence.visitor("visitor!1") is None
     assert presence.watchers_of(["alice"]) == []

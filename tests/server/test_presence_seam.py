@@ -63,22 +63,27 @@ def _is_ctx_attr(node: ast.expr, attr: str) -> bool:
     )
 
 
+OWN_TYPES = frozenset({"Session", "Caller"})
+"""The types of the caller's own session: their ``Session``, or the ``Caller`` the table
+modules take (a remote caller's writes go to their own node, server.world.cluster)."""
+
+
 def _bound_names(function: ast.AST) -> tuple[set[str], set[str]]:
     """Names a function binds to its own session and to the presence: ``ctx.session``,
-    parameters and variables typed ``Session`` (of it or of the functions in it), the
-    presence."""
+    parameters and variables typed ``Session`` or ``Caller`` (of it or of the functions
+    in it), the presence."""
     own: set[str] = set()
     presence: set[str] = set()
     for node in ast.walk(function):
         if isinstance(node, ast.arg):
             annotation = node.annotation
-            if isinstance(annotation, ast.Name) and annotation.id == "Session":
+            if isinstance(annotation, ast.Name) and annotation.id in OWN_TYPES:
                 own.add(node.arg)
             elif isinstance(annotation, ast.Name) and annotation.id == "Presence":
                 presence.add(node.arg)
             continue
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            if isinstance(node.annotation, ast.Name) and node.annotation.id == "Session":
+            if isinstance(node.annotation, ast.Name) and node.annotation.id in OWN_TYPES:
                 own.add(node.target.id)
             continue
         if not isinstance(node, ast.Assign):

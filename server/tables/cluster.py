@@ -1,0 +1,565 @@
+"""The tables of a world of several server nodes (:class:`ClusterTables`): each table is
+owned by one node, which runs it in its :class:`~server.tables.local.LocalTables`; a
+command about a table of another node is sent there as data and answered over the bus
+(issue 33, items 1 and 4; the cluster of issue 32 puts NATS under it).
+
+* **Who owns what.** A match is owned by the node of its inviter (the invitation lives
+  there; ``join`` goes to it). Each node publishes its tables as they change (names,
+  length, score) and when they close, so every node answers ``playing``, ``show games``
+  and the routing of a command without asking; invitations are published likewise, for
+  a bare ``join``.
+* **A call.** The caller's node sends the command (:data:`TableCommand` as JSON) with
+  the caller as the owner needs them (:meth:`ClusterPresence.caller_to_json`); the owner
+  runs the same code a single node runs, with a
+  :class:`~server.world.cluster.RemoteCaller` for the caller, and answers with nothing
+  or the refusal's lines. Whatever the command writes to the caller or changes of their
+  state goes to their node first, on the same ordered stream as the answer, so the
+  caller's lines come in the order one node gives them.
+* **Rendering.** The owner renders each update for every recipient with their own
+  settings (a remote user's are in their published state) and the presence carries the
+  lines; shipping the :class:`~server.tables.updates.TableUpdate` itself to each node's
+  edge is the next step (the edge already checks versions for it).
+
+Known limits, for the cluster (issue 32): a node that stops answering leaves its calls
+waiting; a watcher of a table on a third node is not taken off that table's watcher
+list when they start watching another one (the owner's announcing skips watchers whose
+state says they watch someone else).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import dataclasses
+import enum
+import itertools
+import json
+import logging
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, assert_never
+
+from backgammon.events import WinKind
+from db.records import SavedMatch
+from protocol import replies
+from server.errors import Reply
+from server.tables.local import LocalTables
+from server.tables.seam import (
+    Accept,
+    BearOff,
+    ChouetteCommand,
+    Double,
+    GameSummary,
+    MatchRequest,
+    Moves,
+    Redouble,
+    Reject,
+    Resign,
+    Roll,
+    TableCommand,
+)
+from server.tables.updates import Batch, TableUpdate
+from server.world import names
+from server.world.bus import Bus
+from server.world.cluster import ClusterPresence
+from server.world.presence import Caller, Peer
+from server.world.registry import ACTOR
+from server.world.remote import Json, RemotePeer
+from server.world.session import Session
+
+log = logging.getLogger(__name__)
+
+
+class TableKind(enum.StrEnum):
+    """What a message of the tables between nodes is (its ``k``)."""
+
+    TABLE = enum.auto()
+    """A table of the sending node started or changed: its players, length, score."""
+    CLOSED = enum.auto()
+    """A table of the sending node closed."""
+    INVITED = enum.auto()
+    """A user of the sending node invited someone (their one invitation, §4.3)."""
+    CALL = enum.auto()
+    """A command for a table the receiver owns."""
+    ANSWER = enum.auto()
+    """The owner's answer to a call: done, or the refusal's lines."""
+
+
+_TABLE_KINDS = frozenset(TableKind)
+
+
+class Method(enum.StrEnum):
+    """The seam's methods a node runs for a caller of another node."""
+
+    ACT = enum.auto()
+    JOIN = enum.auto()
+    JOIN_NEXT_GAME = enum.auto()
+    LEAVE = enum.auto()
+    SESSION_ENDED = enum.auto()
+    SHOW_BOARD = enum.auto()
+    SHOW_PIPS = enum.auto()
+    LOOK = enum.auto()
+    WATCH = enum.auto()
+    STOP_WATCHING = enum.auto()
+    HEARERS = enum.auto()
+    BAN_WATCHER = enum.auto()
+
+
+_COMMANDS: dict[str, type[TableCommand]] = {
+    c.__name__: c for c in (Roll, Double, Moves, BearOff, Accept, Reject, Redouble, Resign)
+}
+"""The game actions by class name (their JSON's ``c``)."""
+
+
+def command_to_json(command: TableCommand) -> Json:
+    """A game action as JSON: its class and its fields (a resignation's kind by value,
+    a chouette's member names as a list)."""
+    data: Json = {"c": type(command).__name__}
+    for field in dataclasses.fields(command):
+        value = getattr(command, field.name)
+        if isinstance(value, WinKind):
+            value = value.value
+        elif isinstance(value, tuple):
+            value = list(value)
+        data[field.name] = value
+    return data
+
+
+def command_from_json(data: Json) -> TableCommand:
+    """:func:`command_to_json`'s inverse."""
+    kind = _COMMANDS[data["c"]]
+    values = {k: v for k, v in data.items() if k != "c"}
+    if kind is Resign:
+        values["kind"] = WinKind(values["kind"])
+    if "members" in values:
+        values["members"] = tuple(values["members"])
+    return kind(**values)
+
+
+class CallFailed(Exception):
+    """The node owning a table failed to run a call (an error its log shows); the
+    caller's command ends as any command whose code fails."""
+
+
+@dataclass(slots=True)
+class RemoteTable:
+    """A table of another node, as it last published it."""
+
+    node: str
+    names: tuple[str, str]
+    length: int | None
+    score: tuple[int, int]
+
+
+class ClusterTables:
+    """:class:`~server.tables.seam.Tables` for one node of several (see the module)."""
+
+    @classmethod
+    def on(cls, bus: Bus) -> Callable[[LocalTables], ClusterTables]:
+        """What :class:`server.app.App` takes as ``tables``: a node's tables on ``bus``
+        around the node's own (the App's presence must be a :class:`ClusterPresence`
+        on the same bus)."""
+        return lambda local: cls(local, bus)
+
+    def __init__(self, local: LocalTables, bus: Bus) -> None:
+        presence = local.presence
+        assert isinstance(presence, ClusterPresence), presence
+        self.local = local
+        self.presence = presence
+        self.bus = bus
+        self.node = bus.node
+        self._tables: dict[str, RemoteTable] = {}
+        """The other nodes' tables by id."""
+        self._seated: dict[str, str] = {}
+        """Each player at another node's table: that table's id."""
+        self._invited: dict[str, tuple[str, str]] = {}
+        """Other nodes' users' invitations: inviter -> (invitee, node)."""
+        self._published: dict[str, GameSummary] = {}
+        """This node's tables as last published (only changes are published again)."""
+        self._calls: dict[int, asyncio.Future[list[str] | None]] = {}
+        self._ids = itertools.count(1)
+        self._running: set[asyncio.Task[None]] = set()
+        local.on_opened = self._opened
+        local.on_update = self._updated
+        local.on_closed = self._closed
+        bus.subscribe(self._receive, met=self._met)
+
+    # -- where a table is ----------------------------------------------------------------------
+
+    def _remote_table_of(self, name: str) -> RemoteTable | None:
+        """The table of another node ``name`` plays at, if any."""
+        table = self._seated.get(name)
+        return None if table is None else self._tables.get(table)
+
+    def _owner_of(self, name: str) -> str | None:
+        """The node whose table ``name`` plays at, when it is another node."""
+        if self.local.playing(name):
+            return None
+        table = self._remote_table_of(name)
+        return None if table is None else table.node
+
+    # -- looking --------------------------------------------------------------------------------
+
+    def playing(self, name: str) -> bool:
+        return self.local.playing(name) or name in self._seated
+
+    def opponent_of(self, name: str) -> str | None:
+        mine = self.local.opponent_of(name)
+        if mine is not None:
+            return mine
+        table = self._remote_table_of(name)
+        if table is None:
+            return None
+        a, b = table.names
+        return b if name == a else a
+
+    def inviters_of(self, name: str) -> list[str]:
+        remote = [
+            inviter
+            for inviter, (invitee, node) in self._invited.items()
+            if invitee == name and self._online_at(inviter, node) and not self.playing(inviter)
+        ]
+        return sorted({*self.local.inviters_of(name), *remote})
+
+    def _online_at(self, name: str, node: str) -> bool:
+        peer = self.presence.get(name)
+        return isinstance(peer, RemotePeer) and peer.node == node
+
+    def games(self) -> list[GameSummary]:
+        remote = [GameSummary(t.names, t.length, t.score) for t in self._tables.values()]
+        return self.local.games() + remote
+
+    async def hearers(self, session: Session, *, watchers_only: bool) -> list[Peer]:
+        owner = self._owner_of(session.name) or self._owner_of(session.watching or "")
+        if owner is None:
+            return await self.local.hearers(session, watchers_only=watchers_only)
+        answer = await self._call(owner, Method.HEARERS, session, watchers_only=watchers_only)
+        found = (self.presence.get(name) for name in answer or ())
+        return [peer for peer in found if peer is not None]
+
+    # -- inviting and joining -------------------------------------------------------------------
+
+    async def invitable(self, session: Session, target: Peer) -> SavedMatch | None:
+        if target.name != session.name:
+            if session.name in self._seated:
+                raise Reply(replies.ALREADY_PLAYING)
+            if target.name in self._seated:
+                raise Reply(replies.already_playing_with(target.name))
+        return await self.local.invitable(session, target)
+
+    def invite(
+        self,
+        session: Session,
+        target: Peer,
+        saved: SavedMatch | None,
+        request: MatchRequest | None,
+    ) -> None:
+        self.local.invite(session, target, saved, request)
+        message = {"k": TableKind.INVITED, "inviter": session.name, "invitee": target.name}
+        self._publish(None, message)
+
+    async def join(self, session: Session, name: str) -> None:
+        inviter = self.presence.get(name)
+        if isinstance(inviter, RemotePeer) and not self.playing(session.name):
+            await self._call(inviter.node, Method.JOIN, session, name=name)
+            return
+        await self.local.join(session, name)
+
+    async def join_next_game(self, session: Session) -> None:
+        owner = self._owner_of(session.name)
+        if owner is None:
+            await self.local.join_next_game(session)
+        else:
+            await self._call(owner, Method.JOIN_NEXT_GAME, session)
+
+    async def leave(self, session: Session) -> None:
+        owner = self._owner_of(session.name)
+        if owner is None:
+            await self.local.leave(session)
+        else:
+            await self._call(owner, Method.LEAVE, session)
+
+    async def session_ended(self, session: Session) -> None:
+        owner = self._owner_of(session.name)
+        if owner is None:
+            await self.local.session_ended(session)
+            return
+        self.local.invitations.pop(session.name, None)
+        await self._call(owner, Method.SESSION_ENDED, session)
+
+    async def chouette(self, session: Session, command: ChouetteCommand) -> None:
+        """A chouette's own commands: its tables run at the caller's node (not yet
+        across nodes; docs/architecture.md)."""
+        await self.local.chouette(session, command)
+
+    # -- playing --------------------------------------------------------------------------------
+
+    async def act(self, session: Session, command: TableCommand) -> None:
+        owner = self._owner_of(session.name)
+        if owner is None:
+            await self.local.act(session, command)
+        else:
+            await self._call(owner, Method.ACT, session, command=command_to_json(command))
+
+    # -- boards and watching --------------------------------------------------------------------
+
+    def _viewed_owner(self, session: Session) -> str | None:
+        """The node of the table ``session`` plays at, or else watches, if another."""
+        if self.local.playing(session.name):
+            return None
+        return self._owner_of(session.name) or self._owner_of(session.watching or "")
+
+    async def show_board(self, session: Session) -> None:
+        owner = self._viewed_owner(session)
+        if owner is None:
+            await self.local.show_board(session)
+        else:
+            await self._call(owner, Method.SHOW_BOARD, session)
+
+    async def show_pips(self, session: Session) -> None:
+        owner = self._viewed_owner(session)
+        if owner is None:
+            await self.local.show_pips(session)
+        else:
+            await self._call(owner, Method.SHOW_PIPS, session)
+
+    async def look(self, session: Session, target: Peer) -> None:
+        owner = self._owner_of(target.name)
+        if owner is None:
+            await self.local.look(session, target)
+        else:
+            await self._call(owner, Method.LOOK, session, target=target.name)
+
+    async def saved_board(self, session: Session, opponent: str) -> None:
+        if session.name in self._seated:
+            raise Reply(replies.CANT_WHILE_PLAYING)
+        await self.local.saved_board(session, opponent)
+
+    async def saved_moves(self, session: Session, opponent: str) -> None:
+        await self.local.saved_moves(session, opponent)
+
+    async def watch(self, session: Session, name: str) -> None:
+        if self.playing(session.name):
+            raise Reply(replies.CANT_WATCH_WHILE_PLAYING)
+        target = self.presence.get(name)
+        if target is None:
+            try:
+                target = await names.complete(self.presence, self.local.db, name)
+            except Reply:
+                target = None  # the owner's own refusal (the local code's) follows
+        owner = None if target is None else self._owner_of(target.name)
+        if owner is None or target is None:
+            await self.local.watch(session, name)
+        else:
+            await self._call(owner, Method.WATCH, session, name=target.name)
+
+    def stop_watching(self, session: Session) -> None:
+        owner = self._owner_of(session.watching or "")
+        if owner is None:
+            self.local.stop_watching(session)
+        else:
+            self._send_call(owner, Method.STOP_WATCHING, session, None)
+
+    def ban_watcher(self, name: str, watcher: Peer) -> None:
+        owner = self._owner_of(name)
+        if owner is None:
+            self.local.ban_watcher(name, watcher)
+        else:
+            message = {"k": TableKind.CALL, "method": Method.BAN_WATCHER, "id": None}
+            self._publish(owner, message | {"name": name, "watcher": watcher.name})
+
+    # -- calls ----------------------------------------------------------------------------------
+
+    async def _call(
+        self, owner: str, method: Method, session: Session, **arguments: Any
+    ) -> list[str] | None:
+        """Run ``method`` for ``session`` on the node ``owner`` and wait for its answer.
+
+        :raises Reply: the owner refused (its lines)."""
+        call = next(self._ids)
+        answer: asyncio.Future[list[str] | None] = asyncio.get_running_loop().create_future()
+        self._calls[call] = answer
+        try:
+            self._send_call(owner, method, session, call, **arguments)
+            return await answer
+        finally:
+            self._calls.pop(call, None)
+
+    def _send_call(
+        self, owner: str, method: Method, session: Session, call: int | None, **arguments: Any
+    ) -> None:
+        caller = self.presence.caller_to_json(session)
+        message = {"k": TableKind.CALL, "method": method, "id": call, "caller": caller}
+        self._publish(owner, message | arguments)
+
+    def _on_call(self, node: str, message: Json) -> None:
+        method = Method(message["method"])
+        if method is Method.BAN_WATCHER:
+            watcher = self.presence.get(message["watcher"])
+            if watcher is not None:
+                self.local.ban_watcher(message["name"], watcher)
+            return
+        caller = self.presence.caller_from_json(node, message["caller"])
+        actor = self.presence.remote_login(caller.name, node, caller.login)
+        run = self._run(method, caller, message)
+        call: int | None = message["id"]
+        context = contextvars.copy_context()
+        context.run(ACTOR.set, actor)
+        task = asyncio.get_running_loop().create_task(
+            self._answer(node, call, run), context=context
+        )
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
+
+    async def _answer(
+        self, node: str, call: int | None, run: Coroutine[Any, Any, list[str] | None]
+    ) -> None:
+        """Run a call and send its answer (none for a call that wants none)."""
+        value: list[str] | None = None
+        refusal: list[str] | None = None
+        try:
+            value = await run
+        except Reply as reply:
+            refusal = list(reply.lines)
+        except Exception:
+            log.exception("a call from node %s failed", node)
+            refusal = []
+        if call is not None:
+            answer = {"k": TableKind.ANSWER, "id": call, "value": value, "refusal": refusal}
+            self._publish(node, answer)
+
+    async def _run(self, method: Method, caller: Caller, message: Json) -> list[str] | None:
+        """The local code of ``method`` for ``caller``; its value, if it has one."""
+        local = self.local
+        if method is Method.ACT:
+            await local.act(caller, command_from_json(message["command"]))
+        elif method is Method.JOIN:
+            await local.join(caller, message["name"])
+        elif method is Method.JOIN_NEXT_GAME:
+            await local.join_next_game(caller)
+        elif method is Method.LEAVE:
+            await local.leave(caller)
+        elif method is Method.SESSION_ENDED:
+            await local.session_ended(caller)
+        elif method is Method.SHOW_BOARD:
+            await local.show_board(caller)
+        elif method is Method.SHOW_PIPS:
+            await local.show_pips(caller)
+        elif method is Method.LOOK:
+            target = self.presence.get(message["target"])
+            if target is None:
+                raise Reply(replies.not_playing_name(message["target"]))
+            await local.look(caller, target)
+        elif method is Method.WATCH:
+            await local.watch(caller, message["name"])
+        elif method is Method.STOP_WATCHING:
+            local.stop_watching(caller)
+        elif method is Method.HEARERS:
+            hearers = await local.hearers(caller, watchers_only=message["watchers_only"])
+            return [peer.name for peer in hearers]
+        elif method is Method.BAN_WATCHER:
+            pass  # handled in _on_call: no caller
+        else:
+            assert_never(method)
+        return None
+
+    def _on_answer(self, node: str, message: Json) -> None:
+        answer = self._calls.get(message["id"])
+        if answer is None or answer.done():
+            return
+        refusal = message["refusal"]
+        if refusal is None:
+            answer.set_result(message["value"])
+        elif refusal:
+            answer.set_exception(Reply(*refusal))
+        else:
+            answer.set_exception(CallFailed(node))
+
+    # -- the directory of tables ----------------------------------------------------------------
+
+    def _opened(self, table: str, game: GameSummary) -> None:
+        """One of this node's tables is seated: the others know it before any line of
+        it reaches their users (the bus keeps this node's messages in order)."""
+        self._publish_table(table, game)
+
+    def _updated(self, update: TableUpdate) -> None:
+        """One of this node's tables changed: the others show its new score."""
+        score = next(
+            (item.moment.score for item in reversed(update.told) if isinstance(item, Batch)),
+            None,
+        )
+        if score is not None:
+            game = GameSummary(update.sides.acting_names, update.length, score)
+            self._publish_table(update.table, game)
+
+    def _publish_table(self, table: str, game: GameSummary) -> None:
+        if self._published.get(table) == game:
+            return
+        self._published[table] = game
+        self._publish(None, _table_message(table, game))
+
+    def _met(self, node: str) -> None:
+        """``node`` joined (or this node did): it gets this node's tables and
+        invitations."""
+        for table, game in self._published.items():
+            self._publish(node, _table_message(table, game))
+        for inviter, invitation in self.local.invitations.items():
+            message = {"k": TableKind.INVITED, "inviter": inviter, "invitee": invitation.invitee}
+            self._publish(node, message)
+
+    def _closed(self, table: str) -> None:
+        if self._published.pop(table, None) is not None:
+            self._publish(None, {"k": TableKind.CLOSED, "table": table})
+
+    def _on_table(self, node: str, message: Json) -> None:
+        a, b = message["names"]
+        s0, s1 = message["score"]
+        table = message["table"]
+        self._tables[table] = RemoteTable(node, (a, b), message["length"], (s0, s1))
+        for name in (a, b):
+            self._seated[name] = table
+            self._invited.pop(name, None)
+
+    def _on_closed(self, node: str, message: Json) -> None:
+        table = self._tables.pop(message["table"], None)
+        if table is None:
+            return
+        for name in table.names:
+            if self._seated.get(name) == message["table"]:
+                del self._seated[name]
+
+    def _on_invited(self, node: str, message: Json) -> None:
+        self._invited[message["inviter"]] = (message["invitee"], node)
+
+    # -- the bus --------------------------------------------------------------------------------
+
+    def _publish(self, to: str | None, message: Json) -> None:
+        self.bus.publish(to, json.dumps(message, separators=(",", ":")).encode())
+
+    def _receive(self, node: str, data: bytes) -> None:
+        try:
+            message = json.loads(data)
+            kind = message["k"]
+            if kind not in _TABLE_KINDS:
+                return  # the presence's
+            handlers: dict[str, Callable[[str, Json], None]] = {
+                TableKind.TABLE: self._on_table,
+                TableKind.CLOSED: self._on_closed,
+                TableKind.INVITED: self._on_invited,
+                TableKind.CALL: self._on_call,
+                TableKind.ANSWER: self._on_answer,
+            }
+            handlers[kind](node, message)
+        except Exception:  # this message's alone: the node goes on
+            log.exception("table message from node %s could not be handled", node)
+
+
+def _table_message(table: str, game: GameSummary) -> Json:
+    """A table of this node as the others learn it."""
+    return {
+        "k": TableKind.TABLE,
+        "table": table,
+        "names": list(game.names),
+        "length": game.length,
+        "score": list(game.score),
+    }

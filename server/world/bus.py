@@ -1,0 +1,144 @@
+"""The bus between server nodes: what a presence or tables back end for several nodes
+needs of it (:class:`Bus`), and :class:`LoopbackBus`, nodes in one process joined in
+memory, for the contract tests of such back ends (issue 33, item 4).
+
+A message is bytes (its producer's JSON): the loopback bus passes exactly what a network
+bus would, so a back end that works over it sends nothing that cannot cross one. The
+guarantee a back end may count on is the one NATS gives to one connection's messages:
+**the messages one node publishes reach each other node in the order published**,
+whatever subject or address they went to (``shared/docs/cluster-design.md``). Nothing is
+promised between the messages of two different nodes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+from collections import deque
+from collections.abc import Callable
+from typing import Protocol
+
+Handler = Callable[[str, bytes], None]
+"""What a node does with a message: called with the sending node's name and the bytes,
+on the event loop, never inside the publisher's call."""
+
+Met = Callable[[str], None]
+"""What a node does when it first hears of another node (which may have users and tables
+already): called with that node's name, before any message from it, and in order with
+what this node then sends it."""
+
+
+class Bus(Protocol):
+    """One node's connection to the bus."""
+
+    @property
+    def node(self) -> str:
+        """This node's name, unique in the world."""
+        ...
+
+    def publish(self, to: str | None, message: bytes) -> None:
+        """Send ``message`` to the node ``to``, or to every other node (None). Returns at
+        once; delivery is in order per publishing node (see the module)."""
+        ...
+
+    def subscribe(self, handler: Handler, met: Met | None = None) -> None:
+        """Deliver the messages addressed to this node (or to all) to ``handler`` too:
+        every handler gets every message, all of them in the order of arrival (a node's
+        presence and its tables share one ordered stream); and tell ``met`` of each
+        other node when this one first hears of it (the nodes already there when this
+        one joined included)."""
+        ...
+
+
+class LoopbackBus:
+    """Every node of one process: :meth:`connect` gives each its :class:`Bus`.
+
+    Each node has one inbox, emptied in order on the event loop, so the messages of one
+    publisher arrive in the order published, as over NATS. A message is handled in an
+    empty context: nothing of the publisher's context variables (such as the acting
+    user, :data:`server.world.registry.ACTOR`) leaks to another node.
+    """
+
+    def __init__(self) -> None:
+        self._handlers: dict[str, list[Handler]] = {}
+        self._met: dict[str, list[Met]] = {}
+        self._inboxes: dict[str, deque[tuple[str, bytes | None]]] = {}
+        """Each node's messages to handle, in order; None: the sender joined (met)."""
+        self._scheduled: set[str] = set()
+        self.published = 0
+        """Messages published since the start (tests and figures)."""
+
+    def connect(self, node: str) -> LoopbackConnection:
+        if node in self._handlers:
+            raise ValueError(f"node {node!r} is on the bus already")
+        self._handlers[node] = []
+        self._met[node] = []
+        self._inboxes[node] = deque()
+        for other in self._inboxes:  # the nodes meet, each before anything of the other
+            if other != node:
+                self._inboxes[other].append((node, None))
+                self._inboxes[node].append((other, None))
+                with contextlib.suppress(RuntimeError):  # no event loop yet: at the next
+                    self._schedule(other)
+        return LoopbackConnection(self, node)
+
+    @property
+    def idle(self) -> bool:
+        """No message waits to be handled."""
+        return not any(self._inboxes.values())
+
+    def _publish(self, sender: str, to: str | None, message: bytes) -> None:
+        self.published += 1
+        targets = [n for n in self._inboxes if n != sender] if to is None else [to]
+        for node in targets:
+            inbox = self._inboxes.get(node)
+            if inbox is None:
+                continue  # no such node (gone): a network bus drops it too
+            inbox.append((sender, bytes(message)))
+            self._schedule(node)
+
+    def _schedule(self, node: str) -> None:
+        if node in self._scheduled or node not in self._handlers:
+            return
+        self._scheduled.add(node)
+        asyncio.get_running_loop().call_soon(self._drain, node, context=contextvars.Context())
+
+    def _drain(self, node: str) -> None:
+        """Handle the node's waiting messages in order."""
+        self._scheduled.discard(node)
+        handlers = self._handlers[node]
+        inbox = self._inboxes[node]
+        while inbox:
+            sender, message = inbox.popleft()
+            if message is None:
+                for met in self._met[node]:
+                    met(sender)
+                continue
+            for handler in handlers:
+                handler(sender, message)
+
+    def _subscribe(self, node: str, handler: Handler, met: Met | None) -> None:
+        self._handlers[node].append(handler)
+        if met is not None:
+            self._met[node].append(met)
+        if self._inboxes[node]:
+            self._schedule(node)
+
+
+class LoopbackConnection:
+    """One node's :class:`Bus` on a :class:`LoopbackBus`."""
+
+    def __init__(self, bus: LoopbackBus, node: str) -> None:
+        self._bus = bus
+        self._node = node
+
+    @property
+    def node(self) -> str:
+        return self._node
+
+    def publish(self, to: str | None, message: bytes) -> None:
+        self._bus._publish(self._node, to, message)
+
+    def subscribe(self, handler: Handler, met: Met | None = None) -> None:
+        self._bus._subscribe(self._node, handler, met)

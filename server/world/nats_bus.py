@@ -1,0 +1,246 @@
+"""A :class:`~server.world.bus.Bus` over NATS (``nats-py``; issue 32): the nodes of one
+world on one NATS server or cluster. The only module that imports ``nats``.
+
+Subjects, under a prefix of the world's own (``fibs`` by default, so that several worlds
+or test runs can share one NATS):
+
+* ``<prefix>.node.<to>.<from>``: everything node ``from`` sends node ``to``. Each node
+  holds **one** subscription, ``<prefix>.node.<me>.*``: NATS keeps one publisher
+  connection's messages in order, and one subscription is handled in order by the
+  client, so one node's messages reach another in the order published, as the bus
+  promises (``shared/docs/cluster-design.md``: "one ordered path per pair of nodes").
+  A message "to every node" is one message to each node this one knows.
+* ``<prefix>.hello.<from>``: a node announces itself when it connects; each node that
+  hears it answers on the new node's path, so both know each other before anything else
+  passes between them.
+
+Each payload starts with one byte saying what it is: ``D`` data for the subscribers,
+``M`` "I am here" (the answer to a hello), ``B`` a barrier and ``A`` its answer
+(:meth:`NatsBus.barrier`). Publishing never awaits: messages queue in order and one task
+writes them (nats-py's own publish is a coroutine). The writer sends everything queued
+for one node as one NATS message (``D`` then each message as a 4-byte length and its
+bytes), which the receiver hands to its subscribers in one go: what one step of this
+node wrote to several users of another node reaches all of them before that node runs
+anything else, as it would on one node (the order between different nodes' paths is
+not the bus's to keep).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import itertools
+import logging
+import struct
+from collections import deque
+from collections.abc import Sequence
+from typing import Final
+
+import nats
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+
+from server.world.bus import Handler, Met
+
+log = logging.getLogger(__name__)
+
+NATS_WIRE: Final = {
+    "prefix": "fibs",
+    "client": "fibs-{node}",
+    "path": "{prefix}.node.{to}.{sender}",
+    "inbox": "{prefix}.node.{node}.*",
+    "hello": "{prefix}.hello.{sender}",
+    "hellos": "{prefix}.hello.*",
+    "length": ">I",
+}
+"""The names of the connection and of the subjects (see the module), and the format of
+a message's length in a packet (4 bytes, big-endian): between nodes, never sent to a
+client."""
+
+DATA, HERE, BARRIER, ANSWER = b"D", b"M", b"B", b"A"
+"""The first byte of a payload (see the module)."""
+
+_LENGTH = struct.Struct(NATS_WIRE["length"])
+
+PING_INTERVAL = 5
+"""Seconds between NATS pings: a dead link is noticed in seconds, not nats-py's
+default two minutes (``shared/docs/cluster-design.md``)."""
+
+
+class NatsBus:
+    """One node's :class:`~server.world.bus.Bus` over NATS; :meth:`connect` opens it."""
+
+    def __init__(self, client: Client, node: str, prefix: str) -> None:
+        self._client = client
+        self._node = node
+        self._prefix = prefix
+        self._handlers: list[Handler] = []
+        self._met: list[Met] = []
+        self._known: set[str] = set()
+        """The other nodes this one has heard from."""
+        self._outbox: deque[tuple[str, bytes, bytes]] = deque()
+        """(subject, kind, body) to publish, in order."""
+        self._writer: asyncio.Task[None] | None = None
+        self._barriers: dict[int, tuple[asyncio.Future[None], set[str]]] = {}
+        self._barrier_ids = itertools.count(1)
+
+    @classmethod
+    async def connect(
+        cls, servers: str | Sequence[str], node: str, *, prefix: str = NATS_WIRE["prefix"]
+    ) -> NatsBus:
+        """Connect ``node`` to the NATS at ``servers`` (a URL or a list, a cluster), keep
+        reconnecting for ever, and announce the node to the others."""
+        client = await nats.connect(
+            servers if isinstance(servers, str) else list(servers),
+            name=NATS_WIRE["client"].format(node=node),
+            ping_interval=PING_INTERVAL,
+            max_reconnect_attempts=-1,
+        )
+        bus = cls(client, node, prefix)
+        await client.subscribe(
+            NATS_WIRE["inbox"].format(prefix=prefix, node=node), cb=bus._on_message
+        )
+        await client.subscribe(NATS_WIRE["hellos"].format(prefix=prefix), cb=bus._on_hello)
+        await client.publish(NATS_WIRE["hello"].format(prefix=prefix, sender=node), b"")
+        await client.flush()
+        return bus
+
+    @property
+    def node(self) -> str:
+        return self._node
+
+    @property
+    def known(self) -> frozenset[str]:
+        """The other nodes this one knows (a message to all goes to each)."""
+        return frozenset(self._known)
+
+    def publish(self, to: str | None, message: bytes) -> None:
+        targets = sorted(self._known) if to is None else [to]
+        for target in targets:
+            self._send(target, DATA, message)
+
+    def subscribe(self, handler: Handler, met: Met | None = None) -> None:
+        self._handlers.append(handler)
+        if met is not None:
+            self._met.append(met)
+
+    async def close(self) -> None:
+        """Send what is queued, then leave NATS."""
+        if self._writer is not None:
+            await self._writer
+        with contextlib.suppress(Exception):
+            await self._client.drain()
+
+    async def barrier(self, timeout: float = 5.0) -> None:
+        """Until every node this one knows has handled everything it sent them so far
+        (each answers a barrier sent down the same ordered path)."""
+        if not self._known:
+            return
+        barrier = next(self._barrier_ids)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._barriers[barrier] = (done, set(self._known))
+        for node in sorted(self._known):
+            self._send(node, BARRIER, str(barrier).encode())
+        try:
+            await asyncio.wait_for(done, timeout)
+        finally:
+            self._barriers.pop(barrier, None)
+
+    # -- sending -------------------------------------------------------------------------------
+
+    def _send(self, to: str, kind: bytes, body: bytes = b"") -> None:
+        subject = NATS_WIRE["path"].format(prefix=self._prefix, to=to, sender=self._node)
+        self._outbox.append((subject, kind, body))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(
+                self._write(), context=contextvars.Context()
+            )
+
+    async def _write(self) -> None:
+        """Publish the queued messages in order (one writer: the order is kept), the
+        data queued for one node in one NATS message (:func:`packets`)."""
+        while self._outbox:
+            queued = list(self._outbox)
+            self._outbox.clear()
+            for subject, payload in packets(queued):
+                try:
+                    await self._client.publish(subject, payload)
+                except Exception:  # the connection is closing: the message is lost
+                    log.warning("NATS publish to %s failed", subject, exc_info=True)
+
+    # -- receiving -----------------------------------------------------------------------------
+
+    async def _on_hello(self, msg: Msg) -> None:
+        sender = _sender(msg.subject)
+        if sender != self._node:
+            self._send(sender, HERE)
+            self._meet(sender)
+
+    def _meet(self, node: str) -> None:
+        """The first word from (or of) ``node``: the subscribers hear of it once."""
+        if node in self._known:
+            return
+        self._known.add(node)
+        for met in self._met:
+            try:
+                met(node)
+            except Exception:
+                log.exception("meeting node %s failed", node)
+
+    async def _on_message(self, msg: Msg) -> None:
+        sender = _sender(msg.subject)
+        self._meet(sender)
+        data = msg.data
+        kind, body = data[:1], data[1:]
+        if kind == DATA:
+            for message in frames(data):
+                for handler in self._handlers:
+                    try:
+                        handler(sender, message)
+                    except Exception:  # the handler's own error: the next one goes on
+                        log.exception("message from node %s could not be handled", sender)
+        elif kind == BARRIER:
+            self._send(sender, ANSWER + body)
+        elif kind == ANSWER:
+            waiting = self._barriers.get(int(body))
+            if waiting is not None:
+                done, left = waiting
+                left.discard(sender)
+                if not left and not done.done():
+                    done.set_result(None)
+
+
+def packets(queued: list[tuple[str, bytes, bytes]]) -> list[tuple[str, bytes]]:
+    """``queued`` (subject, kind, body) as NATS messages: in order per subject, the data
+    of one subject in one message (``D`` and each as a 4-byte length and its bytes) until
+    a bus message to that subject, which goes after it in one of its own."""
+    open_packets: dict[str, list[bytes]] = {}
+    out: list[tuple[str, list[bytes]]] = []
+    for subject, kind, body in queued:
+        if kind == DATA:
+            frames = open_packets.get(subject)
+            if frames is None:
+                frames = open_packets[subject] = [DATA]
+                out.append((subject, frames))
+            frames.append(_LENGTH.pack(len(body)) + body)
+        else:
+            open_packets.pop(subject, None)
+            out.append((subject, [kind + body]))
+    return [(subject, b"".join(frames)) for subject, frames in out]
+
+
+def frames(packet: bytes) -> list[bytes]:
+    """The messages of a ``D`` packet (:func:`packets`), in order."""
+    found = []
+    at = 1
+    while at < len(packet):
+        (size,) = _LENGTH.unpack_from(packet, at)
+        found.append(packet[at + 4 : at + 4 + size])
+        at += 4 + size
+    return found
+
+
+def _sender(subject: str) -> str:
+    """The sending node: the last token of a path or hello subject."""
+    return subject.rpartition(".")[2]

@@ -1,0 +1,217 @@
+"""Users of other server nodes as this node sees them: :class:`PeerState`, what a node
+publishes about one of its users, and :class:`RemotePeer`, the read-only
+:class:`~server.world.presence.Peer` view of it on every other node.
+
+A state is plain data with a JSON form (:meth:`PeerState.to_json`), so it can cross any
+bus. It carries durations, never a clock reading of the node that made it: the idle time
+is a number of seconds, which the receiving node counts on from the moment the state
+arrived, on its own monotonic timer (issue 33, item 4).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from typing import Any
+
+from db.records import UserSettings
+from protocol.replies import Mode, Toggle
+from server.world.session import Session, who_info
+
+Json = dict[str, Any]
+"""A message's JSON form (what :func:`json.dumps` takes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PeerState:
+    """Everything another node may read of a user (the fields of
+    :class:`~server.world.presence.Peer`), as of the moment it was published."""
+
+    name: str
+    mode: Mode
+    is_bot: bool
+    logged_in: bool
+    visitor: bool
+    toggles: Mapping[Toggle, bool]
+    gagged: frozenset[str]
+    blinded: frozenset[str]
+    settings: UserSettings
+    dice_seed: str | None
+    away: str | None
+    opponent: str | None
+    watching: str | None
+    rating: float
+    experience: int
+    login_time: int
+    idle: float
+    """Seconds since the user's last line when the state was made (a duration)."""
+    address: str | None
+    host: str
+    client: str | None
+
+    @classmethod
+    def of(cls, session: Session, now: float | None = None) -> PeerState:
+        """``session``'s state now (``now``: a reading of its node's monotonic timer)."""
+        return cls(
+            name=session.name,
+            mode=session.mode,
+            is_bot=session.is_bot,
+            logged_in=session.logged_in,
+            visitor=session.visitor,
+            toggles=dict(session.toggles),
+            gagged=frozenset(session.gagged),
+            blinded=frozenset(session.blinded),
+            settings=session.settings,
+            dice_seed=session.dice_seed,
+            away=session.away,
+            opponent=session.opponent,
+            watching=session.watching,
+            rating=session.rating,
+            experience=session.experience,
+            login_time=session.login_time,
+            idle=(session.monotonic() if now is None else now) - session.last_input,
+            address=session.address,
+            host=session.host,
+            client=session.client,
+        )
+
+    def to_json(self) -> Json:
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["mode"] = self.mode.value
+        data["toggles"] = {t.value: v for t, v in self.toggles.items()}
+        data["gagged"] = sorted(self.gagged)
+        data["blinded"] = sorted(self.blinded)
+        data["settings"] = dataclasses.asdict(self.settings)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Json) -> PeerState:
+        values = dict(data)
+        values["mode"] = Mode(data["mode"])
+        values["toggles"] = {Toggle(t): bool(v) for t, v in data["toggles"].items()}
+        values["gagged"] = frozenset(data["gagged"])
+        values["blinded"] = frozenset(data["blinded"])
+        values["settings"] = UserSettings(**data["settings"])
+        return cls(**values)
+
+
+class RemotePeer:
+    """A user of another node (:class:`~server.world.presence.Peer`), as its node last
+    published them. Compared and hashed by identity: one object per login, replaced in
+    place by each new state of that login (:meth:`update`)."""
+
+    __slots__ = ("_monotonic", "_received", "login", "node", "stamp", "state")
+
+    def __init__(
+        self,
+        state: PeerState,
+        node: str,
+        login: int,
+        stamp: float,
+        monotonic: Callable[[], float],
+    ) -> None:
+        self.node = node
+        """The node the user is connected to."""
+        self.login = login
+        """The number of this login on its node: with the node, it names the login (a
+        line that login sent is ordered after its notice, :mod:`server.world.cluster`)."""
+        self.stamp = stamp
+        """Unix time of the login on its node: who lists put users in this order."""
+        self._monotonic = monotonic
+        self.state = state
+        self._received = monotonic()
+
+    def update(self, state: PeerState) -> None:
+        """A newer state of the same login arrived."""
+        self.state = state
+        self._received = self._monotonic()
+
+    @property
+    def name(self) -> str:
+        return self.state.name
+
+    @property
+    def mode(self) -> Mode:
+        return self.state.mode
+
+    @property
+    def clip(self) -> bool:
+        return self.state.mode is Mode.CLIP
+
+    @property
+    def is_bot(self) -> bool:
+        return self.state.is_bot
+
+    @property
+    def logged_in(self) -> bool:
+        return self.state.logged_in
+
+    @property
+    def closed(self) -> bool:
+        return False
+
+    @property
+    def visitor(self) -> bool:
+        return self.state.visitor
+
+    @property
+    def toggles(self) -> Mapping[Toggle, bool]:
+        return self.state.toggles
+
+    @property
+    def gagged(self) -> AbstractSet[str]:
+        return self.state.gagged
+
+    @property
+    def blinded(self) -> AbstractSet[str]:
+        return self.state.blinded
+
+    @property
+    def settings(self) -> UserSettings:
+        return self.state.settings
+
+    @property
+    def dice_seed(self) -> str | None:
+        return self.state.dice_seed
+
+    @property
+    def away(self) -> str | None:
+        return self.state.away
+
+    @property
+    def opponent(self) -> str | None:
+        return self.state.opponent
+
+    @property
+    def watching(self) -> str | None:
+        return self.state.watching
+
+    @property
+    def rating(self) -> float:
+        return self.state.rating
+
+    @property
+    def experience(self) -> int:
+        return self.state.experience
+
+    @property
+    def login_time(self) -> int:
+        return self.state.login_time
+
+    @property
+    def address(self) -> str | None:
+        return self.state.address
+
+    @property
+    def host(self) -> str:
+        return self.state.host
+
+    def idle_seconds(self, now: float | None = None) -> int:
+        """The published idle time, counted on from its arrival on this node's timer."""
+        now = self._monotonic() if now is None else now
+        return max(int(self.state.idle + now - self._received), 0)
+
+    def who_line(self, now: float | None = None) -> str:
+        return who_info(self.state, self.idle_seconds(now)).format()

@@ -273,6 +273,7 @@ class ClusterPresence:
 
     def stop_watching(self, watcher: Peer, *lines: str) -> None:
         if isinstance(watcher, RemotePeer):
+            self._expect(watcher, watching=None)
             self._apply(watcher, Change.STOP_WATCHING, lines=list(lines))
             return
         self.local.stop_watching(watcher, *lines)
@@ -280,6 +281,7 @@ class ClusterPresence:
 
     def start_playing(self, player: Peer, opponent: str) -> None:
         if isinstance(player, RemotePeer):
+            self._expect(player, opponent=opponent, watching=None)
             self._apply(player, Change.START_PLAYING, opponent=opponent)
             return
         self.local.start_playing(player, opponent)
@@ -287,6 +289,7 @@ class ClusterPresence:
 
     def enter_lobby(self, player: Peer, *, announce: bool = True) -> None:
         if isinstance(player, RemotePeer):
+            self._expect(player, opponent=None, watching=None)
             self._apply(player, Change.ENTER_LOBBY, announce=announce)
             return
         self.local.enter_lobby(player, announce=announce)
@@ -294,10 +297,21 @@ class ClusterPresence:
 
     def set_rating(self, player: Peer, rating: float, experience: int) -> None:
         if isinstance(player, RemotePeer):
+            self._expect(player, rating=rating, experience=experience)
             self._apply(player, Change.SET_RATING, rating=rating, experience=experience)
             return
         self.local.set_rating(player, rating, experience)
         self._publish_state(_session(player), announce=False)
+
+    def _expect(self, user: RemotePeer, **changes: Any) -> None:
+        """A change this node asks of a remote user, in its view of them at once (and in
+        the directory's, when ``user`` is a caller's view): this node's own next steps
+        see what it did (a match's players are seated before their node answers), and
+        the user's node's next state confirms it."""
+        user.update(dataclasses.replace(user.state, **changes))
+        known = self._remote.get(user.name)
+        if known is not None and known is not user and known.login == user.login:
+            known.update(dataclasses.replace(known.state, **changes))
 
     def _apply(self, to: RemotePeer, change: Change, **arguments: Any) -> None:
         message = {"k": Kind.APPLY, "to": to.name, "change": change, "from": self._sender()}
@@ -611,11 +625,11 @@ class RemoteCaller(RemotePeer):
         self._presence.send_lines(self, lines)
 
     def start_watching(self, name: str) -> None:
-        self.update(dataclasses.replace(self.state, watching=name))
+        self._presence._expect(self, watching=name)
         self._presence._apply(self, Change.START_WATCHING, name=name)
 
     def enter_lobby(self) -> None:
-        self.update(dataclasses.replace(self.state, watching=None, opponent=None))
+        self._presence._expect(self, watching=None, opponent=None)
         self._presence._apply(self, Change.ENTER_LOBBY, announce=False)
 
 

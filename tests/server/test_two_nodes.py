@@ -81,10 +81,7 @@ async def who(client: ScriptedClient) -> list[str]:
 
 
 BUSES = ("loopback", "nats")
-"""The buses the two-node worlds of the tests with the ``nodes`` fixture run on: in
-memory, and the machine's NATS. The tables' comparisons with one node run on the
-loopback bus only: on NATS a forwarded join now and then leaves its board unsent (seen
-on 2026-11-27, not found yet; issue 32)."""
+"""The buses the two-node worlds run on: in memory, and the machine's NATS."""
 
 NATS_URL = "nats://127.0.0.1:4222"
 
@@ -285,14 +282,14 @@ async def command_clip(client: ScriptedClient, line: str) -> str:
 
 
 async def test_a_match_across_two_nodes_sounds_as_on_one(
-    settings: Settings, db_target: DbTarget
+    settings: Settings, db_target: DbTarget, bus: str
 ) -> None:
     """The table contract across nodes: invite, join, play, watch and kibitz, with the
     table owned by alice's node and bob and his watcher on the other; every line each
     of them hears is the one a single node sends, in the same order."""
     async with world(settings, db_target, 1) as one:
         alone = await match_with_a_watcher(one, {"alice": 0, "bob": 0, "carol": 0})
-    async with world(settings, db_target, 2) as two:
+    async with world(settings, db_target, 2, bus) as two:
         spread = await match_with_a_watcher(two, {"alice": 0, "bob": 1, "carol": 1})
     assert len(alone["bob"]) > 20
     assert spread == alone
@@ -312,6 +309,7 @@ async def interrupted_and_resumed(nodes: Nodes, placed: dict[str, int]) -> dict[
     await alice.expect(replies.saved_after(replies.drops_connection("bob")))
     bob = await nodes.clip(placed["bob"], "bob")
     again = len(bob.seen)
+    await alice.expect_prefix("7 bob ")  # alice's node knows he is back
     await alice.send("invite bob")
     await bob.expect(replies.type_join("alice"))
     await bob.send("join alice")
@@ -334,13 +332,13 @@ async def interrupted_and_resumed(nodes: Nodes, placed: dict[str, int]) -> dict[
 
 
 async def test_a_match_interrupted_on_the_other_node_resumes_as_on_one(
-    settings: Settings, db_target: DbTarget
+    settings: Settings, db_target: DbTarget, bus: str
 ) -> None:
     """A player of another node's table drops (its cleanup runs at the owner), comes
     back, resumes and leaves: the same lines as on one node."""
     async with world(settings, db_target, 1) as one:
         alone = await interrupted_and_resumed(one, {"alice": 0, "bob": 0})
-    async with world(settings, db_target, 2) as two:
+    async with world(settings, db_target, 2, bus) as two:
         spread = await interrupted_and_resumed(two, {"alice": 0, "bob": 1})
     assert replies.YOU_TERMINATED in alone["bob"]
     assert spread == alone
@@ -368,13 +366,13 @@ async def watched_by_a_visitor(nodes: Nodes, placed: dict[str, int]) -> list[str
 
 
 async def test_a_visitor_of_one_node_watches_a_match_of_the_other(
-    settings: Settings, db_target: DbTarget
+    settings: Settings, db_target: DbTarget, bus: str
 ) -> None:
     """A visitor's state crosses the bus like a user's (D256: in no list): the owner of
     the table sends it every board, as one node does."""
     async with world(settings, db_target, 1) as one:
         alone = await watched_by_a_visitor(one, {"alice": 0, "bob": 0, "visitor": 0})
-    async with world(settings, db_target, 2) as two:
+    async with world(settings, db_target, 2, bus) as two:
         spread = await watched_by_a_visitor(two, {"alice": 0, "bob": 0, "visitor": 1})
     assert sum(line.startswith("board:") for line in alone) > 5
     assert spread == alone

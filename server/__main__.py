@@ -14,11 +14,14 @@ import argparse
 import asyncio
 import gc
 import logging
+import os
+import re
 import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from socket import gethostname
 
 from db.engine import display_url, normalize_url
 from db.errors import DatabaseError
@@ -31,6 +34,9 @@ from server.config import ConfigError, Settings, load
 from server.doors.admission import raise_open_file_limit
 from server.memory import fix_mmap_threshold
 from server.service import Service
+from server.tables.cluster import ClusterTables
+from server.world.cluster import ClusterPresence
+from server.world.nats_bus import NatsBus
 
 log = logging.getLogger("server")
 
@@ -62,6 +68,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--web-port", type=int, help="port of the web page and WebSocket (0: no web listener)"
     )
     parser.add_argument("--database", help="SQLAlchemy URL, e.g. sqlite+aiosqlite:///fibs.db")
+    parser.add_argument(
+        "--cluster",
+        metavar="URL",
+        help="run as one node of several: the NATS URL(s), comma-separated ([cluster] nats)",
+    )
     parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING...")
     return parser.parse_args(argv)
 
@@ -76,6 +87,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         port=getattr(args, "port", None),
         web_port=getattr(args, "web_port", None),  # the server's options; not export's
         database=args.database,
+        cluster=getattr(args, "cluster", None),
     )
 
 
@@ -89,7 +101,12 @@ async def run(settings: Settings) -> None:
     fix_mmap_threshold()
     db = await Database.open(settings.database)
     log.info("database %s (%s)", display_url(settings.database), db.backend)
-    service = Service(App(settings, db))
+    bus = await join_cluster(settings) if settings.cluster else None
+    if bus is None:
+        service = Service(App(settings, db))
+    else:
+        presence, tables = ClusterPresence.on(bus), ClusterTables.on(bus)
+        service = Service(App(settings, db, presence=presence, tables=tables))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     log.info("event loop %s", type(loop).__module__.partition(".")[0])
@@ -115,8 +132,27 @@ async def run(settings: Settings) -> None:
         await service.stop(warning=replies.shutdown_warning(0, restart=False))
         log.info("connections closed in %.2f s", time.monotonic() - stopping)
     finally:
+        if bus is not None:
+            await bus.close()
         await db.close()
     log.info("stopped")
+
+
+class ClusterError(Exception):
+    """The node could not join its cluster: why."""
+
+
+async def join_cluster(settings: Settings) -> NatsBus:
+    """This node on the cluster's NATS (D340): named ``[cluster] node``, or after its
+    machine and process (a restarted node is a new one)."""
+    node = settings.cluster_node or re.sub(r"[^A-Za-z0-9_-]", "_", f"{gethostname()}-{os.getpid()}")
+    urls = [url.strip() for url in settings.cluster.split(",") if url.strip()]
+    try:
+        bus = await NatsBus.connect(urls, node, prefix=settings.cluster_prefix)
+    except Exception as exc:
+        raise ClusterError(f"cannot reach NATS at {settings.cluster}: {exc}") from exc
+    log.info("cluster node %s on %s", node, settings.cluster)
+    return bus
 
 
 GC_THRESHOLDS = (20_000, 50, 10)
@@ -208,6 +244,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WebListenError as exc:
         address, why = exc.args
         print(f"fibs-server: cannot listen on {address} (web): {why}", file=sys.stderr)
+        return 2
+    except ClusterError as exc:
+        print(f"fibs-server: cluster error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
         print(

@@ -89,6 +89,9 @@ class Settings:
     analysis_queue: int = 1000  # [analysis] queue: requests waiting at most (oldest dropped)
     analysis_gnubg: str = ""  # [analysis] gnubg: its path; empty: /usr/games/gnubg or PATH
     analysis_timeout: float = 600.0  # [analysis] timeout, seconds for one match
+    cluster: str = ""  # [cluster] nats: NATS URLs, comma-separated; "" = one node (D340)
+    cluster_node: str = ""  # [cluster] node: this node's name; "" = <host>-<port>
+    cluster_prefix: str = "fibs"  # [cluster] prefix: the world's NATS subjects' first token
     scrypt_n: int = 16384  # [passwords] scrypt_n
     scrypt_r: int = 8  # [passwords] scrypt_r
     scrypt_p: int = 1  # [passwords] scrypt_p
@@ -106,6 +109,9 @@ class Settings:
 
 
 EVENT_LOOPS: Final = ("uvloop", "asyncio")
+
+_NODE_NAME: Final = re.compile(r"[A-Za-z0-9_-]+")
+"""A node's name or the world's prefix: one token of a NATS subject."""
 """The event loops the server runs on ([server] event_loop): uvloop (libuv, the default:
 docs/performance.md §14) or the standard library's."""
 
@@ -166,6 +172,9 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("analysis", "queue"): ("analysis_queue", int),
     ("analysis", "gnubg"): ("analysis_gnubg", str),
     ("analysis", "timeout"): ("analysis_timeout", float),
+    ("cluster", "nats"): ("cluster", str),
+    ("cluster", "node"): ("cluster_node", str),
+    ("cluster", "prefix"): ("cluster_prefix", str),
     ("passwords", "scrypt_n"): ("scrypt_n", int),
     ("passwords", "scrypt_r"): ("scrypt_r", int),
     ("passwords", "scrypt_p"): ("scrypt_p", int),
@@ -257,6 +266,19 @@ def _is_host(text: str) -> bool:
 def _validate(settings: Settings) -> None:
     checks = [
         (0 <= settings.port <= 65535, "[server] port must be 0..65535"),
+        (
+            not settings.cluster or not settings.database.startswith("sqlite"),
+            "a cluster ([cluster] nats, --cluster) needs PostgreSQL: every node shares one "
+            "database, and [server] database is SQLite",
+        ),
+        (
+            all(
+                _NODE_NAME.fullmatch(n)
+                for n in (settings.cluster_node, settings.cluster_prefix)
+                if n
+            ),
+            "[cluster] node and prefix must be letters, digits, - and _ only",
+        ),
         (bool(settings.database), "[server] database must be a database URL"),
         (settings.listen_backlog >= 1, "[server] listen_backlog must be 1 or more"),
         (

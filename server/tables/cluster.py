@@ -177,11 +177,14 @@ class ClusterTables:
         self._published: dict[str, GameSummary] = {}
         """This node's tables as last published (only changes are published again)."""
         self._calls: dict[int, asyncio.Future[list[str] | None]] = {}
+        self._call_nodes: dict[int, str] = {}
+        """The node each waiting call went to."""
         self._ids = itertools.count(1)
         self._running: set[asyncio.Task[None]] = set()
         local.on_opened = self._opened
         local.on_update = self._updated
         local.on_closed = self._closed
+        presence.before_lost.append(self._lost)
         bus.subscribe(self._receive, met=self._met)
 
     # -- where a table is ----------------------------------------------------------------------
@@ -379,11 +382,13 @@ class ClusterTables:
         call = next(self._ids)
         answer: asyncio.Future[list[str] | None] = asyncio.get_running_loop().create_future()
         self._calls[call] = answer
+        self._call_nodes[call] = owner
         try:
             self._send_call(owner, method, session, call, **arguments)
             return await answer
         finally:
             self._calls.pop(call, None)
+            self._call_nodes.pop(call, None)
 
     def _send_call(
         self, owner: str, method: Method, session: Session, call: int | None, **arguments: Any
@@ -497,6 +502,28 @@ class ClusterTables:
             return
         self._published[table] = game
         self._publish(None, _table_message(table, game))
+
+    def _lost(self, node: str, users: list[RemotePeer]) -> None:
+        """``node`` is gone with ``users``: its tables and invitations leave the
+        directory, its calls here are refused, and this node's matches with one of its
+        users are saved and stopped as after a dropped connection (their opponents and
+        watchers told, §4.9)."""
+        for table, known in list(self._tables.items()):
+            if known.node == node:
+                self._on_closed(node, {"table": table})
+        for inviter, (_, where) in list(self._invited.items()):
+            if where == node:
+                del self._invited[inviter]
+        for call, answer in list(self._calls.items()):
+            if not answer.done() and self._call_nodes.get(call) == node:
+                answer.set_exception(CallFailed(node))
+        for peer in users:
+            if self.local.playing(peer.name) or peer.watching is not None:
+                task = asyncio.get_running_loop().create_task(
+                    self.local.session_ended(self.presence.caller_of(peer))
+                )
+                self._running.add(task)
+                task.add_done_callback(self._running.discard)
 
     def _met(self, node: str) -> None:
         """``node`` joined (or this node did): it gets this node's tables and

@@ -25,8 +25,16 @@ on the event loop, never inside the publisher's call."""
 
 Met = Callable[[str], None]
 """What a node does when it first hears of another node (which may have users and tables
-already): called with that node's name, before any message from it, and in order with
-what this node then sends it."""
+already), or hears again of one it had lost: called with that node's name, before any
+message from it, and in order with what this node then sends it."""
+
+Lost = Callable[[str], None]
+"""What a node does when another node is gone (it stopped, or was not heard from for
+:data:`LOST_AFTER` seconds): called with that node's name, after its last message."""
+
+LOST_AFTER = 3.0
+"""Seconds without a word from a node after which the others take it as gone (its
+users leave their lists: issue 32, "no ghost in who" within 3 s)."""
 
 
 class Bus(Protocol):
@@ -42,12 +50,12 @@ class Bus(Protocol):
         once; delivery is in order per publishing node (see the module)."""
         ...
 
-    def subscribe(self, handler: Handler, met: Met | None = None) -> None:
+    def subscribe(self, handler: Handler, met: Met | None = None, lost: Lost | None = None) -> None:
         """Deliver the messages addressed to this node (or to all) to ``handler`` too:
         every handler gets every message, all of them in the order of arrival (a node's
-        presence and its tables share one ordered stream); and tell ``met`` of each
-        other node when this one first hears of it (the nodes already there when this
-        one joined included)."""
+        presence and its tables share one ordered stream); tell ``met`` of each other
+        node when this one first hears of it (the nodes already there when this one
+        joined included), and ``lost`` of each node gone."""
         ...
 
 
@@ -63,8 +71,10 @@ class LoopbackBus:
     def __init__(self) -> None:
         self._handlers: dict[str, list[Handler]] = {}
         self._met: dict[str, list[Met]] = {}
-        self._inboxes: dict[str, deque[tuple[str, bytes | None]]] = {}
-        """Each node's messages to handle, in order; None: the sender joined (met)."""
+        self._lost: dict[str, list[Lost]] = {}
+        self._inboxes: dict[str, deque[tuple[str, bytes | bool]]] = {}
+        """Each node's messages to handle, in order; True: the sender joined (met),
+        False: the sender is gone (lost)."""
         self._scheduled: set[str] = set()
         self.published = 0
         """Messages published since the start (tests and figures)."""
@@ -74,11 +84,12 @@ class LoopbackBus:
             raise ValueError(f"node {node!r} is on the bus already")
         self._handlers[node] = []
         self._met[node] = []
+        self._lost[node] = []
         self._inboxes[node] = deque()
         for other in self._inboxes:  # the nodes meet, each before anything of the other
             if other != node:
-                self._inboxes[other].append((node, None))
-                self._inboxes[node].append((other, None))
+                self._inboxes[other].append((node, True))
+                self._inboxes[node].append((other, True))
                 with contextlib.suppress(RuntimeError):  # no event loop yet: at the next
                     self._schedule(other)
         return LoopbackConnection(self, node)
@@ -89,6 +100,8 @@ class LoopbackBus:
         return not any(self._inboxes.values())
 
     def _publish(self, sender: str, to: str | None, message: bytes) -> None:
+        if sender not in self._inboxes:
+            return  # a disconnected node says nothing more
         self.published += 1
         targets = [n for n in self._inboxes if n != sender] if to is None else [to]
         for node in targets:
@@ -107,21 +120,39 @@ class LoopbackBus:
     def _drain(self, node: str) -> None:
         """Handle the node's waiting messages in order."""
         self._scheduled.discard(node)
+        if node not in self._inboxes:
+            return  # disconnected meanwhile
         handlers = self._handlers[node]
         inbox = self._inboxes[node]
         while inbox:
             sender, message = inbox.popleft()
-            if message is None:
+            if message is True:
                 for met in self._met[node]:
                     met(sender)
+                continue
+            if message is False:
+                for lost in self._lost[node]:
+                    lost(sender)
                 continue
             for handler in handlers:
                 handler(sender, message)
 
-    def _subscribe(self, node: str, handler: Handler, met: Met | None) -> None:
+    def disconnect(self, node: str) -> None:
+        """``node`` is gone, as if its process died: what it sent is still handled, then
+        every other node is told (:data:`Lost`); nothing reaches it any more."""
+        del self._inboxes[node]
+        self._handlers.pop(node, None)
+        for other, inbox in self._inboxes.items():
+            inbox.append((node, False))
+            with contextlib.suppress(RuntimeError):
+                self._schedule(other)
+
+    def _subscribe(self, node: str, handler: Handler, met: Met | None, lost: Lost | None) -> None:
         self._handlers[node].append(handler)
         if met is not None:
             self._met[node].append(met)
+        if lost is not None:
+            self._lost[node].append(lost)
         if self._inboxes[node]:
             self._schedule(node)
 
@@ -140,5 +171,9 @@ class LoopbackConnection:
     def publish(self, to: str | None, message: bytes) -> None:
         self._bus._publish(self._node, to, message)
 
-    def subscribe(self, handler: Handler, met: Met | None = None) -> None:
-        self._bus._subscribe(self._node, handler, met)
+    def subscribe(self, handler: Handler, met: Met | None = None, lost: Lost | None = None) -> None:
+        self._bus._subscribe(self._node, handler, met, lost)
+
+    def disconnect(self) -> None:
+        """This node is gone (:meth:`LoopbackBus.disconnect`)."""
+        self._bus.disconnect(self._node)

@@ -142,7 +142,10 @@ class ClusterPresence:
         """This node's logins so far: each login's number (:attr:`RemotePeer.login`)."""
         self._login_of: dict[Session, tuple[int, float]] = {}
         """This node's logged-in sessions: their login's number and Unix time."""
-        bus.subscribe(self._receive, met=self._met)
+        self.before_lost: list[Callable[[str, list[RemotePeer]], None]] = []
+        """Told of a node gone and its users, before they leave this node's lists (the
+        tables end their matches first)."""
+        bus.subscribe(self._receive, met=self._met, lost=self._lost)
 
     # -- who is online -------------------------------------------------------------------
 
@@ -470,6 +473,32 @@ class ClusterPresence:
         for visitor in list(self.local):
             if visitor.visitor:
                 self._publish_state(visitor, announce=False, to=node)
+
+    def _lost(self, node: str) -> None:
+        """``node`` is gone (its process died, or the bus lost it): its users leave as
+        if their connections dropped (CLIP 8 ``drops connection``), its visitors go."""
+        users = [peer for peer in self._remote.values() if peer.node == node]
+        for before in self.before_lost:
+            before(node, users)
+        for peer in users:
+            del self._remote[peer.name]
+            self.local.remote_logout(peer, replies.drops_connection(peer.name))
+        for name, visitor in list(self._remote_visitors.items()):
+            if visitor.node == node:
+                del self._remote_visitors[name]
+
+    def caller_of(self, peer: RemotePeer) -> RemoteCaller:
+        """A remote user as the caller of their connection's end (their node is gone:
+        the tables end what they were at, as for a dropped connection)."""
+        data = {
+            "state": peer.state.to_json(),
+            "login": peer.login,
+            "stamp": peer.stamp,
+            "replaced": False,
+            "closed": True,
+            "logout": replies.drops_connection(peer.name),
+        }
+        return RemoteCaller(self, peer.node, data)
 
     def _peer(self, node: str, message: Json) -> RemotePeer:
         state = PeerState.from_json(message["state"])

@@ -41,7 +41,7 @@ import nats
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from server.world.bus import Handler, Met
+from server.world.bus import LOST_AFTER, Handler, Lost, Met
 
 log = logging.getLogger(__name__)
 
@@ -58,10 +58,14 @@ NATS_WIRE: Final = {
 a message's length in a packet (4 bytes, big-endian): between nodes, never sent to a
 client."""
 
-DATA, HERE, BARRIER, ANSWER = b"D", b"M", b"B", b"A"
+DATA, HERE, BARRIER, ANSWER, BEAT, BYE = b"D", b"M", b"B", b"A", b"H", b"Q"
 """The first byte of a payload (see the module)."""
 
 _LENGTH = struct.Struct(NATS_WIRE["length"])
+
+BEAT_INTERVAL = 1.0
+"""Seconds between two heartbeats to every node known (:data:`server.world.bus.LOST_AFTER`
+without a word: the node is gone)."""
 
 PING_INTERVAL = 5
 """Seconds between NATS pings: a dead link is noticed in seconds, not nats-py's
@@ -77,8 +81,10 @@ class NatsBus:
         self._prefix = prefix
         self._handlers: list[Handler] = []
         self._met: list[Met] = []
-        self._known: set[str] = set()
-        """The other nodes this one has heard from."""
+        self._lost: list[Lost] = []
+        self._known: dict[str, float] = {}
+        """The other nodes this one knows: when it last heard from each (loop time)."""
+        self._beating: asyncio.Task[None] | None = None
         self._outbox: deque[tuple[str, bytes, bytes]] = deque()
         """(subject, kind, body) to publish, in order."""
         self._writer: asyncio.Task[None] | None = None
@@ -104,6 +110,9 @@ class NatsBus:
         await client.subscribe(NATS_WIRE["hellos"].format(prefix=prefix), cb=bus._on_hello)
         await client.publish(NATS_WIRE["hello"].format(prefix=prefix, sender=node), b"")
         await client.flush()
+        bus._beating = asyncio.get_running_loop().create_task(
+            bus._beat(), context=contextvars.Context()
+        )
         return bus
 
     @property
@@ -120,17 +129,49 @@ class NatsBus:
         for target in targets:
             self._send(target, DATA, message)
 
-    def subscribe(self, handler: Handler, met: Met | None = None) -> None:
+    def subscribe(self, handler: Handler, met: Met | None = None, lost: Lost | None = None) -> None:
         self._handlers.append(handler)
         if met is not None:
             self._met.append(met)
+        if lost is not None:
+            self._lost.append(lost)
 
-    async def close(self) -> None:
-        """Send what is queued, then leave NATS."""
+    async def close(self, *, goodbye: bool = True) -> None:
+        """Send what is queued (and, with ``goodbye``, tell the others this node is
+        going, so they need not wait for its silence), then leave NATS."""
+        if self._beating is not None:
+            self._beating.cancel()
+        if goodbye:
+            for node in sorted(self._known):
+                self._send(node, BYE)
         if self._writer is not None:
             await self._writer
         with contextlib.suppress(Exception):
             await self._client.drain()
+
+    async def _beat(self) -> None:
+        """Every :data:`BEAT_INTERVAL`: a heartbeat to every node known, and the nodes
+        not heard from for :data:`~server.world.bus.LOST_AFTER` seconds are gone."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(BEAT_INTERVAL)
+            now = loop.time()
+            for node, heard in sorted(self._known.items()):
+                if now - heard > LOST_AFTER:
+                    self._lose(node)
+                else:
+                    self._send(node, BEAT)
+
+    def _lose(self, node: str) -> None:
+        """``node`` is gone: the subscribers hear of it once."""
+        if self._known.pop(node, None) is None:
+            return
+        log.warning("cluster node %s is gone", node)
+        for lost in self._lost:
+            try:
+                lost(node)
+            except Exception:
+                log.exception("losing node %s failed", node)
 
     async def barrier(self, timeout: float = 5.0) -> None:
         """Until every node this one knows has handled everything it sent them so far
@@ -174,14 +215,18 @@ class NatsBus:
     async def _on_hello(self, msg: Msg) -> None:
         sender = _sender(msg.subject)
         if sender != self._node:
-            self._send(sender, HERE)
+            self._known.pop(sender, None)  # a restart: a new node of that name
             self._meet(sender)
 
-    def _meet(self, node: str) -> None:
-        """The first word from (or of) ``node``: the subscribers hear of it once."""
-        if node in self._known:
+    def _meet(self, node: str, *, again: bool = False) -> None:
+        """The first word from (or of) ``node``: the subscribers hear of it once (and
+        again when it says ``HERE``: it took this node for gone, or is new)."""
+        known = node in self._known
+        self._known[node] = asyncio.get_running_loop().time()
+        if known and not again:
             return
-        self._known.add(node)
+        if not known and not again:
+            self._send(node, HERE)  # it learns of this node (again, if it was taken for gone)
         for met in self._met:
             try:
                 met(node)
@@ -190,9 +235,12 @@ class NatsBus:
 
     async def _on_message(self, msg: Msg) -> None:
         sender = _sender(msg.subject)
-        self._meet(sender)
         data = msg.data
         kind, body = data[:1], data[1:]
+        if kind == BYE:
+            self._lose(sender)
+            return
+        self._meet(sender, again=kind == HERE)
         if kind == DATA:
             for message in frames(data):
                 for handler in self._handlers:

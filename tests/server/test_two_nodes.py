@@ -41,7 +41,7 @@ from server.tables.seam import (
     Roll,
     TableCommand,
 )
-from server.world.bus import Bus, LoopbackBus
+from server.world.bus import Bus, LoopbackBus, LoopbackConnection
 from server.world.cluster import ClusterPresence
 from server.world.nats_bus import NatsBus
 
@@ -52,11 +52,22 @@ from .sessions import command, telnet_login, who_update_seen
 
 
 class Nodes:
-    """Two nodes joined by a loopback bus; clients connected to either."""
+    """Nodes joined by a bus; clients connected to either."""
 
-    def __init__(self, apps: list[App]) -> None:
+    def __init__(self, apps: list[App], buses: list[Bus]) -> None:
         self.apps = apps
+        self.buses = buses
         self.clients: list[ScriptedClient] = []
+
+    async def lose(self, node: int) -> None:
+        """Node ``node`` falls silent, as if its process died (its users' connections
+        stay open: nobody tells them)."""
+        bus = self.buses[node]
+        if isinstance(bus, LoopbackConnection):
+            bus.disconnect()
+        else:
+            assert isinstance(bus, NatsBus)
+            await bus.close(goodbye=False)
 
     def connect_to(self, node: int) -> Connect:
         async def open_client() -> ScriptedClient:
@@ -127,7 +138,7 @@ async def world(
             await service.start()
             stack.push_async_callback(service.stop)
             apps.append(app)
-        made = Nodes(apps)
+        made = Nodes(apps, buses)
         try:
             yield made
         finally:
@@ -398,3 +409,20 @@ def test_a_game_action_crosses_the_bus_unchanged(command: TableCommand) -> None:
     """What a forwarded command carries (a chouette's member names too)."""
     data = json.loads(json.dumps(command_to_json(command)))
     assert command_from_json(data) == command
+
+
+async def test_a_node_lost_takes_its_users_and_saves_their_matches(nodes: Nodes) -> None:
+    """Issue 32 item 5: a node dies (on NATS: silent for 3 s); the others see its users
+    leave (no ghost in who), and a match with one of them, owned here, is saved with
+    the drop notice to the opponent, as after a dropped connection."""
+    alice, bob = await players(nodes, {"alice": 0, "bob": 1})
+    await alice.send("invite bob 1")
+    await bob.expect(replies.type_join("alice"))
+    await bob.send("join alice")
+    await alice.expect(replies.player_joined("bob", 1))
+    await nodes.lose(1)
+    await alice.expect(replies.saved_after(replies.drops_connection("bob")), timeout=10)
+    await alice.expect_prefix("8 bob ", timeout=10)
+    assert await who(alice) == ["alice"]
+    tables = nodes.apps[0].tables
+    assert not tables.playing("alice") and tables.games() == []

@@ -17,6 +17,7 @@ marker); they are skipped where it is not installed.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from server.world.passwords import hash_password_sync
 from server.world.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, storable_toggles
 from tests.conftest import GNUBG_MISSING
 
+from ..conftest import DbTarget
 from .conftest import TEST_COST, Connect, clip_login
 from .real_bots import (
     BaldLiesBot,
@@ -46,6 +48,7 @@ from .real_bots import (
     play_match,
     refused_for_rate,
 )
+from .test_two_nodes import BUSES, world
 
 pytestmark = [
     pytest.mark.gnubg,
@@ -97,13 +100,16 @@ async def _play(
     *,
     leave_on_bot_turn: bool = True,
     opponent: str = "alice",
+    bot_connect: Connect | None = None,
 ) -> tuple[ScriptedBot, Opponent]:
     """Log both in, the opponent invites the bot to a 3-point match, both play it out.
 
     ``opponent``: the opponent's name, in every board the bot gets (its length decides
-    how many of the BaldLies client's boards fit in one read of gnubg's)."""
+    how many of the BaldLies client's boards fit in one read of gnubg's);
+    ``bot_connect``: where the bot connects (another node of the world), if not to
+    ``connect``'s server."""
     await _bot_account(app, name, saved=bot_class is not BaldLiesBot)
-    bot = bot_class(await connect(), name, engine)
+    bot = bot_class(await (bot_connect or connect)(), name, engine)
     await bot.login("secret")
     opponent_client = await clip_login(connect, app, opponent)
     await opponent_client.send("set boardstyle 3")
@@ -243,3 +249,25 @@ async def test_matchdog_finishes_a_match(connect: Connect, app: App, engine: Gnu
     bot, opponent = await _play(connect, app, engine, MatchDogBot, "matchdog")
     _check(bot, opponent)
     assert not any(line.startswith("** alice didn't double or resign") for line in bot.client.seen)
+
+
+@pytest.mark.parametrize("bus", BUSES)
+async def test_bots_finish_their_matches_with_the_opponent_on_another_node(
+    settings: Settings, db_target: DbTarget, engine: GnubgEngine, bus: str
+) -> None:
+    """Issue 32's check: the scripted real-bot clients cannot tell that their opponent
+    is on another node. MatchDog and GammonBot on one node, their opponent (who invites
+    them: the table is on her node) on the other, the same seeds and checks as above."""
+    bots: list[tuple[type[ScriptedBot], str, int, int]] = [
+        (MatchDogBot, "matchdog", 3, 0),
+        (GammonBot, "gammonbot", 4, 1),
+    ]
+    for bot_class, name, seed, coin in bots:
+        async with world(settings, db_target, 2, bus) as nodes:
+            owner = nodes.apps[0]
+            owner.dice = functools.partial(SeededDice, seed)
+            owner.coin = functools.partial(int, coin)
+            played = await _play(
+                nodes.connect_to(0), owner, engine, bot_class, name, bot_connect=nodes.connect_to(1)
+            )
+            _check(*played)

@@ -1877,6 +1877,16 @@ TOO_MUCH_INPUT: Final = (
 max_unread_input``; commands over the rate are never refused, they wait (D46 retired)."""
 INTERNAL_ERROR: Final = "** Sorry, the server could not do that (internal error)."
 """D47: an unexpected server fault while running a command; the session goes on."""
+TABLE_NODE_GONE: Final = "** The server node of your match is gone. The game was saved."
+"""D345: the node that ran a match of a player of another node stopped or was lost (a
+cluster, docs/cluster.md); the match is saved as of its last action, and ``invite`` +
+``join`` resume it at any node."""
+CLUSTER_UNREACHABLE: Final = (
+    "** Sorry, the server could not do that just now (it cannot reach the server node"
+    " of that table). Please try again in a moment."
+)
+"""D345: a command for a table of another node while the bus between the nodes is away
+(NATS restarting): refused at once, never left waiting."""
 DATABASE_OUTAGE: Final = (
     "** Sorry, the server could not do that just now (its database is not available)."
     " Please try again in a moment."

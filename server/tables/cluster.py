@@ -29,6 +29,7 @@ state says they watch someone else).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import dataclasses
 import enum
@@ -185,6 +186,7 @@ class ClusterTables:
         local.on_update = self._updated
         local.on_closed = self._closed
         presence.before_lost.append(self._lost)
+        presence.before_gone.append(self._gone)
         bus.subscribe(self._receive, met=self._met)
 
     # -- where a table is ----------------------------------------------------------------------
@@ -288,7 +290,8 @@ class ClusterTables:
             await self.local.session_ended(session)
             return
         self.local.invitations.pop(session.name, None)
-        await self._call(owner, Method.SESSION_ENDED, session)
+        with contextlib.suppress(Reply):  # out of reach: the owner ends it at their "gone"
+            await self._call(owner, Method.SESSION_ENDED, session)
 
     async def chouette(self, session: Session, command: ChouetteCommand) -> None:
         """A chouette's own commands: its tables run at the caller's node (not yet
@@ -379,6 +382,8 @@ class ClusterTables:
         """Run ``method`` for ``session`` on the node ``owner`` and wait for its answer.
 
         :raises Reply: the owner refused (its lines)."""
+        if not self.bus.connected:
+            raise Reply(replies.CLUSTER_UNREACHABLE)
         call = next(self._ids)
         answer: asyncio.Future[list[str] | None] = asyncio.get_running_loop().create_future()
         self._calls[call] = answer
@@ -510,20 +515,40 @@ class ClusterTables:
         watchers told, §4.9)."""
         for table, known in list(self._tables.items()):
             if known.node == node:
+                self._table_lost(known)
                 self._on_closed(node, {"table": table})
         for inviter, (_, where) in list(self._invited.items()):
             if where == node:
                 del self._invited[inviter]
         for call, answer in list(self._calls.items()):
             if not answer.done() and self._call_nodes.get(call) == node:
-                answer.set_exception(CallFailed(node))
+                answer.set_exception(Reply(replies.TABLE_NODE_GONE))
         for peer in users:
             if self.local.playing(peer.name) or peer.watching is not None:
-                task = asyncio.get_running_loop().create_task(
-                    self.local.session_ended(self.presence.caller_of(peer))
-                )
-                self._running.add(task)
-                task.add_done_callback(self._running.discard)
+                self._end_for(peer)
+
+    def _gone(self, peer: RemotePeer) -> None:
+        """A remote user left while still at a table here (their node could not tell
+        this one first): the table ends it as a dropped connection."""
+        if self.local.playing(peer.name):
+            self._end_for(peer)
+
+    def _end_for(self, peer: RemotePeer) -> None:
+        """``peer``'s connection ended: what they were at here ends as on one node."""
+        task = asyncio.get_running_loop().create_task(
+            self.local.session_ended(self.presence.caller_of(peer))
+        )
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
+
+    def _table_lost(self, table: RemoteTable) -> None:
+        """A table of a node gone: its players here are told and back in the lobby (its
+        saved state is in the database, resumed by ``invite`` + ``join`` anywhere)."""
+        for name in table.names:
+            player = self.presence.local.get(name)
+            if player is not None and not player.closed:
+                self.presence.enter_lobby(player)
+                self.presence.send(player, replies.TABLE_NODE_GONE)
 
     def _met(self, node: str) -> None:
         """``node`` joined (or this node did): it gets this node's tables and

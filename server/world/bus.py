@@ -45,6 +45,12 @@ class Bus(Protocol):
         """This node's name, unique in the world."""
         ...
 
+    @property
+    def connected(self) -> bool:
+        """Whether the bus carries messages now (a NATS connection may be reconnecting:
+        what needs another node's answer is refused at once meanwhile)."""
+        ...
+
     def publish(self, to: str | None, message: bytes) -> None:
         """Send ``message`` to the node ``to``, or to every other node (None). Returns at
         once; delivery is in order per publishing node (see the module)."""
@@ -167,6 +173,10 @@ class LoopbackConnection:
     @property
     def node(self) -> str:
         return self._node
+
+    @property
+    def connected(self) -> bool:
+        return self._node in self._bus._inboxes
 
     def publish(self, to: str | None, message: bytes) -> None:
         self._bus._publish(self._node, to, message)

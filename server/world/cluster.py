@@ -145,6 +145,8 @@ class ClusterPresence:
         self.before_lost: list[Callable[[str, list[RemotePeer]], None]] = []
         """Told of a node gone and its users, before they leave this node's lists (the
         tables end their matches first)."""
+        self.before_gone: list[Callable[[RemotePeer], None]] = []
+        """Told of a remote user gone, before they leave this node's lists."""
         bus.subscribe(self._receive, met=self._met, lost=self._lost)
 
     # -- who is online -------------------------------------------------------------------
@@ -553,6 +555,8 @@ class ClusterPresence:
         peer = self._remote.get(name)
         if peer is None or peer.node != node or peer.login != message["login"]:
             return
+        for before in self.before_gone:
+            before(peer)
         del self._remote[name]
         self._left[name] = peer
         self.local.remote_gone(peer)

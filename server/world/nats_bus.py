@@ -120,6 +120,10 @@ class NatsBus:
         return self._node
 
     @property
+    def connected(self) -> bool:
+        return bool(self._client.is_connected)
+
+    @property
     def known(self) -> frozenset[str]:
         """The other nodes this one knows (a message to all goes to each)."""
         return frozenset(self._known)

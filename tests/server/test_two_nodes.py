@@ -426,3 +426,34 @@ async def test_a_node_lost_takes_its_users_and_saves_their_matches(nodes: Nodes)
     assert await who(alice) == ["alice"]
     tables = nodes.apps[0].tables
     assert not tables.playing("alice") and tables.games() == []
+
+
+async def test_the_players_of_a_lost_node_s_match_are_told_elsewhere(nodes: Nodes) -> None:
+    """D345: the node that runs a match dies; its player on another node is told the
+    game was saved and is back in the lobby, free to resume it anywhere."""
+    alice, bob = await players(nodes, {"alice": 1, "bob": 0})
+    await alice.send("invite bob 1")  # the table is on alice's node, node 1
+    await bob.expect(replies.type_join("alice"))
+    await bob.send("join alice")
+    await bob.expect_prefix("board:")
+    await nodes.lose(1)
+    await bob.expect(replies.TABLE_NODE_GONE, timeout=10)
+    tables = nodes.apps[0].tables
+    assert not tables.playing("bob") and tables.games() == []
+    await bob.send("board")
+    await bob.expect(replies.NOT_PLAYING)
+
+
+async def test_a_command_for_another_node_s_table_is_refused_when_the_bus_is_away(
+    settings: Settings, db_target: DbTarget
+) -> None:
+    """D345: without the bus, a command that needs the table's node is refused at once."""
+    async with world(settings, db_target, 2) as nodes:
+        alice, bob = await players(nodes, {"alice": 1, "bob": 0})
+        await alice.send("invite bob 1")
+        await bob.expect(replies.type_join("alice"))
+        await bob.send("join alice")
+        await bob.expect_prefix("board:")
+        await nodes.lose(0)  # bob's own node loses the bus
+        await bob.send("board")
+        await bob.expect(replies.CLUSTER_UNREACHABLE)

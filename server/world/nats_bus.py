@@ -58,7 +58,7 @@ NATS_WIRE: Final = {
 a message's length in a packet (4 bytes, big-endian): between nodes, never sent to a
 client."""
 
-DATA, HERE, BARRIER, ANSWER, BEAT, BYE = b"D", b"M", b"B", b"A", b"H", b"Q"
+DATA, HERE, BARRIER, ANSWER, BEAT, BYE, HELLO = b"D", b"M", b"B", b"A", b"H", b"Q", b"W"
 """The first byte of a payload (see the module)."""
 
 _LENGTH = struct.Struct(NATS_WIRE["length"])
@@ -66,6 +66,9 @@ _LENGTH = struct.Struct(NATS_WIRE["length"])
 BEAT_INTERVAL = 1.0
 """Seconds between two heartbeats to every node known (:data:`server.world.bus.LOST_AFTER`
 without a word: the node is gone)."""
+
+RECONNECT_WAIT = 1
+"""Seconds between two attempts to reach NATS again."""
 
 PING_INTERVAL = 5
 """Seconds between NATS pings: a dead link is noticed in seconds, not nats-py's
@@ -97,13 +100,35 @@ class NatsBus:
     ) -> NatsBus:
         """Connect ``node`` to the NATS at ``servers`` (a URL or a list, a cluster), keep
         reconnecting for ever, and announce the node to the others."""
+        holder: list[NatsBus] = []
+
+        async def reconnected() -> None:
+            if holder:
+                holder[0]._reconnected()
+
+        async def disconnected() -> None:
+            log.warning("cluster node %s lost NATS; reconnecting", node)
+
+        async def failed(error: Exception) -> None:
+            # Each failed attempt while NATS is away: no traceback (as D296's outages);
+            # anything else NATS reports (a slow consumer...) is a warning.
+            if isinstance(error, OSError):
+                log.debug("NATS: %s", error)
+            else:
+                log.warning("NATS: %s", error)
+
         client = await nats.connect(
             servers if isinstance(servers, str) else list(servers),
             name=NATS_WIRE["client"].format(node=node),
             ping_interval=PING_INTERVAL,
             max_reconnect_attempts=-1,
+            reconnect_time_wait=RECONNECT_WAIT,
+            reconnected_cb=reconnected,
+            disconnected_cb=disconnected,
+            error_cb=failed,
         )
         bus = cls(client, node, prefix)
+        holder.append(bus)
         await client.subscribe(
             NATS_WIRE["inbox"].format(prefix=prefix, node=node), cb=bus._on_message
         )
@@ -166,6 +191,18 @@ class NatsBus:
                 else:
                     self._send(node, BEAT)
 
+    def _reconnected(self) -> None:
+        """NATS is back: what the others published meanwhile is lost, so every node
+        known is met again (both sides push their users and tables anew), and the hello
+        goes out again for those that took this node for gone."""
+        log.warning("cluster node %s reached NATS again", self._node)
+        subject = NATS_WIRE["hello"].format(prefix=self._prefix, sender=self._node)
+        self._outbox.append((subject, HELLO, b""))
+        for node in sorted(self._known):
+            self._send(node, HERE)
+            self._meet(node, again=True)
+        self._write_soon()
+
     def _lose(self, node: str) -> None:
         """``node`` is gone: the subscribers hear of it once."""
         if self._known.pop(node, None) is None:
@@ -197,6 +234,10 @@ class NatsBus:
     def _send(self, to: str, kind: bytes, body: bytes = b"") -> None:
         subject = NATS_WIRE["path"].format(prefix=self._prefix, to=to, sender=self._node)
         self._outbox.append((subject, kind, body))
+        self._write_soon()
+
+    def _write_soon(self) -> None:
+        """Have the writer publish what is queued (started if it is not running)."""
         if self._writer is None or self._writer.done():
             self._writer = asyncio.get_running_loop().create_task(
                 self._write(), context=contextvars.Context()

@@ -15,8 +15,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import shutil
+import socket
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -41,7 +43,7 @@ from server.tables.seam import (
     Roll,
     TableCommand,
 )
-from server.world.bus import Bus, LoopbackBus, LoopbackConnection
+from server.world.bus import LOST_AFTER, Bus, LoopbackBus, LoopbackConnection
 from server.world.cluster import ClusterPresence
 from server.world.nats_bus import NatsBus
 
@@ -97,15 +99,18 @@ BUSES = ("loopback", "nats")
 NATS_URL = "nats://127.0.0.1:4222"
 
 
-async def connect_bus(stack: contextlib.AsyncExitStack, kind: str, nodes: int) -> list[Bus]:
-    """``nodes`` connections to a new bus of ``kind``, every node known to every other."""
+async def connect_bus(
+    stack: contextlib.AsyncExitStack, kind: str, nodes: int, url: str = NATS_URL
+) -> list[Bus]:
+    """``nodes`` connections to a new bus of ``kind`` (NATS: at ``url``), every node known
+    to every other."""
     if kind == "loopback":
         loopback = LoopbackBus()
         return [loopback.connect(f"node{i}") for i in range(nodes)]
     prefix = f"fibstest{uuid.uuid4().hex}"
     buses = []
     for i in range(nodes):
-        bus = await NatsBus.connect(NATS_URL, f"node{i}", prefix=prefix)
+        bus = await NatsBus.connect(url, f"node{i}", prefix=prefix)
         stack.push_async_callback(bus.close)
         buses.append(bus)
     for _ in range(500):
@@ -117,13 +122,17 @@ async def connect_bus(stack: contextlib.AsyncExitStack, kind: str, nodes: int) -
 
 @contextlib.asynccontextmanager
 async def world(
-    settings: Settings, db_target: DbTarget, count: int, bus: str = "loopback"
+    settings: Settings,
+    db_target: DbTarget,
+    count: int,
+    bus: str = "loopback",
+    nats_url: str = NATS_URL,
 ) -> AsyncIterator[Nodes]:
     """``count`` nodes on one database: one is a plain single-node server (the
     reference), more are joined by a bus of the kind ``bus``. Seeded dice, O for the
     inviter's opponent."""
     async with contextlib.AsyncExitStack() as stack:
-        buses = await connect_bus(stack, bus, count) if count > 1 else []
+        buses = await connect_bus(stack, bus, count, nats_url) if count > 1 else []
         apps = []
         for index in range(count):
             db = await db_target.open()
@@ -457,3 +466,69 @@ async def test_a_command_for_another_node_s_table_is_refused_when_the_bus_is_awa
         await nodes.lose(0)  # bob's own node loses the bus
         await bob.send("board")
         await bob.expect(replies.CLUSTER_UNREACHABLE)
+
+
+@contextlib.asynccontextmanager
+async def private_nats() -> AsyncIterator[Callable[[], Awaitable[None]]]:
+    """A NATS server of this test's own on a free port (the machine's runs on 4222);
+    yields its restart: killed, then started again on the same port."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [NATS_SERVER, "-a", "127.0.0.1", "-p", str(port)]
+    processes: list[asyncio.subprocess.Process] = []
+
+    async def start() -> None:
+        process = await asyncio.create_subprocess_exec(
+            *command, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+        )
+        processes.append(process)
+        for _ in range(500):
+            with contextlib.suppress(OSError):
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError("nats-server never listened")
+
+    async def restart() -> None:
+        processes[-1].kill()
+        await processes[-1].wait()
+        await asyncio.sleep(LOST_AFTER + 1)  # long enough for the nodes to lose each other
+        await start()
+
+    await start()
+    private_nats.url = f"nats://127.0.0.1:{port}"  # type: ignore[attr-defined]
+    try:
+        yield restart
+    finally:
+        for process in processes:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+
+
+NATS_SERVER = shutil.which("nats-server") or "/usr/sbin/nats-server"
+"""Debian's nats-server (shared/docs/cluster-design.md)."""
+
+
+async def test_nats_restarted_and_the_world_is_whole_again(
+    settings: Settings, db_target: DbTarget
+) -> None:
+    """Issue 32 item 5: NATS goes away long enough for the nodes to take each other for
+    gone (each user sees the other leave), then comes back: the nodes reconnect, meet
+    again and the world is whole without a restart (who lists both, a tell crosses)."""
+    async with private_nats() as restart:
+        url = private_nats.url  # type: ignore[attr-defined]
+        async with world(settings, db_target, 2, "nats", url) as nodes:
+            alice = await nodes.clip(0, "alice")
+            bob = await nodes.clip(1, "bob")
+            await who_update_seen(alice, "bob")
+            await restart()
+            await alice.expect_prefix("8 bob ", timeout=10)
+            await until(lambda: all(b.connected for b in nodes.buses), timeout=15)
+            await until(lambda: nodes.apps[0].presence.get("bob") is not None, timeout=15)
+            await until(lambda: nodes.apps[1].presence.get("alice") is not None, timeout=15)
+            await bob.send("tell alice still here")
+            await alice.expect(replies.says("bob", "still here", Mode.CLIP), timeout=10)
+            assert await who(alice) == ["alice", "bob"]

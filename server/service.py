@@ -176,4 +176,5 @@ class Service:
         await app.analyses.stop()
         # Every connection is gone: hashes still queued are for nobody, and the exit
         # must not wait for them (the interpreter joins the pool's threads).
+        app.passwords.close()
         shutdown_hashing()

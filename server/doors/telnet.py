@@ -451,8 +451,7 @@ class TelnetOutput:
         self.overflowed = False
         self.failed = False
         """A write raised (:meth:`_failed`): the connection was aborted."""
-        peer = writer.get_extra_info("peername")
-        self.host: str = peer[0] if peer else replies.UNKNOWN_HOST
+        self.host: str = _peer_host(writer)
 
     def send(self, lines: Iterable[str]) -> None:
         """Write ``lines``, each ending in CR LF (§1.1)."""
@@ -578,6 +577,18 @@ def reader_limit(max_unread_input: int) -> int:
     return max(max_unread_input // 2, 1)
 
 
+def _peer_host(writer: Any) -> str:
+    """The client's address, or ``-`` when it cannot be known: a client that connected
+    and reset at once is gone before its shell starts, and uvloop's transport then
+    raises AttributeError for ``peername`` (its socket is None; found by the login
+    flood of tests/server/test_login_flood.py, which logged it as a task's traceback)."""
+    try:
+        peer = writer.get_extra_info("peername")
+    except (AttributeError, OSError):
+        return replies.UNKNOWN_HOST
+    return str(peer[0]) if peer else replies.UNKNOWN_HOST
+
+
 async def start_server(settings: Settings, shell: TelnetShell) -> Any:
     """Listen on ``settings.host``/``settings.port`` with ``settings.listen_backlog``
     (capped by the kernel); each connection runs ``shell``."""
@@ -585,6 +596,8 @@ async def start_server(settings: Settings, shell: TelnetShell) -> Any:
     async def run_shell(reader: Any, writer: Any) -> None:
         lines = LineReader(reader, max_len=settings.max_line_length)
         output = TelnetOutput(writer, buffer_limit=settings.write_buffer_limit)
+        if output.closing:  # reset before its shell started: nothing to serve
+            return
         await shell(lines, output)
 
     class BudgetedServer(QuietTelnetServer):

@@ -152,8 +152,9 @@ class App:
 
     def password_client(self, output: Output) -> Client:
         """Whose password check this is, for :attr:`passwords`: the connection's
-        address as limits count it, there while the connection is open."""
-        return Client(address_key(output.host), lambda: not output.closing)
+        address as limits count it, there until the client has gone (a reset is seen
+        even while the connection's reading is paused, :meth:`Output.peer_gone`)."""
+        return Client(address_key(output.host), lambda: not output.peer_gone())
 
     # -- naming users ------------------------------------------------------------------
 

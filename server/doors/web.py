@@ -67,6 +67,7 @@ from server.doors.output import (
     Shell,
     clean_line,
     crlf_lines,
+    socket_gone,
 )
 
 log = logging.getLogger(__name__)
@@ -245,6 +246,9 @@ class WebOutput:
     @property
     def closing(self) -> bool:
         return self._transport.is_closing()
+
+    def peer_gone(self) -> bool:
+        return self.closing or socket_gone(self._transport)
 
     async def drain(self, timeout: float) -> None:
         transport = self._transport

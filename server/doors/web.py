@@ -72,6 +72,11 @@ from server.doors.output import (
 
 log = logging.getLogger(__name__)
 
+AIOHTTP_VERSIONS: Final = ("3.14.5", "3.15")
+"""The aiohttp versions this module was tested with: at least the first, below the
+second (pyproject.toml's pin says the same). :class:`HttpHandler` subclasses aiohttp's
+``RequestHandler`` and :class:`HttpGate` stands in front of it as its transport, which
+aiohttp's public API does not promise to keep working across minor releases."""
 WS_PATH: Final = "/ws"
 """Where the WebSocket endpoint is."""
 PAGE_PATH: Final = "/"

@@ -217,6 +217,7 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
                     "rss_mb_after": load.mb(rss_after.rss),
                     "rss_after_vs_before": round(rss_after.rss / rss_before.rss - 1, 3),
                     "cpu_seconds_during_flood": round(cpu_flood, 1),
+                    "heap_trims": _count_in_log(server.log_path, "memory: heap trimmed"),
                     "log_errors": errors,
                     "log_error_samples": samples,
                 },
@@ -225,6 +226,12 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     finally:
         out.setdefault("server", {})["stop_seconds"] = round(await server.stop(), 2)
     return out
+
+
+def _count_in_log(path: Path, text: str) -> int:
+    """Lines of the server's log with ``text`` in them."""
+    with path.open(encoding="utf-8", errors="replace") as f:
+        return sum(text in line for line in f)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -170,3 +170,34 @@ async def test_connections_that_closed_are_not_kept(app: App) -> None:
     ]
     await later.close()
     assert not kept, f"{len(kept)} closed connections kept"
+
+
+async def test_a_client_that_resets_behind_its_held_input_is_let_go_at_once(app: App) -> None:
+    """D332: a client that sent more than its input budget and then reset: its reading
+    was paused, so the reset waited unseen behind the input held back (512 KiB of
+    telnet NOPs at 16 KiB a second: 32 s), the connection and all it held kept. Now the
+    budget asks the socket while it holds input back, and the connection goes at once."""
+    assert app.settings.max_input_rate <= 65536
+    reader, writer = await asyncio.open_connection(
+        "127.0.0.1", app.port, local_addr=("127.0.0.3", 0)
+    )
+    writer.write(IAC_WONT_TTYPE)
+    await _until("its prompt", lambda: app.pre_login.count == 1)
+    while b"login: " not in await reader.read(65536):
+        pass
+    writer.write(b"\xff\xf1" * 262_144)  # IAC NOP: nothing to answer, 512 KiB
+    await writer.drain()
+    await _until("its input held back", lambda: _held(app) > 0)
+    sock = writer.get_extra_info("socket")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()
+    await _until("the connection gone", lambda: app.pre_login.count == 0, timeout=5.0)
+
+
+def _held(app: App) -> int:
+    """Input the server's telnet connections hold back now (their budgets)."""
+    return sum(
+        o._budget.held
+        for o in gc.get_objects()
+        if isinstance(o, QuietTelnetServer) and o._transport is not None
+    )

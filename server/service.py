@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import time
 from typing import Any
 
 from protocol import replies
@@ -127,9 +128,11 @@ class Service:
         while True:
             await asyncio.sleep(TRIM_CHECK_INTERVAL)
             peak = self.trimmer.peak
+            started = time.perf_counter()
             if self.trimmer.observe(len(self._connections)):
                 log.info(
-                    "memory: heap trimmed, connections fell from %d to %d",
+                    "memory: heap trimmed in %.1f ms, connections fell from %d to %d",
+                    (time.perf_counter() - started) * 1000,
                     peak,
                     len(self._connections),
                 )

@@ -148,7 +148,10 @@ def socket_gone(transport: Any) -> bool:
     :meth:`Output.peer_gone`); False when there is no socket to ask."""
     if transport is None:
         return True
-    sock = transport.get_extra_info("socket")
+    try:
+        sock = transport.get_extra_info("socket")
+    except AttributeError:  # uvloop's, once its socket is gone (server/doors/telnet.py)
+        return True
     if sock is None:
         return transport.is_closing()  # type: ignore[no-any-return]
     try:

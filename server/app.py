@@ -31,13 +31,14 @@ from server.doors.admission import (
     address_key,
     open_file_limit,
 )
+from server.doors.output import Output
 from server.doors.throttle import Attempt, LoginThrottle
 from server.tables.dice_stats import DiceStats
 from server.tables.local import LocalTables
 from server.tables.seam import Tables
 from server.world import names
 from server.world.pace import Pace
-from server.world.passwords import ScryptCost, hash_password
+from server.world.passwords import Client, PasswordChecks, ScryptCost, hash_password
 from server.world.presence import Peer, Presence
 from server.world.registry import LocalPresence
 
@@ -85,6 +86,9 @@ class App:
         """``[limits] trusted_networks``: no per-address caps or throttling there."""
         self.throttle = LoginThrottle(self.timer, settings.login_delay)
         """Login attempts per address and account name (:mod:`server.doors.throttle`)."""
+        self.passwords = PasswordChecks(self.timer.now)
+        """Password checks and new hashes, waiting for the hashing pool fairly between
+        client addresses (:mod:`server.world.passwords`, D330)."""
         self.pre_login = PreLogin(
             settings.max_pre_login,
             settings.max_pre_login_per_address,
@@ -145,6 +149,12 @@ class App:
         """A login attempt from ``host`` at the account ``name``, as the login throttle
         counts it (:mod:`server.doors.throttle`)."""
         return Attempt(address_key(host), name, trusted=host in self.trusted)
+
+    def password_client(self, output: Output) -> Client:
+        """Whose password check this is, for :attr:`passwords`: the connection's
+        address as limits count it, there until the client has gone (a reset is seen
+        even while the connection's reading is paused, :meth:`Output.peer_gone`)."""
+        return Client(address_key(output.host), lambda: not output.peer_gone())
 
     # -- naming users ------------------------------------------------------------------
 

@@ -28,7 +28,6 @@ from protocol.parser import ScrubbedLine, clean
 from protocol.replies import Mode
 from server.app import App
 from server.doors.output import TOO_LONG, LineSource, Payload
-from server.world.passwords import verify_password
 from server.world.presence import WHO_END
 from server.world.session import Session
 from server.world.visitors import enter_as_visitor
@@ -152,7 +151,10 @@ async def _authenticate(app: App, session: Session, name: str, password: str) ->
     The attempt is counted and paced (:mod:`server.doors.throttle`) before anything is
     checked; one that could not be made before the connection's time to log in runs
     out ends the connection (``Connection timed out.``). An unknown name's password is
-    checked against a hash of the configured cost, as a real one would be.
+    checked against a hash of the configured cost, as a real one would be. The check
+    waits its turn fairly between client addresses (:mod:`server.world.passwords`,
+    D330); a connection that goes away meanwhile ends with
+    :class:`~server.world.passwords.ClientGone`, its check never made.
     """
     attempt = app.login_attempt(session.output.host, name)
     if not await app.throttle.admit(attempt, session.login_deadline):
@@ -160,7 +162,7 @@ async def _authenticate(app: App, session: Session, name: str, password: str) ->
         return None
     user = await app.db.get_user(name)
     stored = user.password_hash if user is not None else await app.dummy_hash()
-    ok = await verify_password(password, stored)
+    ok = await app.passwords.verify(password, stored, app.password_client(session.output))
     if not ok or user is None:
         return None
     app.throttle.succeeded(attempt)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import time
 from typing import Any
 
 from protocol import replies
@@ -20,12 +21,15 @@ from server.connection import serve_connection
 from server.doors import telnet, web
 from server.doors.admission import ACCEPT_ERROR_INTERVAL, open_file_limit, quiet_accept_errors
 from server.doors.output import LineSource, Output, Shell
+from server.memory import Trimmer
 from server.world.passwords import shutdown_hashing
 
 log = logging.getLogger(__name__)
 
 DISK_CHECK_INTERVAL = 60.0
 """Seconds between two looks at the free space beside the SQLite file (D302)."""
+TRIM_CHECK_INTERVAL = 10.0
+"""Seconds between two looks at the number of connections, for the heap's trim (D331)."""
 STOP_GRACE = 1.0
 """Seconds :meth:`Service.stop` lets the connections send their last lines before it
 aborts them."""
@@ -47,6 +51,9 @@ class Service:
         self.web: web.WebListener | None = None
         """The web listener (the page and its WebSocket) once :meth:`start_web` ran."""
         self._disk_watch: asyncio.Task[None] | None = None
+        self.trimmer = Trimmer()
+        """The heap trimmed after the connections fall (D331)."""
+        self._trim_watch: asyncio.Task[None] | None = None
 
     @property
     def port(self) -> int:
@@ -69,6 +76,7 @@ class Service:
         app.port = telnet.bound_port(self._listener)
         if app.settings.min_free_disk_mb and app.db.free_bytes() is not None:
             self._disk_watch = asyncio.ensure_future(self._watch_disk())
+        self._trim_watch = asyncio.ensure_future(self._watch_connections())
         log.info("listening on %s:%d", app.settings.host, app.port)
         log.info(
             "connections not logged in: at most %d in all, %d per address, "
@@ -108,10 +116,26 @@ class Service:
         task = asyncio.current_task()
         assert task is not None
         self._connections[task] = output
+        self.trimmer.seen(len(self._connections))
         try:
             await serve_connection(self.app, lines, output)
         finally:
             self._connections.pop(task, None)
+
+    async def _watch_connections(self) -> None:
+        """Every :data:`TRIM_CHECK_INTERVAL` seconds: the heap trimmed once the
+        connections have fallen to half their peak (D331)."""
+        while True:
+            await asyncio.sleep(TRIM_CHECK_INTERVAL)
+            peak = self.trimmer.peak
+            started = time.perf_counter()
+            if self.trimmer.observe(len(self._connections)):
+                log.info(
+                    "memory: heap trimmed in %.1f ms, connections fell from %d to %d",
+                    (time.perf_counter() - started) * 1000,
+                    peak,
+                    len(self._connections),
+                )
 
     async def _watch_disk(self) -> None:
         """Once a minute, from the start: a WARNING while the space left beside the
@@ -142,6 +166,8 @@ class Service:
         app.throttle.close()  # a login waiting its turn ends now, not after its wait
         if self._disk_watch is not None:
             self._disk_watch.cancel()
+        if self._trim_watch is not None:
+            self._trim_watch.cancel()
         for session in app.registry:
             session.send(warning or replies.shutdown_warning(0, restart=False))
         if self._listener is not None:
@@ -176,4 +202,5 @@ class Service:
         await app.analyses.stop()
         # Every connection is gone: hashes still queued are for nobody, and the exit
         # must not wait for them (the interpreter joins the pool's threads).
+        app.passwords.close()
         shutdown_hashing()

@@ -453,6 +453,7 @@ NAME_KEYWORDS = frozenset({"encoding", "errors", "encoding_errors"})
 NAME_CONSTANTS: dict[str, str] = {
     "TELNETLIB3_INTERNALS": "telnetlib3's internal attribute and parameter names",
     "TELNETLIB3_VERSIONS": "the telnetlib3 versions those internals were read from",
+    "AIOHTTP_VERSIONS": "the aiohttp versions the web door was tested with",
     "READER_FACTORY_KEYWORD": "the name of a telnetlib3 keyword argument",
     "WRITER_FACTORY_KEYWORD": "the name of a telnetlib3 keyword argument",
     "ENCODING": "a codec's name (every connection's encoding)",

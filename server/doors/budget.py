@@ -19,6 +19,8 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
+from server.doors.output import socket_gone
+
 INPUT_SLICE: Final = 4096
 """Most bytes of one connection parsed in one turn of the event loop: about 3.5 ms for
 the costliest input (telnet commands byte after byte, docs/performance.md), so nobody
@@ -56,6 +58,11 @@ class ReadGate(asyncio.Transport):
         """The budget holds input back (True) or holds nothing any more (False)."""
         self._held = held
         self._apply()
+
+    @property
+    def paused(self) -> bool:
+        """Reading is paused now (by the parser or the budget)."""
+        return self._paused
 
     def _apply(self) -> None:
         paused = self._parser_paused or self._held
@@ -182,6 +189,14 @@ class InputBudget:
         if not held or self._closing():
             held.clear()
             return
+        gate = self._gate
+        if gate is not None and gate.paused and socket_gone(gate.transport):
+            # The client reset while its reading was paused: the transport would see it
+            # only once the input held here was parsed, at the budget's pace (minutes
+            # for megabytes), the connection and all it holds kept until then (D332).
+            held.clear()
+            gate.transport.abort()
+            return
         rate = self.rate
         loop = asyncio.get_running_loop()
         now = loop.time()
@@ -192,7 +207,6 @@ class InputBudget:
             used, cost = self._parse(bytes(held[:size]), self._tokens)
             del held[:used]
             self._tokens -= cost
-        gate = self._gate
         if held and not self._closing():
             if gate is not None:
                 gate.hold(True)

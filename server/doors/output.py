@@ -15,9 +15,10 @@ the bytes of each encoding in use so that thousands of recipients share them.
 from __future__ import annotations
 
 import re
+import select
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable, Iterable
-from typing import Final, Protocol, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 from protocol.parser import ScrubbedLine
 
@@ -127,6 +128,38 @@ class Output(Protocol):
     def closing(self) -> bool:
         """True once the connection is closing or closed, by either side."""
         ...
+
+    def peer_gone(self) -> bool:
+        """True when the client has reset the connection (or closed both ways) though
+        the connection may not know yet: while its reading is paused (the input budget,
+        a full line queue) a reset waits unseen behind the input not read. Asks the
+        socket (a ``poll``): for rare questions, such as whether a password check is
+        still wanted (D330), not for every write."""
+        ...
+
+
+_GONE: Final = select.POLLHUP | select.POLLERR
+"""A socket's poll events once its peer has reset it, or both directions are shut. Not
+POLLRDHUP: a client may shut its sending side and still wait for the answer."""
+
+
+def socket_gone(transport: Any) -> bool:
+    """Whether ``transport``'s socket has been reset or shut both ways by its peer (see
+    :meth:`Output.peer_gone`); False when there is no socket to ask."""
+    if transport is None:
+        return True
+    try:
+        sock = transport.get_extra_info("socket")
+    except AttributeError:  # uvloop's, once its socket is gone (server/doors/telnet.py)
+        return True
+    if sock is None:
+        return transport.is_closing()  # type: ignore[no-any-return]
+    try:
+        poller = select.poll()
+        poller.register(sock.fileno(), _GONE)
+        return bool(poller.poll(0))
+    except (OSError, ValueError):  # closed meanwhile
+        return True
 
 
 LINE_END: Final = re.compile(r"\r\n|\r\x00|\n\r|\r|\n")

@@ -58,7 +58,15 @@ from telnetlib3.telopt import ECHO, MCCP2_COMPRESS, MCCP3_COMPRESS, WILL, WONT, 
 from protocol import replies
 from server.config import Settings
 from server.doors.budget import InputBudget
-from server.doors.output import LINE_END, TOO_LONG, LineQueue, Payload, clean_line, crlf_lines
+from server.doors.output import (
+    LINE_END,
+    TOO_LONG,
+    LineQueue,
+    Payload,
+    clean_line,
+    crlf_lines,
+    socket_gone,
+)
 
 log = logging.getLogger(__name__)
 
@@ -451,8 +459,7 @@ class TelnetOutput:
         self.overflowed = False
         self.failed = False
         """A write raised (:meth:`_failed`): the connection was aborted."""
-        peer = writer.get_extra_info("peername")
-        self.host: str = peer[0] if peer else replies.UNKNOWN_HOST
+        self.host: str = _peer_host(writer)
 
     def send(self, lines: Iterable[str]) -> None:
         """Write ``lines``, each ending in CR LF (§1.1)."""
@@ -530,6 +537,9 @@ class TelnetOutput:
         transport = self._writer.transport
         return transport is None or transport.is_closing()
 
+    def peer_gone(self) -> bool:
+        return self.closing or socket_gone(self._writer.transport)
+
     async def drain(self, timeout: float) -> None:
         """Wait (bounded) until the connection's own output has been sent."""
         if self.closing or not self._writer.transport.get_write_buffer_size():
@@ -578,6 +588,18 @@ def reader_limit(max_unread_input: int) -> int:
     return max(max_unread_input // 2, 1)
 
 
+def _peer_host(writer: Any) -> str:
+    """The client's address, or ``-`` when it cannot be known: a client that connected
+    and reset at once is gone before its shell starts, and uvloop's transport then
+    raises AttributeError for ``peername`` (its socket is None; found by the login
+    flood of tests/server/test_login_flood.py, which logged it as a task's traceback)."""
+    try:
+        peer = writer.get_extra_info("peername")
+    except (AttributeError, OSError):
+        return replies.UNKNOWN_HOST
+    return str(peer[0]) if peer else replies.UNKNOWN_HOST
+
+
 async def start_server(settings: Settings, shell: TelnetShell) -> Any:
     """Listen on ``settings.host``/``settings.port`` with ``settings.listen_backlog``
     (capped by the kernel); each connection runs ``shell``."""
@@ -585,6 +607,8 @@ async def start_server(settings: Settings, shell: TelnetShell) -> Any:
     async def run_shell(reader: Any, writer: Any) -> None:
         lines = LineReader(reader, max_len=settings.max_line_length)
         output = TelnetOutput(writer, buffer_limit=settings.write_buffer_limit)
+        if output.closing:  # reset before its shell started: nothing to serve
+            return
         await shell(lines, output)
 
     class BudgetedServer(QuietTelnetServer):
@@ -604,7 +628,29 @@ async def start_server(settings: Settings, shell: TelnetShell) -> Any:
         limit=reader_limit(settings.max_unread_input),
     )
     set_backlog(server, settings.listen_backlog)
+    forget_connected_clients(server)
     return server
+
+
+class _KeepNone(asyncio.Queue[Any]):
+    """A queue that keeps nothing put in it (see :func:`forget_connected_clients`)."""
+
+    def put_nowait(self, item: Any) -> None:
+        pass
+
+
+def forget_connected_clients(server: Any) -> None:
+    """Stop ``server`` (telnetlib3's ``Server``) keeping connections that have closed.
+
+    telnetlib3 5.0 puts every connection that finished its negotiation in a queue of up
+    to 1,000 for its ``wait_for_client``, which this server never calls: the last
+    1,000 connections stayed alive after they closed, each with everything its
+    session's frames held (the lines it had queued, its reader's buffer, the error it
+    ended with). After a login flood (tests/server/test_login_flood.py,
+    benchmarks/login_flood.py) RSS stayed 85 → 300 MB for good (issue 34 item 12);
+    the queue here keeps none. A telnetlib3 without that queue is left as it is."""
+    if isinstance(getattr(server, "_new_client", None), asyncio.Queue):
+        server._new_client = _KeepNone()
 
 
 def set_backlog(server: Any, backlog: int) -> None:

@@ -67,10 +67,16 @@ from server.doors.output import (
     Shell,
     clean_line,
     crlf_lines,
+    socket_gone,
 )
 
 log = logging.getLogger(__name__)
 
+AIOHTTP_VERSIONS: Final = ("3.14.5", "3.15")
+"""The aiohttp versions this module was tested with: at least the first, below the
+second (pyproject.toml's pin says the same). :class:`HttpHandler` subclasses aiohttp's
+``RequestHandler`` and :class:`HttpGate` stands in front of it as its transport, which
+aiohttp's public API does not promise to keep working across minor releases."""
 WS_PATH: Final = "/ws"
 """Where the WebSocket endpoint is."""
 PAGE_PATH: Final = "/"
@@ -245,6 +251,9 @@ class WebOutput:
     @property
     def closing(self) -> bool:
         return self._transport.is_closing()
+
+    def peer_gone(self) -> bool:
+        return self.closing or socket_gone(self._transport)
 
     async def drain(self, timeout: float) -> None:
         transport = self._transport

@@ -11,7 +11,6 @@ from server.errors import Reply
 from server.handlers import valid
 from server.handlers.context import Context
 from server.login import new_token, token_digest
-from server.world.passwords import hash_password, verify_password
 from server.world.presence import Audience
 
 
@@ -50,9 +49,10 @@ async def password(ctx: Context, cmd: ParsedCommand) -> None:
     """``password old:new:new`` (§4.17)."""
     change = valid(parse_password_change(cmd.text_after(0)))
     user = await ctx.app.db.get_user(ctx.session.name)
-    if user is None or not await verify_password(change.old, user.password_hash):
+    client = ctx.app.password_client(ctx.session.output)
+    if user is None or not await ctx.app.passwords.verify(change.old, user.password_hash, client):
         raise Reply(replies.OLD_PASSWORD_WRONG)
-    hashed = await hash_password(change.new, ctx.app.cost)
+    hashed = await ctx.app.passwords.hash(change.new, ctx.app.cost, client)
     await ctx.app.db.set_password_hash(user.name, hashed)
     await ctx.app.db.revoke_web_tokens(user.name)  # every page logs in anew (D323)
     ctx.session.send(replies.PASSWORD_CHANGED)

@@ -30,6 +30,7 @@ from protocol.parser import (
 from server.errors import Reply
 from server.handlers.bindings import BINDINGS, DIALOGS
 from server.handlers.context import Context
+from server.world.passwords import ClientGone
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,8 @@ async def dispatch(ctx: Context, line: str) -> None:
         shown = "***" if dialog is not None else _mask(line)
         ctx.app.outage_log.warning(f"command {shown!r} of {session.name or '-'}", error)
         session.send(replies.DATABASE_OUTAGE)
+    except ClientGone:  # the client went away while its password waited (D330)
+        log.debug("%s went away while a password waited", session.name or "-")
     except Exception:
         shown = "***" if dialog is not None else _mask(line)  # a dialog's line is a password
         log.exception("command %r of %s failed", shown, session.name or "-")

@@ -22,7 +22,6 @@ from server.errors import Reply
 from server.handlers.account import log_out
 from server.handlers.context import Context
 from server.login import complete_login
-from server.world.passwords import hash_password
 from server.world.session import (
     DEFAULT_SETTINGS,
     DEFAULT_TOGGLES,
@@ -103,7 +102,9 @@ async def retype_password(ctx: Context, line: str) -> None:
         _back_to_guest(ctx)
         raise Reply(refusal)
     ctx.app.registrations.count(output.host)
-    hashed = await hash_password(account.password, ctx.app.cost)
+    hashed = await ctx.app.passwords.hash(
+        account.password, ctx.app.cost, ctx.app.password_client(output)
+    )
     try:
         user = await ctx.app.db.create_user(
             account.name,

@@ -48,6 +48,9 @@ class RecordingOutput:
     def abort(self) -> None:
         self.closing = True
 
+    def peer_gone(self) -> bool:
+        return self.closing
+
 
 async def telnet_login(
     connect: Connect, app: App, name: str, password: str = "secret", *, create: bool = True

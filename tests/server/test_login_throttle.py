@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator
 import pytest
 
 from protocol import replies
-from server import login
 from server.app import App
 from server.config import Settings
 from server.doors import throttle as throttle_module
@@ -236,14 +235,14 @@ async def test_an_unknown_name_costs_a_real_hash(
     """The password of a name nobody has is checked against a hash of the configured
     cost (issue 18: a cheaper one made those replies 48 ms faster)."""
     checked: list[ScryptCost] = []
-    real = passwords.verify_password
+    real = passwords.verify_password_sync
 
-    async def recording(password: str, stored: str) -> bool:
+    def recording(password: str, stored: str) -> bool:
         _, n, r, p, *_ = stored.split("$")
         checked.append(ScryptCost(int(n), int(r), int(p)))
-        return await real(password, stored)
+        return real(password, stored)
 
-    monkeypatch.setattr(login, "verify_password", recording)
+    monkeypatch.setattr(passwords, "verify_password_sync", recording)
     client = await at_prompt(app, clients)
     await client.send(guess("nobody"))
     await answered(client)

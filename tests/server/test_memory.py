@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+from server.memory import Trimmer, fix_mmap_threshold, trim_heap
+
 _CHILD = """
 import sys
 from server.memory import fix_mmap_threshold
@@ -47,3 +49,32 @@ def test_freed_receive_buffers_are_returned_to_the_system() -> None:
     # 2.36); with it, they are unmapped.
     assert _kept_kib("sliding") > 8_000
     assert _kept_kib("fixed") < 2_000
+
+
+def test_the_heap_is_trimmed_once_the_connections_fall_to_half_their_peak() -> None:
+    """D331: a peak of at least TRIM_FLOOR connections, then half of it or fewer: one
+    trim, and the next trim waits for a new peak and a new fall."""
+    trims: list[int] = []
+
+    def trim() -> bool:
+        trims.append(1)
+        return True
+
+    trimmer = Trimmer(trim, floor=100)
+    seen = [trimmer.observe(n) for n in (10, 60, 99, 40)]  # no peak reached the floor
+    assert seen == [False] * 4
+    seen = [trimmer.observe(n) for n in (150, 200, 120, 101, 100, 99, 98)]
+    assert seen == [False, False, False, False, True, False, False]
+    assert trimmer.observe(20) is True  # 100 is the peak since: 20 is half of it or fewer
+    assert trimmer.observe(5) is False  # the peak since, 20, is below the floor
+    assert trimmer.trims == len(trims) == 2
+    assert [trimmer.observe(n) for n in (300, 150)] == [False, True]
+    trimmer.seen(400)  # a peak between two looks counts too
+    assert trimmer.observe(200) is True
+    assert trimmer.trims == 4
+
+
+def test_trim_heap_gives_back_freed_memory_on_glibc() -> None:
+    if not fix_mmap_threshold():
+        pytest.skip("not glibc")
+    assert isinstance(trim_heap(), bool)

@@ -13,7 +13,11 @@ import asyncio
 import logging
 import math
 import random
+import re
+import tomllib
 from collections.abc import AsyncIterator
+from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -21,7 +25,14 @@ import pytest
 
 from protocol import replies
 from server.config import Settings
-from server.doors.web import CONTROL_COST, FRAME_COST, SECURITY_HEADERS, FrameWalker, HttpGate
+from server.doors.web import (
+    AIOHTTP_VERSIONS,
+    CONTROL_COST,
+    FRAME_COST,
+    SECURITY_HEADERS,
+    FrameWalker,
+    HttpGate,
+)
 from server.service import Service
 from tests.conftest import DbTarget
 
@@ -443,3 +454,16 @@ def test_the_frame_walker_charges_each_frame_wherever_the_reads_cut() -> None:
     used, cost, _ = walker.walk(pings, 3 * (CONTROL_COST + FRAME_COST))
     assert (used, cost) == (18, 3 * (6 + CONTROL_COST + FRAME_COST))  # three pings, whole
     assert walker.walk(pings[used:] + client_frame(b"x", masked=False), math.inf)[2]
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text))
+
+
+def test_aiohttp_is_pinned_to_the_versions_the_door_was_tested_with() -> None:
+    low, high = AIOHTTP_VERSIONS
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    pins = [d for d in pyproject["project"]["dependencies"] if d.startswith("aiohttp")]
+    assert pins == [f"aiohttp>={low},<{high}"]
+    installed = _version(metadata.version("aiohttp"))
+    assert _version(low) <= installed < _version(high)

@@ -307,21 +307,29 @@ class RatingsQuery:
     name: str | None = None
     start: int | None = None
     end: int | None = None
+    rates: bool = False
+    """``analysis`` was given: each line with the player's mean error rate (D341)."""
 
 
 _FROM: Final = "from"
 _TO: Final = "to"
+_RATES: Final = "analysis"
+"""D341: a command's name, so no one can register it (:data:`RESERVED_NAMES`)."""
 
 
 def parse_ratings_query(args: Sequence[str]) -> RatingsQuery | Invalid:
-    """``ratings [name] [from <n>] [to <m>]``: a missing or bad number after
-    ``from``/``to``, or two names, is refused (§4.14)."""
+    """``ratings [name] [from <n>] [to <m>] [analysis]``: a missing or bad number after
+    ``from``/``to``, or two names, is refused (§4.14); ``analysis`` anywhere asks for the
+    error rates (D341)."""
     name: str | None = None
     bounds: dict[str, int] = {}
+    rates = False
     words = iter(args)
     for word in words:
         key = word.lower()
-        if key in (_FROM, _TO):
+        if key == _RATES:
+            rates = True
+        elif key in (_FROM, _TO):
             number = next(words, "")
             if not number.isdigit() or int(number) < 1:
                 return Invalid.of(replies.positive_number_after(key))
@@ -330,7 +338,7 @@ def parse_ratings_query(args: Sequence[str]) -> RatingsQuery | Invalid:
             return Invalid.of(replies.only_one_name(name, word))
         else:
             name = word
-    return RatingsQuery(name, bounds.get(_FROM), bounds.get(_TO))
+    return RatingsQuery(name, bounds.get(_FROM), bounds.get(_TO), rates)
 
 
 # -- accounts: login, password, address, registration (§1.3, §1.7, §4.17) ---------------

@@ -137,6 +137,8 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
             "Every finished match is analysed by GNU Backgammon after it ends. The error",
             "rate is the equity lost per decision times 500: lower is better. See 'export'",
             "for your matches' ids. 'json' gives every decision as one line of JSON.",
+            "'show analysis <match id>' is the same. 'ratings analysis' adds each player's",
+            "mean error rate over their last 20 analysed matches to the rating list.",
         ),
         min_args=1,
         max_args=2,
@@ -345,7 +347,15 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
         states=SessionState.PLAYING,
         refusal=_NOT_PLAYING,
     ),
-    Command("ratings", "ratings [name] [from <n>] [to <m>]", "The rating list."),
+    Command(
+        "ratings",
+        "ratings [name] [from <n>] [to <m>] [analysis]",
+        "The rating list.",
+        details=(
+            "With 'analysis', each line ends with the player's mean error rate over their",
+            "last 20 matches analysed by GNU Backgammon ('-' when none; lower is better).",
+        ),
+    ),
     Command(
         "rawwho",
         "rawwho [args]",
@@ -398,7 +408,7 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
     Command(
         "show",
         "show games|saved|savedcount <name>|watchers|max|timezones [prefix]|dice <match id>"
-        "|chouette [name]",
+        "|chouette [name]|analysis <match id> [json]",
         "Show various lists.",
         states=USER | SessionState.VISITOR,
         min_args=1,

@@ -1504,6 +1504,25 @@ def ratings_who(experience: int) -> str:
     )
 
 
+RATINGS_RATES_HEADER: Final = RATINGS_HEADER + "  Error rate"
+"""D341: ``ratings ... analysis``: the header with the error rate's column."""
+
+
+def ratings_rate_line(
+    rank: int,
+    name: str,
+    rating: float,
+    experience: int,
+    rate: float | None,
+    *,
+    marked: bool = False,
+) -> str:
+    """D341: a :func:`ratings_line` with the player's mean error rate (one decimal) under
+    ``Error rate``, ``-`` when none of their matches is analysed."""
+    shown = "-" if rate is None else f"{rate:.1f}"
+    return f"{ratings_line(rank, name, rating, experience, marked=marked)}{shown:>17}"
+
+
 RATINGS_RANGE_LIMIT: Final = "** range currently limited to 100."
 
 

@@ -97,9 +97,20 @@ async def analysis(ctx: Context, cmd: ParsedCommand) -> None:
     as text in telnet mode and as lines for programs in CLIP mode, or with ``json`` as
     one line of JSON in either (the web page's); a match not analysed yet is
     queued (on demand), and the caller is told to ask again."""
-    match_id = valid(parse_record_id(cmd.args[0], replies.ANALYSIS_USAGE))
-    as_json = cmd.args[1:] == ("json",)
-    if len(cmd.args) > 1 and not as_json:
+    ctx.session.send_lines(await analysis_reply(ctx, cmd.args))
+
+
+async def analysis_reply(ctx: Context, args: tuple[str, ...]) -> list[str]:
+    """The lines ``analysis <args>`` answers, and ``show analysis <args>`` too (D342:
+    one answer for both spellings).
+
+    :raises Reply: the usage, no such match, analysis off or failed, or queued (D287).
+    """
+    if not args:  # 'show analysis' alone; the command itself has min_args
+        raise Reply(replies.ANALYSIS_USAGE)
+    match_id = valid(parse_record_id(args[0], replies.ANALYSIS_USAGE))
+    as_json = args[1:] == ("json",)
+    if len(args) > 1 and not as_json:
         raise Reply(replies.ANALYSIS_USAGE)
     db = ctx.app.db
     record = await db.get_match_record(match_id)
@@ -113,8 +124,7 @@ async def analysis(ctx: Context, cmd: ParsedCommand) -> None:
             raise Reply(replies.analysis_failed(match_id)) from None
         names = (record.player1, record.player2)
         layout = analysis_json if as_json else analysis_lines if ctx.session.clip else analysis_text
-        ctx.session.send_lines(layout(match_id, names, found))
-        return
+        return layout(match_id, names, found)
     analyses = ctx.app.analyses
     if not analyses.enabled:
         raise Reply(replies.ANALYSIS_OFF)

@@ -1,10 +1,11 @@
-"""``show <what>`` (§4.14): games, saved, savedcount, watchers, max, timezones (D177) and
-dice (D274).
+"""``show <what>`` (§4.14): games, saved, savedcount, watchers, max, timezones (D177),
+dice (D274), chouette (D308) and analysis (D342).
 
 Each topic is a small function in :data:`TOPICS`; a unique prefix selects one
 (``show sa`` is ambiguous, ``show savedc`` is savedcount). ``show`` alone answers
 ``** show what?`` (the command table's usage), an unknown topic
-``** Don't know how to show <x>``.
+``** Don't know how to show <x>``. A visitor (D256) has no ``show analysis``, as it has
+no ``analysis``: asking for one may start gnubg.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from server.handlers import valid
 from server.handlers.chouette import show_chouette
 from server.handlers.context import Context
 from server.handlers.match import games_lines, watchers_lines
+from server.handlers.records import analysis_reply
 from server.handlers.settings import zones
 
 Topic = Callable[[Context, tuple[str, ...]], Awaitable[list[str]]]
@@ -111,7 +113,13 @@ async def _dice(ctx: Context, args: tuple[str, ...]) -> list[str]:
     )
 
 
+async def _analysis(ctx: Context, args: tuple[str, ...]) -> list[str]:
+    """``show analysis <match id> [json]``: the ``analysis`` command's answer (D342)."""
+    return await analysis_reply(ctx, args)
+
+
 TOPICS: dict[str, Topic] = {
+    "analysis": _analysis,
     "chouette": show_chouette,
     "dice": _dice,
     "games": _games,
@@ -123,19 +131,26 @@ TOPICS: dict[str, Topic] = {
 }
 
 
-def topic(word: str) -> Topic:
-    """The topic ``word`` names exactly or as a unique prefix.
+NOT_FOR_VISITORS: frozenset[Topic] = frozenset({_analysis})
+"""The topics a visitor (D256) cannot ask for: their commands are not a visitor's."""
+
+
+def topic(word: str, *, visitor: bool = False) -> Topic:
+    """The topic ``word`` names exactly or as a unique prefix (among a visitor's topics
+    for a visitor).
 
     :raises Reply: ``** Don't know how to show <word>``.
     """
     key = word.lower()
-    if key in TOPICS:
+    names = [name for name, shown in TOPICS.items() if not (visitor and shown in NOT_FOR_VISITORS)]
+    if key in names:
         return TOPICS[key]
-    found = [name for name in TOPICS if name.startswith(key)]
+    found = [name for name in names if name.startswith(key)]
     if len(found) != 1:
         raise Reply(replies.dont_know_show(word))
     return TOPICS[found[0]]
 
 
 async def show(ctx: Context, cmd: ParsedCommand) -> None:
-    ctx.session.send_lines(await topic(cmd.args[0])(ctx, cmd.args[1:]))
+    chosen = topic(cmd.args[0], visitor=ctx.session.visitor)
+    ctx.session.send_lines(await chosen(ctx, cmd.args[1:]))

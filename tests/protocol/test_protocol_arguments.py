@@ -196,6 +196,11 @@ def test_ratings_queries() -> None:
     assert parse_ratings_query(("from",)) == Invalid((replies.positive_number_after("from"),))
     assert parse_ratings_query(("to", "0")) == Invalid((replies.positive_number_after("to"),))
     assert parse_ratings_query(("a", "b")) == Invalid((replies.only_one_name("a", "b"),))
+    # D341: 'analysis' anywhere asks for the error rates; it is no name
+    assert parse_ratings_query(("Analysis",)) == RatingsQuery(rates=True)
+    assert parse_ratings_query(("bob", "analysis", "from", "3")) == RatingsQuery(
+        "bob", 3, None, True
+    )
 
 
 def test_password_forms() -> None:

@@ -10,14 +10,24 @@ import json
 import pytest
 
 from backgammon.dice import SeededDice
+from db.repository import RATING_LIST_EXPERIENCE
 from protocol import replies
 from protocol.analysis import analysis_from_json
 from protocol.analysis_view import analysis_lines, analysis_text
+from protocol.arguments import VISITOR
 from server.app import App
 from server.config import Settings
 from tests.conftest import DbTarget
 
-from .conftest import TIMEOUT, Connect, ScriptedClient, clip_login, connect_from, running
+from .conftest import (
+    TIMEOUT,
+    Connect,
+    ScriptedClient,
+    clip_login,
+    connect_from,
+    make_user,
+    running,
+)
 from .match_driver import Player, play_out
 from .sessions import command, ready_pair, telnet_login
 from .test_analysis_queue import GNUBG, record_random_match
@@ -131,7 +141,7 @@ async def test_export_sgf_is_gnubgs_own_file_with_its_analysis(connect: Connect,
 async def test_the_json_form_has_every_decision(connect: Connect, app: App) -> None:
     """``analysis <id> json`` (D326, the web page's form): one line of JSON between the
     begin and end lines, with every judged decision, in either mode; another word than
-    ``json`` is refused with the usage."""
+    ``json`` is refused with the usage; ``show analysis <id> json`` is the same (D342)."""
     match_id = await record_random_match(app.db, 3, 3)
     await app.analyses.request(match_id)
     await asyncio.wait_for(app.analyses.wait_idle(), 60)
@@ -161,7 +171,107 @@ async def test_the_json_form_has_every_decision(connect: Connect, app: App) -> N
             "mark": first.mark,
         }
         assert any(d["mark"] == "" for g in games for d in g["decisions"])  # not only marks
+        await client.send(f"show an {match_id} json")  # D342: the same, by 'show'
+        begin = replies.analysis_json_begin(match_id)
+        while not (await client.line(TIMEOUT)).endswith(begin):
+            pass  # telnet: after the prompt
+        assert json.loads(await client.line(TIMEOUT)) == document
+        assert await client.line(TIMEOUT) == replies.analysis_end(match_id)
         await client.send(f"analysis {match_id} xml")
         while not (await client.line(TIMEOUT)).endswith(replies.ANALYSIS_USAGE):
             pass  # telnet: after the prompt
         client.writer.close()
+
+
+@pytest.mark.known_lines
+async def test_show_analysis_answers_as_analysis(connect: Connect, app: App) -> None:
+    """``show analysis <id> [json]`` (D342): the ``analysis`` command's lines, in each
+    mode, its refusals too; a visitor (D256) has no such topic, as no such command."""
+    match_id = await record_random_match(app.db, 3, 3)
+    await app.analyses.request(match_id)
+    await asyncio.wait_for(app.analyses.wait_idle(), 60)
+    stored = await app.db.get_analysis(match_id)
+    assert stored is not None and stored.result is not None
+    analysis = analysis_from_json(stored.result)
+    names = ("alice", "bob")
+
+    carol = await telnet_login(connect, app, "carol")
+    shown = await command(carol, f"show analysis {match_id}")
+    assert shown == analysis_text(match_id, names, analysis)
+    assert await command(carol, f"analysis {match_id}") == shown
+    assert await command(carol, "show analysis") == [replies.ANALYSIS_USAGE]
+    assert await command(carol, "show analysis x") == [replies.ANALYSIS_USAGE]
+    assert await command(carol, f"show analysis {match_id} xml") == [replies.ANALYSIS_USAGE]
+    missing = match_id + 100
+    assert await command(carol, f"show analysis {missing}") == [replies.no_finished_match(missing)]
+
+    dave = await clip_login(connect, app, "dave")
+    await dave.send(f"show analysis {match_id}")
+    lines = await _lines_until(dave, replies.analysis_line_end(match_id))
+    assert lines == analysis_lines(match_id, names, analysis)
+
+    visitor = await connect()
+    await visitor.prompt(replies.LOGIN_PROMPT)
+    await visitor.send(f"login test_client 1008 {VISITOR}")
+    await visitor.expect("6")
+    await visitor.send(f"show analysis {match_id}")
+    await visitor.expect(replies.dont_know_show("analysis"))
+    await visitor.send(f"show dice {match_id}")  # a visitor's topics are still there
+    await visitor.expect(replies.dice_not_committed(match_id))
+
+
+@pytest.mark.known_lines
+async def test_the_rating_list_shows_error_rates_when_asked(connect: Connect, app: App) -> None:
+    """``ratings ... analysis`` (D341): the header with ``Error rate`` and each line with
+    the player's mean rate over their last analysed matches (``-`` for none), in both
+    modes; without the word the §4.14 lines are as before."""
+    first = await record_random_match(app.db, 3, 3)
+    second = await record_random_match(app.db, 4, 1)
+    for match_id in (first, second):
+        await app.analyses.request(match_id)
+    await asyncio.wait_for(app.analyses.wait_idle(), 60)
+    rates: dict[str, list[float]] = {"alice": [], "bob": []}
+    for match_id in (first, second):
+        stored = await app.db.get_analysis(match_id)
+        assert stored is not None and stored.rate1 is not None and stored.rate2 is not None
+        rates["alice"].append(stored.rate1)
+        rates["bob"].append(stored.rate2)
+    await make_user(app, "alice", rating=1700.0, experience=120)
+    await make_user(app, "bob", rating=1600.0, experience=80)
+    await make_user(app, "carol", rating=1650.0, experience=60)  # no analysed match
+    plain = [
+        replies.ratings_line(1, "alice", 1700.0, 120),
+        replies.ratings_line(2, "carol", 1650.0, 60, marked=True),
+        replies.ratings_line(3, "bob", 1600.0, 80),
+    ]
+    alice_rate = sum(rates["alice"]) / 2
+    bob_rate = sum(rates["bob"]) / 2
+    assert f"{alice_rate:.1f}" != f"{rates['alice'][0]:.1f}"  # the mean, not the last one
+    with_rates = [
+        replies.ratings_rate_line(1, "alice", 1700.0, 120, alice_rate),
+        replies.ratings_rate_line(2, "carol", 1650.0, 60, None, marked=True),
+        replies.ratings_rate_line(3, "bob", 1600.0, 80, bob_rate),
+    ]
+    footer = replies.ratings_who(RATING_LIST_EXPERIENCE)
+
+    carol = await telnet_login(connect, app, "carol")
+    assert await command(carol, "ratings") == [replies.RATINGS_HEADER, *plain, footer]
+    assert await command(carol, "ratings analysis") == [
+        replies.RATINGS_RATES_HEADER,
+        *with_rates,
+        footer,
+    ]
+    assert with_rates[1].endswith("  -") and with_rates[0].endswith(f"  {alice_rate:.1f}")
+
+    eve = await clip_login(connect, app, "eve")
+    await eve.send("ratings Analysis bob")
+    await eve.expect(replies.RATINGS_RATES_HEADER)
+    assert await eve.line(TIMEOUT) == replies.ratings_rate_line(
+        3, "bob", 1600.0, 80, bob_rate, marked=True
+    )
+    await eve.send("ratings from 1 to 2")
+    await eve.expect(replies.RATINGS_HEADER)
+    assert [await eve.line(TIMEOUT), await eve.line(TIMEOUT)] == [
+        plain[0],
+        replies.ratings_line(2, "carol", 1650.0, 60),
+    ]

@@ -163,6 +163,19 @@ class BoardState:
         """The :class:`SideState` of ``colour``."""
         return self.o if colour is Colour.O else self.x
 
+    def with_sides(self, o: SideState, x: SideState) -> BoardState:
+        """This state with other sides (a flag or dice of theirs changed): the board and
+        what was derived from it stay, so nothing is checked or derived again (the
+        boards before every roll the server makes for a player take one, D278:
+        ``dataclasses.replace`` ran the checks and derivations each time)."""
+        state = object.__new__(BoardState)
+        set_ = object.__setattr__
+        for name in BoardState.__slots__:
+            set_(state, name, getattr(self, name))
+        set_(state, "o", o)
+        set_(state, "x", x)
+        return state
+
     def position(self, o_player: Player = 0) -> Position:
         """The core :class:`Position` of this board, with ``o_player`` as the O player."""
         return Position.from_fibs_board(self.board, o_player)

@@ -129,11 +129,9 @@ def rolled_for_state(state: BoardState, roller: Colour) -> BoardState:
     if not side.may_double:
         return state
     barred = replace(side, may_double=False)
-    return replace(
-        state,
-        o=barred if roller is Colour.O else state.o,
-        x=barred if roller is Colour.X else state.x,
-    )
+    if roller is Colour.O:
+        return state.with_sides(barred, state.x)
+    return state.with_sides(state.o, barred)
 
 
 def rolled_state(state: BoardState, roller: Colour, dice: tuple[int, int]) -> BoardState:

@@ -22,7 +22,7 @@ from backgammon.match import Match, MatchOptions, Phase
 from protocol.board_ascii import render_ascii, render_board
 from protocol.board_fibs import format_board, parse_board
 from protocol.board_view import BoardState, BoardView, SideState
-from protocol.match_view import board_lines, board_state
+from protocol.match_view import board_lines, board_state, rolled_for_state
 from tests.backgammon.helpers import random_action
 
 # -- the reference: the rules, slowly ------------------------------------------------
@@ -256,6 +256,13 @@ def test_every_view_of_random_matches_is_byte_identical_to_the_reference(seed: i
                 # field included (the ones ``==`` ignores too).
                 fast = BoardView.for_viewer(state, colour, you=you)
                 assert all_fields(fast) == all_fields(view)
+            # The unchecked copy before a roll the server makes (D278) is what the
+            # checking constructor makes of the same fields.
+            barred = rolled_for_state(state, colour)
+            assert all_fields(barred) == all_fields(
+                dataclasses.replace(barred, o=barred.o, x=barred.x)
+            )
+            assert not barred.side(colour).may_double
     assert checked > 20
 
 

@@ -18,7 +18,7 @@ marker); they are skipped where it is not installed.
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -48,7 +48,7 @@ from .real_bots import (
     play_match,
     refused_for_rate,
 )
-from .test_two_nodes import BUSES, world
+from .test_two_nodes import BUSES, until, world
 
 pytestmark = [
     pytest.mark.gnubg,
@@ -101,24 +101,33 @@ async def _play(
     leave_on_bot_turn: bool = True,
     opponent: str = "alice",
     bot_connect: Connect | None = None,
+    settled: Callable[[], Awaitable[None]] | None = None,
 ) -> tuple[ScriptedBot, Opponent]:
     """Log both in, the opponent invites the bot to a 3-point match, both play it out.
 
     ``opponent``: the opponent's name, in every board the bot gets (its length decides
     how many of the BaldLies client's boards fit in one read of gnubg's);
     ``bot_connect``: where the bot connects (another node of the world), if not to
-    ``connect``'s server."""
+    ``connect``'s server; ``settled``: awaited before the invitation (until the
+    opponent's node knows the bot)."""
     await _bot_account(app, name, saved=bot_class is not BaldLiesBot)
     bot = bot_class(await (bot_connect or connect)(), name, engine)
     await bot.login("secret")
     opponent_client = await clip_login(connect, app, opponent)
     await opponent_client.send("set boardstyle 3")
     await opponent_client.expect("Value of 'boardstyle' set to 3.")
+    if settled is not None:
+        await settled()
     player = Opponent(
         opponent_client, opponent, name, leave_on_bot_turn=leave_on_bot_turn, bot_player=bot
     )
     await play_match(bot, player, invite=f"invite {name} {LENGTH}")
     return bot, player
+
+
+def _knows(app: App, name: str) -> bool:
+    """``app``'s node knows ``name`` is online (across nodes: once their login came)."""
+    return app.presence.get(name) is not None
 
 
 def _crawford_game(view: BoardView) -> bool:
@@ -268,6 +277,12 @@ async def test_bots_finish_their_matches_with_the_opponent_on_another_node(
             owner.dice = functools.partial(SeededDice, seed)
             owner.coin = functools.partial(int, coin)
             played = await _play(
-                nodes.connect_to(0), owner, engine, bot_class, name, bot_connect=nodes.connect_to(1)
+                nodes.connect_to(0),
+                owner,
+                engine,
+                bot_class,
+                name,
+                bot_connect=nodes.connect_to(1),
+                settled=functools.partial(until, functools.partial(_knows, owner, name)),
             )
             _check(*played)

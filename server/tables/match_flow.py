@@ -71,7 +71,7 @@ class Step:
             return
         moment = last.moment
         frame = moment.frame.rolled_for(player) if barred else moment.frame
-        moment = dataclasses.replace(moment, frame=frame, rolled_for=True)
+        moment = moment.rolled_for_by_server(frame)
         self.told[-1] = Batch(last.events, moment)
 
     def notice(self, side: Player, line: str) -> None:

@@ -67,6 +67,19 @@ class Moment:
     them (:func:`server.tables.match_flow.follow_up`): after ``can't move`` they get no
     board before their roll's (D277)."""
 
+    def rolled_for_by_server(self, frame: BoardFrame) -> Moment:
+        """This moment as the server rolls for the player on turn next (D277), its boards
+        ``frame`` (D278); made directly, not by ``dataclasses.replace``: it runs at
+        nearly every action."""
+        return Moment(
+            frame,
+            self.phase,
+            self.score,
+            self.redouble_allowed,
+            self.finished_game,
+            rolled_for=True,
+        )
+
     @classmethod
     def of(cls, live: LiveMatch, events: Sequence[Event]) -> Moment:
         match = live.match

@@ -532,3 +532,15 @@ async def test_nats_restarted_and_the_world_is_whole_again(
             await bob.send("tell alice still here")
             await alice.expect(replies.says("bob", "still here", Mode.CLIP), timeout=10)
             assert await who(alice) == ["alice", "bob"]
+
+
+async def test_a_match_with_its_watcher_on_a_third_node_sounds_as_on_one(
+    settings: Settings, db_target: DbTarget, bus: str
+) -> None:
+    """Issue 32's check: the players on two nodes, their watcher (telnet, kibitzing) on a
+    third; every line each hears is the one a single node sends."""
+    async with world(settings, db_target, 1) as one:
+        alone = await match_with_a_watcher(one, {"alice": 0, "bob": 0, "carol": 0})
+    async with world(settings, db_target, 3, bus) as three:
+        spread = await match_with_a_watcher(three, {"alice": 0, "bob": 1, "carol": 2})
+    assert spread == alone

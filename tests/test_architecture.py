@@ -104,34 +104,24 @@ def test_the_rules_core_uses_the_standard_library_only() -> None:
     assert not bad, bad
 
 
-def test_telnetlib3_is_imported_by_the_telnet_module_only() -> None:
+CONFINED = {
+    "telnetlib3": TELNET_MODULE,
+    "aiohttp": WEB_MODULE,
+    "nats": NATS_MODULE,
+}
+"""Libraries one module alone may import, and that module."""
+
+
+@pytest.mark.parametrize("library", sorted(CONFINED))
+def test_a_confined_library_is_imported_by_its_module_only(library: str) -> None:
+    module = CONFINED[library]
     bad = [
         str(path.relative_to(ROOT))
         for package in PACKAGES
         for path in _modules(package)
-        if "telnetlib3" in _imports(path) and path.relative_to(ROOT).as_posix() != TELNET_MODULE
+        if library in _imports(path) and path.relative_to(ROOT).as_posix() != module
     ]
-    assert not bad, f"telnetlib3 imported outside {TELNET_MODULE}: {bad}"
-
-
-def test_aiohttp_is_imported_by_the_web_module_only() -> None:
-    bad = [
-        str(path.relative_to(ROOT))
-        for package in PACKAGES
-        for path in _modules(package)
-        if "aiohttp" in _imports(path) and path.relative_to(ROOT).as_posix() != WEB_MODULE
-    ]
-    assert not bad, f"aiohttp imported outside {WEB_MODULE}: {bad}"
-
-
-def test_nats_is_imported_by_the_nats_bus_only() -> None:
-    bad = [
-        str(path.relative_to(ROOT))
-        for package in PACKAGES
-        for path in _modules(package)
-        if "nats" in _imports(path) and path.relative_to(ROOT).as_posix() != NATS_MODULE
-    ]
-    assert not bad, f"nats imported outside {NATS_MODULE}: {bad}"
+    assert not bad, f"{library} imported outside {module}: {bad}"
 
 
 def test_sqlalchemy_is_imported_in_db_only() -> None:

@@ -82,8 +82,6 @@ class LoopbackBus:
         """Each node's messages to handle, in order; True: the sender joined (met),
         False: the sender is gone (lost)."""
         self._scheduled: set[str] = set()
-        self.published = 0
-        """Messages published since the start (tests and figures)."""
 
     def connect(self, node: str) -> LoopbackConnection:
         if node in self._handlers:
@@ -108,7 +106,6 @@ class LoopbackBus:
     def _publish(self, sender: str, to: str | None, message: bytes) -> None:
         if sender not in self._inboxes:
             return  # a disconnected node says nothing more
-        self.published += 1
         targets = [n for n in self._inboxes if n != sender] if to is None else [to]
         for node in targets:
             inbox = self._inboxes.get(node)

@@ -26,7 +26,8 @@ from server.world.passwords import hash_password_sync
 from server.world.session import DEFAULT_TOGGLES, storable_toggles
 from tests.conftest import PG_URL_VARIABLE, postgres_database
 
-from .conftest import IAC_WONT_TTYPE, TEST_COST, ScriptedClient
+from .conftest import TEST_COST
+from .test_sigkill import login
 
 ROOT = Path(__file__).resolve().parents[2]
 NATS_URL = "nats://127.0.0.1:4222"
@@ -81,16 +82,6 @@ def _config(folder: Path, prefix: str, name: str) -> Path:
         "[analysis]\nenabled = no\n"
     )
     return path
-
-
-async def login(port: int, name: str) -> ScriptedClient:
-    reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 10)
-    client = ScriptedClient(reader, writer)
-    await client.send_raw(IAC_WONT_TTYPE)
-    await client.prompt(replies.LOGIN_PROMPT, timeout=10)
-    await client.send(f"login cluster_test 1008 {name} secret")
-    await client.expect("6", timeout=10)
-    return client
 
 
 @contextlib.asynccontextmanager

@@ -41,10 +41,9 @@ from typing import Any, assert_never
 from protocol import replies
 from protocol.replies import HourUsers, Mode, Toggle
 from server.doors.output import Payload
-from server.errors import Reply
 from server.world.bus import Bus
 from server.world.presence import Audience, Lines, Peer
-from server.world.registry import ACTOR, LocalPresence
+from server.world.registry import ACTOR, LocalPresence, complete_among
 from server.world.remote import Json, PeerState, RemotePeer
 from server.world.session import Session
 
@@ -176,15 +175,7 @@ class ClusterPresence:
         exact = self.get(prefix)
         if exact is not None:
             return exact
-        everyone = self._everyone()
-        for fold in (False, True):
-            key = prefix.lower() if fold else prefix
-            found = [p for p in everyone if (p.name.lower() if fold else p.name).startswith(key)]
-            if len(found) == 1:
-                return found[0]
-            if len(found) > 1:
-                raise Reply(*replies.ambiguous_name(sorted(p.name for p in found), prefix))
-        raise Reply(replies.no_one_called(prefix))
+        return complete_among(self._everyone(), prefix)
 
     def find(self, prefix: str) -> Peer | None:
         folded = prefix.lower()
@@ -445,14 +436,11 @@ class ClusterPresence:
         """What the node owning ``session``'s table needs of them to run their command
         (:class:`RemoteCaller`)."""
         login, stamp = self._login_of.get(session, (0, 0.0))
-        return {
-            "state": PeerState.of(session).to_json(),
-            "login": login,
-            "stamp": stamp,
-            "replaced": session.replaced,
-            "closed": session.closed,
-            "logout": session.logout_text(session.name),
-        }
+        state = PeerState.of(session)
+        logout = session.logout_text(session.name)
+        return _caller(
+            state, login, stamp, logout, replaced=session.replaced, closed=session.closed
+        )
 
     def caller_from_json(self, node: str, data: Json) -> RemoteCaller:
         return RemoteCaller(self, node, data)
@@ -492,14 +480,8 @@ class ClusterPresence:
     def caller_of(self, peer: RemotePeer) -> RemoteCaller:
         """A remote user as the caller of their connection's end (their node is gone:
         the tables end what they were at, as for a dropped connection)."""
-        data = {
-            "state": peer.state.to_json(),
-            "login": peer.login,
-            "stamp": peer.stamp,
-            "replaced": False,
-            "closed": True,
-            "logout": replies.drops_connection(peer.name),
-        }
+        logout = replies.drops_connection(peer.name)
+        data = _caller(peer.state, peer.login, peer.stamp, logout, replaced=False, closed=True)
         return RemoteCaller(self, peer.node, data)
 
     def _peer(self, node: str, message: Json) -> RemotePeer:
@@ -664,6 +646,20 @@ class RemoteCaller(RemotePeer):
     def enter_lobby(self) -> None:
         self._presence._expect(self, watching=None, opponent=None)
         self._presence._apply(self, Change.ENTER_LOBBY, announce=False)
+
+
+def _caller(
+    state: PeerState, login: int, stamp: float, logout: str, *, replaced: bool, closed: bool
+) -> Json:
+    """A caller as :class:`RemoteCaller` reads them (JSON)."""
+    return {
+        "state": state.to_json(),
+        "login": login,
+        "stamp": stamp,
+        "replaced": replaced,
+        "closed": closed,
+        "logout": logout,
+    }
 
 
 def _session(peer: Peer) -> Session:

@@ -34,7 +34,7 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -223,6 +223,25 @@ class _Delivery:
         self.batch.write(session, self.recipients[i][1])
 
 
+P = TypeVar("P", bound=Peer)
+
+
+def complete_among(users: Sequence[P], prefix: str) -> P:
+    """The one of ``users`` that ``prefix`` names when none is called exactly that
+    (§4.1): a unique case-sensitive prefix, else a unique case-insensitive one.
+
+    :raises Reply: nobody (``** There is no one called x``) or several candidates.
+    """
+    for fold in (False, True):
+        key = prefix.lower() if fold else prefix
+        found = [u for u in users if (u.name.lower() if fold else u.name).startswith(key)]
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            raise Reply(*replies.ambiguous_name(sorted(u.name for u in found), prefix))
+    raise Reply(replies.no_one_called(prefix))
+
+
 class LocalPresence:
     """The logged-in sessions of this process by exact name: the presence of a server
     that is a single node (:class:`server.world.presence.Presence`).
@@ -326,18 +345,7 @@ class LocalPresence:
         exact = self._sessions.get(prefix)
         if exact is not None:
             return exact
-        for fold in (False, True):
-            key = prefix.lower() if fold else prefix
-            found = [
-                s
-                for name, s in self._sessions.items()
-                if (name.lower() if fold else name).startswith(key)
-            ]
-            if len(found) == 1:
-                return found[0]
-            if len(found) > 1:
-                raise Reply(*replies.ambiguous_name(sorted(s.name for s in found), prefix))
-        raise Reply(replies.no_one_called(prefix))
+        return complete_among(list(self._sessions.values()), prefix)
 
     def find(self, prefix: str) -> Session | None:
         folded = prefix.lower()
@@ -479,17 +487,8 @@ class LocalPresence:
             self.remote_change(peer)
             return []
         self.peak = max(self.peak, len(self._sessions) + len(self._remote))
-        waiters = [
-            other
-            for other in self._sessions.values()
-            if name in other.waiting_for and other.logged_in
-        ]
-        for other in waiters:
-            other.waiting_for.discard(name)
-        self._seq += 1
-        self._notices.append(_Notice(self._seq, peer, name, True, waiters=tuple(waiters)))
-        self._unheard[peer] = self._seq
-        self._pending = None
+        waiters = self._waiters_for(peer)
+        self._unheard[peer] = self._notice(peer, True, waiters=tuple(waiters))
         self._queue_status()
         return waiters
 
@@ -519,9 +518,7 @@ class LocalPresence:
         :meth:`announce_logout`."""
         self.remote_gone(peer)
         self.history.append((self._clock(), text))
-        self._seq += 1
-        self._notices.append(_Notice(self._seq, peer, peer.name, False, text=text))
-        self._pending = None
+        self._notice(peer, False, text=text)
         self._queue_status()
 
     def replace(self, name: str) -> bool:
@@ -566,16 +563,10 @@ class LocalPresence:
             self.who_update(session)
             return
         self.peak = max(self.peak, len(self._sessions) + len(self._remote))
-        waiters = []
-        for other in self._sessions.values():
-            if name in other.waiting_for and other is not session and other.logged_in:
-                other.waiting_for.discard(name)
-                waiters.append(other)
-                session.send(replies.is_waiting_for_you(other.name))
-        self._seq += 1
-        self._notices.append(_Notice(self._seq, session, name, True, waiters=tuple(waiters)))
-        self._unheard[session] = self._seq
-        self._pending = None
+        waiters = self._waiters_for(session)
+        for other in waiters:
+            session.send(replies.is_waiting_for_you(other.name))
+        self._unheard[session] = self._notice(session, True, waiters=tuple(waiters))
         ACTOR.set(session)
         self._queue_status()
 
@@ -586,10 +577,30 @@ class LocalPresence:
         name = session.name
         text = session.logout_text(name)
         self.history.append((self._clock(), text))
-        self._seq += 1
-        self._notices.append(_Notice(self._seq, session, name, False, text=text))
-        self._pending = None
+        self._notice(session, False, text=text)
         self._queue_status()
+
+    def _waiters_for(self, user: User) -> list[Session]:
+        """This node's users who typed ``waitfor`` ``user``'s name (§4.12), no longer
+        waiting: they hear ``** FINALLY`` after the login notice."""
+        name = user.name
+        waiters = [
+            other
+            for other in self._sessions.values()
+            if name in other.waiting_for and other is not user and other.logged_in
+        ]
+        for other in waiters:
+            other.waiting_for.discard(name)
+        return waiters
+
+    def _notice(
+        self, user: User, login: bool, *, text: str = "", waiters: tuple[Session, ...] = ()
+    ) -> int:
+        """Queue ``user``'s login or logout notice for the next batch; its number."""
+        self._seq += 1
+        self._notices.append(_Notice(self._seq, user, user.name, login, text, waiters))
+        self._pending = None
+        return self._seq
 
     def notice_gap(self) -> float:
         """Seconds from one batch to the next when a login or logout waits (D140):

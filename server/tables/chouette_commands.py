@@ -33,7 +33,7 @@ from server.tables import dice_proof
 from server.tables.chouette_announce import Movers, announce
 from server.tables.chouette_table import LiveChouette
 from server.tables.host import TableHost
-from server.tables.match_commands import _named_point
+from server.tables.match_commands import command_name, named_point
 from server.tables.seam import (
     Accept,
     BearOff,
@@ -208,11 +208,11 @@ def act(host: TableHost, session: Caller, command: TableCommand) -> None:
     me = session.name
     action = _action(core, me, command)
     try:
-        run(host, table, action, _named(command))
+        run(host, table, action, command_name(command))
     except IllegalMoveError as error:
         reason = MoveErrorReason(error.reason.value)
         colour = Colour.O if core.turn == BOX else Colour.X
-        point = _named_point(error, colour)
+        point = named_point(error, colour)
         raise Reply(
             replies.move_error(reason, error.index, None if point == "" else point, error.count)
         ) from None
@@ -352,24 +352,3 @@ def _bear_off(core: Chouette, me: str) -> tuple[Move, ...]:
     if play is None or dice is None or len(play.moves) < len(dice.dice):
         raise Reply(replies.CANT_BEAR_OFF_WITH_EVERY_NUMBER)
     return play.moves
-
-
-def _named(command: TableCommand) -> GameCommand:
-    """The command's name in the refusal texts."""
-    match command:
-        case Roll():
-            return GameCommand.ROLL
-        case Double():
-            return GameCommand.DOUBLE
-        case Moves() | BearOff():
-            return GameCommand.MOVE
-        case Accept():
-            return GameCommand.ACCEPT
-        case Reject():
-            return GameCommand.REJECT
-        case Redouble():
-            return GameCommand.REDOUBLE
-        case Resign():
-            return GameCommand.RESIGN
-        case _:
-            assert_never(command)

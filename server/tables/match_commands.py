@@ -58,7 +58,7 @@ async def act(host: TableHost, session: Caller, command: TableCommand) -> None:
     try:
         await match_lifecycle.play(host, live, lambda: run(live.match), notice=notice)
     except ActionError as error:
-        raise Reply(_refusal(_named(command), error.reason, live, player)) from None
+        raise Reply(_refusal(command_name(command), error.reason, live, player)) from None
     except IllegalMoveError as error:
         help_ = _move_help(session, live, player, error, _typed(command))
         raise Reply(_move_error(error, live, player), *help_) from None
@@ -106,7 +106,7 @@ def _action(command: TableCommand, player: int) -> Callable[[Match], list[Event]
             assert_never(command)
 
 
-def _named(command: TableCommand) -> GameCommand:
+def command_name(command: TableCommand) -> GameCommand:
     """The command's name in the refusal texts (protocol.replies.refusal)."""
     match command:
         case Roll():
@@ -202,14 +202,14 @@ def _move_help(
             first = replies.move_count_problem(len(moves), error.count, d1, d2)
         else:
             what = format_move(moves[error.index], colour) if error.index < len(moves) else typed
-            first = replies.move_problem(reason, what, _named_point(error, colour), d1, d2)
+            first = replies.move_problem(reason, what, named_point(error, colour), d1, d2)
     direction = replies.move_direction(
         colour.name, to_absolute(24, colour), to_absolute(1, colour), to_absolute(6, colour)
     )
     return [first, direction]
 
 
-def _named_point(error: IllegalMoveError, colour: Colour) -> int | str:
+def named_point(error: IllegalMoveError, colour: Colour) -> int | str:
     """The point a move error names, in the mover's absolute FIBS numbers (distances stay)."""
     if error.point is None:
         return ""
@@ -232,5 +232,5 @@ def _refusal(command: GameCommand, reason: Refusal, live: LiveMatch, player: int
 def _move_error(error: IllegalMoveError, live: LiveMatch, player: int) -> str:
     """§4.5's texts; points in the mover's absolute FIBS numbers (distances stay)."""
     reason = MoveErrorReason(error.reason.value)
-    point = _named_point(error, live.match.colour(player))
+    point = named_point(error, live.match.colour(player))
     return replies.move_error(reason, error.index, None if point == "" else point, error.count)

@@ -38,11 +38,14 @@ __all__ = [
     "NAMING_CONVENTION",
     "Base",
     "BlindRow",
+    "ChouetteResultRow",
     "GagRow",
     "MatchAnalysisRow",
     "MatchRecordRow",
     "MessageRow",
     "SavedEventsRow",
+    "SavedChouettePlayerRow",
+    "SavedChouetteRow",
     "SavedMatchRow",
     "UserRow",
     "WebTokenRow",
@@ -283,3 +286,45 @@ class WebTokenRow(Base):
     user_name: Mapped[str] = mapped_column(String, _user_fk(), index=True)
     issued_at: Mapped[int] = mapped_column(BigInteger)
     expires_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class SavedChouetteRow(Base):
+    """A chouette table, saved after every action (revision 0010, D362; docs/chouette.md):
+    the rules core's JSON of the table without its events, stored verbatim."""
+
+    __tablename__ = "saved_chouettes"
+
+    table_id: Mapped[str] = mapped_column(String, primary_key=True)
+    host: Mapped[str] = mapped_column(String)
+    """Who opened it: the table's name."""
+    snapshot: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class SavedChouettePlayerRow(Base):
+    """A player at a saved chouette table (those who have not left it): how a returning
+    player finds their table."""
+
+    __tablename__ = "saved_chouette_players"
+
+    table_id: Mapped[str] = mapped_column(
+        String, ForeignKey("saved_chouettes.table_id", ondelete=_CASCADE), primary_key=True
+    )
+    name: Mapped[str] = mapped_column(String, _user_fk(), primary_key=True, index=True)
+
+
+class ChouetteResultRow(Base):
+    """What one player won or lost in one finished chouette game (revision 0010, D363):
+    the standings per table and per player are sums of these. Names are plain text, as
+    in ``match_records``: the record outlives the accounts."""
+
+    __tablename__ = "chouette_results"
+
+    table_id: Mapped[str] = mapped_column(String, primary_key=True)
+    game: Mapped[int] = mapped_column(Integer, primary_key=True)
+    """The game's number at its table, from 1."""
+    name: Mapped[str] = mapped_column(String, primary_key=True, index=True)
+    seat: Mapped[str] = mapped_column(String)
+    """``box``, ``partner`` or ``member``."""
+    points: Mapped[int] = mapped_column(Integer)
+    finished_at: Mapped[int] = mapped_column(BigInteger)

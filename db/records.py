@@ -19,6 +19,9 @@ __all__ = [
     "RatingEntry",
     "RatingUpdate",
     "SavedEvents",
+    "ChouetteRecord",
+    "ChouetteStanding",
+    "SavedChouette",
     "SavedMatch",
     "StoredAnalysis",
     "StoredMessage",
@@ -232,3 +235,32 @@ class RatingEntry:
     name: str
     rating: float
     experience: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SavedChouette:
+    """A saved chouette table (D362): its id, who opened it, the core's JSON text."""
+
+    table_id: str
+    host: str
+    snapshot: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ChouetteStanding:
+    """One player's line in a chouette table's standings (D363)."""
+
+    name: str
+    games: int
+    """Finished games in which they won or lost something at the table."""
+    points: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ChouetteRecord:
+    """One player's chouette games over every table (D363)."""
+
+    name: str
+    tables: int
+    games: int
+    points: int

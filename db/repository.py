@@ -62,9 +62,12 @@ from db.errors import (
 from db.pgwriter import PgRunner
 from db.records import (
     DEFAULT_RATING,
+    ChouetteRecord,
+    ChouetteStanding,
     MatchRecord,
     RatingEntry,
     RatingUpdate,
+    SavedChouette,
     SavedEvents,
     SavedMatch,
     StoredAnalysis,
@@ -694,6 +697,94 @@ class Database:
     async def count_saved_matches(self, name: str) -> int:
         """How many saved matches ``name`` plays in (``show savedcount``)."""
         return await self._scalar(self._sql.count_saved_matches, name=name)
+
+    # -- chouette tables (D362, D363) -------------------------------------------------------
+
+    async def save_chouette(
+        self,
+        table_id: str,
+        host: str,
+        players: Iterable[str],
+        snapshot: str,
+        *,
+        at: float | None = None,
+    ) -> None:
+        """Store a chouette table (its row replaced) and the players at it now, in one
+        transaction.
+
+        :raises UnknownUserError: a player does not exist.
+        """
+        names = tuple(players)
+        row = {"table_id": table_id, "host": host, "snapshot": snapshot}
+        sql = self._sql
+
+        def job(tx: Transaction) -> None:
+            tx.execute(sql.save_chouette, {**row, "updated_at": self._now(at)})
+            tx.execute(sql.delete_chouette_players, {"table_id": table_id})
+            for name in names:
+                tx.execute(sql.insert_chouette_player, {"table_id": table_id, "name": name})
+
+        try:
+            await self._runner.write(job, key=table_id)
+        except ConstraintViolation as exc:
+            unknown = await self._first_unknown(*names)
+            if unknown is None:
+                raise
+            raise UnknownUserError(unknown) from exc
+
+    async def load_chouette_of(self, name: str) -> SavedChouette | None:
+        """The saved chouette table ``name`` is at (the newest, should there be two)."""
+        statement = self._sql.chouette_of
+        rows = await self._runner.read(lambda tx: tx.execute(statement, {"name": name}))
+        return SavedChouette(*rows[0]) if rows else None
+
+    async def delete_chouette(self, table_id: str) -> bool:
+        """Delete a saved chouette table and its players; ``False`` if there was none."""
+        sql, table = self._sql, {"table_id": table_id}
+
+        def job(tx: Transaction) -> bool:
+            tx.execute(sql.delete_chouette_players, table)
+            return bool(tx.execute(sql.delete_chouette, table))
+
+        return await self._runner.write(job, key=table_id)
+
+    async def record_chouette_game(
+        self,
+        table_id: str,
+        game: int,
+        results: Iterable[tuple[str, str, int]],
+        *,
+        at: float | None = None,
+    ) -> None:
+        """Store what each player won (``name, seat, points``) in a finished game.
+
+        :raises ConstraintViolation: the game is stored already.
+        """
+        finished = self._now(at)
+        rows = [
+            {"table_id": table_id, "game": game, "name": n, "seat": seat, "points": points}
+            for n, seat, points in results
+        ]
+        statement = self._sql.insert_chouette_result
+
+        def job(tx: Transaction) -> None:
+            for row in rows:
+                tx.execute(statement, {**row, "finished_at": finished})
+
+        await self._runner.write(job, key=table_id)
+
+    async def chouette_standings(self, table_id: str) -> list[ChouetteStanding]:
+        """Every player's games and points at a table, the highest total first."""
+        statement = self._sql.chouette_standings
+        rows = await self._runner.read(lambda tx: tx.execute(statement, {"table_id": table_id}))
+        return [ChouetteStanding(name, games, int(points)) for name, games, points in rows]
+
+    async def chouette_record(self, name: str) -> ChouetteRecord:
+        """``name``'s chouette games over every table (all zero when none)."""
+        statement = self._sql.chouette_record
+        rows = await self._runner.read(lambda tx: tx.execute(statement, {"name": name}))
+        tables, games, points = rows[0]
+        return ChouetteRecord(name, tables, games, int(points))
 
     # -- finished matches -------------------------------------------------------------------
 

@@ -34,10 +34,13 @@ from sqlalchemy.orm import InstrumentedAttribute
 
 from db.models import (
     BlindRow,
+    ChouetteResultRow,
     GagRow,
     MatchAnalysisRow,
     MatchRecordRow,
     MessageRow,
+    SavedChouettePlayerRow,
+    SavedChouetteRow,
     SavedEventsRow,
     SavedMatchRow,
     UserRow,
@@ -309,6 +312,56 @@ class Statements:
         )
         self.count_ahead: Final = select(func.count()).where(listed, UserRow.name != name, ahead)
         self.count_rated: Final = select(func.count()).where(listed)
+
+        # -- chouette tables (D362, D363)
+        chouette = SavedChouetteRow.table_id == _param(SavedChouetteRow.table_id)
+        upsert_chouette = _dialect_insert(SavedChouetteRow, dialect).values(
+            _values(SavedChouetteRow, _keys(SavedChouetteRow))
+        )
+        self.save_chouette: Final = upsert_chouette.on_conflict_do_update(
+            index_elements=["table_id"],
+            set_={
+                key: upsert_chouette.excluded[key]
+                for key in ("host", "snapshot", "updated_at")
+            },
+        )
+        self.delete_chouette_players: Final = delete(SavedChouettePlayerRow).where(
+            SavedChouettePlayerRow.table_id == _param(SavedChouettePlayerRow.table_id)
+        )
+        self.insert_chouette_player: Final = insert(SavedChouettePlayerRow).values(
+            _values(SavedChouettePlayerRow, _keys(SavedChouettePlayerRow))
+        )
+        self.chouette_of: Final = (
+            select(SavedChouetteRow.table_id, SavedChouetteRow.host, SavedChouetteRow.snapshot)
+            .join(
+                SavedChouettePlayerRow,
+                SavedChouettePlayerRow.table_id == SavedChouetteRow.table_id,
+            )
+            .where(SavedChouettePlayerRow.name == _param(SavedChouettePlayerRow.name))
+            .order_by(SavedChouetteRow.updated_at.desc(), SavedChouetteRow.table_id)
+            .limit(1)
+        )
+        self.delete_chouette: Final = (
+            delete(SavedChouetteRow).where(chouette).returning(SavedChouetteRow.table_id)
+        )
+        self.insert_chouette_result: Final = insert(ChouetteResultRow).values(
+            _values(ChouetteResultRow, _keys(ChouetteResultRow))
+        )
+        self.chouette_standings: Final = (
+            select(
+                ChouetteResultRow.name,
+                func.count(),
+                func.sum(ChouetteResultRow.points),
+            )
+            .where(ChouetteResultRow.table_id == _param(ChouetteResultRow.table_id))
+            .group_by(ChouetteResultRow.name)
+            .order_by(func.sum(ChouetteResultRow.points).desc(), ChouetteResultRow.name)
+        )
+        self.chouette_record: Final = select(
+            func.count(func.distinct(ChouetteResultRow.table_id)),
+            func.count(),
+            func.coalesce(func.sum(ChouetteResultRow.points), 0),
+        ).where(ChouetteResultRow.name == _param(ChouetteResultRow.name))
 
     def update_user(self, keys: Iterable[str]) -> Update:
         """``UPDATE users SET <keys> WHERE name = :who RETURNING name`` (built once per set).

@@ -47,6 +47,9 @@ TABLES = {
     "match_records",
     "match_analyses",
     "web_tokens",
+    "saved_chouettes",
+    "saved_chouette_players",
+    "chouette_results",
 }
 
 

@@ -43,9 +43,9 @@ __all__ = [
     "MatchAnalysisRow",
     "MatchRecordRow",
     "MessageRow",
-    "SavedEventsRow",
     "SavedChouettePlayerRow",
     "SavedChouetteRow",
+    "SavedEventsRow",
     "SavedMatchRow",
     "UserRow",
     "WebTokenRow",
@@ -325,6 +325,6 @@ class ChouetteResultRow(Base):
     """The game's number at its table, from 1."""
     name: Mapped[str] = mapped_column(String, primary_key=True, index=True)
     seat: Mapped[str] = mapped_column(String)
-    """``box``, ``partner`` or ``member``."""
+    """Where they sat: ``box``, ``partner`` or ``line`` (as in ``show chouette``)."""
     points: Mapped[int] = mapped_column(Integer)
     finished_at: Mapped[int] = mapped_column(BigInteger)

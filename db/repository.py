@@ -707,22 +707,39 @@ class Database:
         players: Iterable[str],
         snapshot: str,
         *,
+        finished: tuple[int, Iterable[tuple[str, str, int]]] | None = None,
         at: float | None = None,
     ) -> None:
-        """Store a chouette table (its row replaced) and the players at it now, in one
-        transaction.
+        """Store a chouette table (its row replaced) with the players at it now, and the
+        results (``name, seat, points``) of the game it ``finished`` (its number first),
+        in one transaction; with no player left, the table is deleted instead.
 
         :raises UnknownUserError: a player does not exist.
+        :raises ConstraintViolation: the finished game is stored already.
         """
         names = tuple(players)
-        row = {"table_id": table_id, "host": host, "snapshot": snapshot}
+        now = self._now(at)
+        row = {"table_id": table_id, "host": host, "snapshot": snapshot, "updated_at": now}
+        table = {"table_id": table_id}
+        results = []
+        if finished is not None:
+            game, rows = finished
+            results = [
+                {**table, "game": game, "name": n, "seat": seat, "points": points}
+                for n, seat, points in rows
+            ]
         sql = self._sql
 
         def job(tx: Transaction) -> None:
-            tx.execute(sql.save_chouette, {**row, "updated_at": self._now(at)})
-            tx.execute(sql.delete_chouette_players, {"table_id": table_id})
+            for result in results:
+                tx.execute(sql.insert_chouette_result, {**result, "finished_at": now})
+            tx.execute(sql.delete_chouette_players, table)
+            if not names:
+                tx.execute(sql.delete_chouette, table)
+                return
+            tx.execute(sql.save_chouette, row)
             for name in names:
-                tx.execute(sql.insert_chouette_player, {"table_id": table_id, "name": name})
+                tx.execute(sql.insert_chouette_player, {**table, "name": name})
 
         try:
             await self._runner.write(job, key=table_id)
@@ -737,41 +754,6 @@ class Database:
         statement = self._sql.chouette_of
         rows = await self._runner.read(lambda tx: tx.execute(statement, {"name": name}))
         return SavedChouette(*rows[0]) if rows else None
-
-    async def delete_chouette(self, table_id: str) -> bool:
-        """Delete a saved chouette table and its players; ``False`` if there was none."""
-        sql, table = self._sql, {"table_id": table_id}
-
-        def job(tx: Transaction) -> bool:
-            tx.execute(sql.delete_chouette_players, table)
-            return bool(tx.execute(sql.delete_chouette, table))
-
-        return await self._runner.write(job, key=table_id)
-
-    async def record_chouette_game(
-        self,
-        table_id: str,
-        game: int,
-        results: Iterable[tuple[str, str, int]],
-        *,
-        at: float | None = None,
-    ) -> None:
-        """Store what each player won (``name, seat, points``) in a finished game.
-
-        :raises ConstraintViolation: the game is stored already.
-        """
-        finished = self._now(at)
-        rows = [
-            {"table_id": table_id, "game": game, "name": n, "seat": seat, "points": points}
-            for n, seat, points in results
-        ]
-        statement = self._sql.insert_chouette_result
-
-        def job(tx: Transaction) -> None:
-            for row in rows:
-                tx.execute(statement, {**row, "finished_at": finished})
-
-        await self._runner.write(job, key=table_id)
 
     async def chouette_standings(self, table_id: str) -> list[ChouetteStanding]:
         """Every player's games and points at a table, the highest total first."""

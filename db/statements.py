@@ -320,10 +320,7 @@ class Statements:
         )
         self.save_chouette: Final = upsert_chouette.on_conflict_do_update(
             index_elements=["table_id"],
-            set_={
-                key: upsert_chouette.excluded[key]
-                for key in ("host", "snapshot", "updated_at")
-            },
+            set_={key: upsert_chouette.excluded[key] for key in ("host", "snapshot", "updated_at")},
         )
         self.delete_chouette_players: Final = delete(SavedChouettePlayerRow).where(
             SavedChouettePlayerRow.table_id == _param(SavedChouettePlayerRow.table_id)
@@ -341,9 +338,7 @@ class Statements:
             .order_by(SavedChouetteRow.updated_at.desc(), SavedChouetteRow.table_id)
             .limit(1)
         )
-        self.delete_chouette: Final = (
-            delete(SavedChouetteRow).where(chouette).returning(SavedChouetteRow.table_id)
-        )
+        self.delete_chouette: Final = delete(SavedChouetteRow).where(chouette)
         self.insert_chouette_result: Final = insert(ChouetteResultRow).values(
             _values(ChouetteResultRow, _keys(ChouetteResultRow))
         )
@@ -530,7 +525,8 @@ SELECT {record_id}, (SELECT ok FROM allowed),
 
 
 def _dialect_insert(
-    table: type[UserRow] | _ListTable | type[SavedMatchRow], dialect: str
+    table: type[UserRow] | _ListTable | type[SavedMatchRow] | type[SavedChouetteRow],
+    dialect: str,
 ) -> postgresql.Insert | sqlite.Insert:
     """An INSERT that supports ``ON CONFLICT`` on the back end."""
     return postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)

@@ -23,7 +23,18 @@ from backgammon.chouette_state import BOX, ChouettePhase, ChouetteState
 from protocol import replies
 from protocol.arguments import Invalid
 
-CHOUETTE_WORDS: Final = ("open", "invite", "join", "start", "leave", "show", "team", "delegate")
+CHOUETTE_WORDS: Final = (
+    "open",
+    "invite",
+    "join",
+    "start",
+    "leave",
+    "show",
+    "team",
+    "delegate",
+    "return",
+    "record",
+)
 """The sub-commands of ``chouette`` (D303); a unique prefix selects one."""
 _TRUE: Final = frozenset({"on", "yes", "true", "1"})
 _FALSE: Final = frozenset({"off", "no", "false", "0"})

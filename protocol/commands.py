@@ -177,7 +177,7 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
     Command(  # not a FIBS command: this server's chouette (D303-D310, docs/chouette.md)
         "chouette",
         "chouette open [setting=value ...]|invite <name>|join <name>|start|leave|show [name]"
-        "|team <text>|delegate [name]",
+        "|team <text>|delegate [name]|return|record [name]",
         "Backgammon for 2 to 10 players at one board: the box against a team.",
         details=(
             "'chouette open' opens a table with its settings (cubes=single, beavers=on,"
@@ -196,6 +196,15 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
             " (as lines for programs when you log in with a client program). 'chouette"
             " team <text>' talks to the team; the box never hears it. 'chouette delegate"
             " <name>' lets another member decide for your cube too; alone, it ends that.",
+            "The team rolls by itself once the members' short window to double is over"
+            " (autoroll); the box's answer and a member's answer to the box's double"
+            " have a timer, after which the table's default answer is given. Logging"
+            " out or losing the connection keeps your seat: your cube follows the"
+            " captain, the next member plays for an absent captain, and an absent box"
+            " holds the table (saved) until it is back. 'chouette return' takes your"
+            " seat again, after a restart of the server too. 'chouette record': your"
+            " table's standings over its finished games; 'chouette record <name>': a"
+            " player's over every table.",
         ),
     ),
     Command(

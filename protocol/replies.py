@@ -2609,7 +2609,8 @@ def dicetest_pairs_chi_square(value: float, freedom: int, probability: float) ->
 
 CHOUETTE_USAGE: Final = (
     "** Usage: chouette open [setting=value ...] | invite <name> | join <name>"
-    " | start | leave | show [name] | team <text> | delegate [name]"
+    " | start | leave | show [name] | team <text> | delegate [name] | return"
+    " | record [name]"
 )
 """D303: ``chouette`` without a known word."""
 CHOUETTE_OPENED: Final = (
@@ -2844,6 +2845,35 @@ def chouette_resign_withdrawn(member: str) -> str:
 def chouette_presence(name: str, present: bool) -> str:
     """D305."""
     return f"{name} {'is back at' if present else 'is away from'} the table."
+
+
+def chouette_held(box: str) -> str:
+    """D361: the box is away; the table is saved and waits for it."""
+    return f"The table waits for {box}, the box: it is saved and goes on when {box} returns."
+
+
+CHOUETTE_SAVED_TABLE: Final = (
+    "** You have a saved chouette table. Type 'chouette return' to go back to it,"
+    " or 'chouette leave'."
+)
+"""D361: ``chouette open`` or ``join`` by a player whose table is saved."""
+CHOUETTE_NOT_AWAY: Final = "** You are at your chouette table already."
+"""D361: ``chouette return`` by a player present at their table."""
+
+
+def chouette_record_heading(host: str) -> str:
+    """D363: ``chouette record`` at a table, before one line per player."""
+    return f"Standings at {host}'s chouette table over its finished games:"
+
+
+def chouette_record_line(name: str, games: int, points: int) -> str:
+    """D363: one player's line of a table's standings."""
+    return f"  {name:<20} {games:>4} games {points:>+6} points"
+
+
+def chouette_player_record(name: str, tables: int, games: int, points: int) -> str:
+    """D363: ``chouette record <name>``: a player's chouettes over every table."""
+    return f"{name} played {games} chouette games at {tables} tables: {points:+d} points."
 
 
 def chouette_proxy(member: str, proxy: str) -> str:

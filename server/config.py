@@ -76,6 +76,7 @@ class Settings:
     status_interval: float = 1.0  # [limits] status_interval, seconds between status batches
     match_reminder: float = 120.0  # [limits] match_reminder, seconds; 0 disables
     match_timeout: float = 600.0  # [limits] match_timeout, seconds; 0 disables
+    chouette_answer_time: float = 30.0  # [limits] chouette_answer_time, seconds; 0 disables (D360)
     web_host: str = "127.0.0.1"  # [web] host
     web_port: int = 8080  # [web] port; 0: no web listener
     web_origins: str = ""  # [web] origins, space-separated; empty: same origin only
@@ -159,6 +160,7 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("limits", "status_interval"): ("status_interval", float),
     ("limits", "match_reminder"): ("match_reminder", float),
     ("limits", "match_timeout"): ("match_timeout", float),
+    ("limits", "chouette_answer_time"): ("chouette_answer_time", float),
     ("web", "host"): ("web_host", str),
     ("web", "port"): ("web_port", int),
     ("web", "origins"): ("web_origins", str),
@@ -341,6 +343,10 @@ def _validate(settings: Settings) -> None:
         (settings.status_interval >= 0, "[limits] status_interval must be 0 or more"),
         (settings.match_reminder >= 0, "[limits] match_reminder must be 0 (off) or more"),
         (settings.match_timeout >= 0, "[limits] match_timeout must be 0 (off) or more"),
+        (
+            settings.chouette_answer_time >= 0,
+            "[limits] chouette_answer_time must be 0 (off) or more",
+        ),
         (
             settings.scrypt_n >= 2 and settings.scrypt_n & (settings.scrypt_n - 1) == 0,
             "[passwords] scrypt_n must be a power of two, 2 or more",

@@ -1,5 +1,6 @@
 """The chouette's own commands (docs/chouette.md; D303-D310): ``chouette open``,
-``invite``, ``join``, ``start``, ``leave``, ``show`` and ``team``.
+``invite``, ``join``, ``start``, ``leave``, ``show``, ``team``, ``delegate``, ``return``
+and ``record``.
 
 The words are parsed here and sent through the table seam as commands of plain data
 (:data:`server.tables.seam.ChouetteCommand`); the owner of the tables applies them.
@@ -22,6 +23,8 @@ from server.tables.seam import (
     ChouetteJoin,
     ChouetteLeave,
     ChouetteOpen,
+    ChouetteRecord,
+    ChouetteReturn,
     ChouetteShow,
     ChouetteStart,
     TeamTalk,
@@ -50,6 +53,10 @@ async def _command(ctx: Context, word: str, cmd: ParsedCommand) -> ChouetteComma
             return ChouetteLeave()
         case "delegate":
             return ChouetteDelegate((await ctx.app.complete(rest[0])).name if rest else None)
+        case "return":
+            return ChouetteReturn()
+        case "record":
+            return ChouetteRecord(rest[0] if rest else None)  # offline players too
         case "team":
             text = cmd.text_after(1)
             if not text:

@@ -116,6 +116,8 @@ def event_lines(events: list[ChouetteEvent], before: Movers) -> list[str]:
                 lines.append(replies.chouette_leaves(name))
             case PresenceChanged(name, present):
                 lines.append(replies.chouette_presence(name, present))
+                if name == box and not present:
+                    lines.append(replies.chouette_held(name))
             case ProxyChanged(member, proxy):
                 lines.append(
                     replies.chouette_proxy_ended(member)

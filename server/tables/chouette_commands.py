@@ -9,29 +9,42 @@ refusals become :func:`protocol.replies.chouette_refusal`'s texts (D309), and wh
 happened is announced (:mod:`server.tables.chouette_announce`). A finished game is
 followed by the next one at once while two players sit at the table (D305).
 
-The tables are not saved yet (issue 31 item 5): a table lives while someone sits at it.
+Every action is saved before it is announced (D362; the core's JSON without its events,
+with the players at the table), and each finished game's results are stored with that
+save (D363). A player whose connection ends stays at the table, away (D361): their cube
+follows the captain, the next member plays for an absent captain, an absent box holds
+the table; ``chouette return`` brings them back, restoring the table from the database
+when it is not running (nobody at it was present, or the server restarted). The timers
+of :mod:`server.tables.chouette_timers` act through :func:`run` like a player (D360).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
+import logging
 from collections.abc import Callable
-from typing import assert_never
+from typing import Any, assert_never
 
 from backgammon.board import Colour
 from backgammon.chouette import Chouette
-from backgammon.chouette_events import ChouetteEvent, ChouetteGameFinished
+from backgammon.chouette_events import ChouetteEvent, ChouetteGameFinished, PartnerShare
+from backgammon.chouette_seats import Seats
 from backgammon.chouette_settings import ChouetteSettings
+from backgammon.chouette_snapshot import chouette_from_json, chouette_to_json
 from backgammon.chouette_state import BOX, ChouetteAction, ChouettePhase
-from backgammon.errors import ActionError, IllegalMoveError, MoveSyntaxError
+from backgammon.errors import ActionError, IllegalMoveError, MoveSyntaxError, SnapshotError
 from backgammon.moves import Move
 from backgammon.notation import parse_moves
+from db.errors import DatabaseOutage
 from protocol import replies
-from protocol.chouette_view import settings_words, show_lines
+from protocol.chouette_view import Where, settings_words, show_lines
 from protocol.replies import GameCommand, MoveErrorReason, Toggle
 from server.errors import Reply
 from server.tables import dice_proof
 from server.tables.chouette_announce import Movers, announce
 from server.tables.chouette_table import LiveChouette
+from server.tables.chouette_timers import ChouetteClock, Timed, stage
 from server.tables.host import TableHost
 from server.tables.match_commands import command_name, named_point
 from server.tables.seam import (
@@ -43,6 +56,8 @@ from server.tables.seam import (
     ChouetteJoin,
     ChouetteLeave,
     ChouetteOpen,
+    ChouetteRecord,
+    ChouetteReturn,
     ChouetteShow,
     ChouetteStart,
     Double,
@@ -56,7 +71,14 @@ from server.tables.seam import (
 )
 from server.world.presence import Caller
 
+log = logging.getLogger(__name__)
+
 Action = Callable[[Chouette], list[ChouetteEvent]]
+Results = tuple[int, list[tuple[str, str, int]]]
+"""A finished game: its number, what each player won in it and where they sat (D363)."""
+
+_TIMED: set[asyncio.Task[None]] = set()
+"""The timers' actions under way (kept from the garbage collector)."""
 
 
 def table_of(host: TableHost, name: str) -> LiveChouette:
@@ -71,22 +93,26 @@ async def command(host: TableHost, session: Caller, command: ChouetteCommand) ->
     """Run one of the chouette's own commands for ``session``."""
     match command:
         case ChouetteOpen(settings):
-            open_table(host, session, settings)
+            await open_table(host, session, settings)
         case ChouetteInvite(name):
             invite(host, session, name)
         case ChouetteJoin(name):
-            join(host, session, name)
+            await join(host, session, name)
         case ChouetteStart():
             table = table_of(host, session.name)
-            run(host, table, lambda c: c.start_game(), None)
+            await run(host, table, lambda c: c.start_game(), None)
         case ChouetteLeave():
-            leave(host, session.name)
+            await leave(host, session.name)
         case ChouetteShow(name):
             table = table_of(host, session.name if name is None else name)
             session.send_lines(show_lines(table.host, table.core, clip=session.clip))
         case ChouetteDelegate(proxy):
             me = session.name
-            run(host, table_of(host, me), lambda c: c.delegate(me, proxy), None)
+            await run(host, table_of(host, me), lambda c: c.delegate(me, proxy), None)
+        case ChouetteReturn():
+            await come_back(host, session)
+        case ChouetteRecord(name):
+            await record(host, session, name)
         case TeamTalk(text):
             team_talk(host, session, text)
         case _:
@@ -96,20 +122,24 @@ async def command(host: TableHost, session: Caller, command: ChouetteCommand) ->
 # -- the table ----------------------------------------------------------------------------
 
 
-def _free(host: TableHost, name: str) -> None:
-    """``name`` neither plays a match nor sits at a chouette."""
+async def _free(host: TableHost, name: str) -> None:
+    """``name`` neither plays a match nor sits at a chouette, running or saved (D361)."""
     if name in host.matches:
         raise Reply(replies.ALREADY_PLAYING)
     if name in host.chouettes:
         raise Reply(replies.ALREADY_AT_CHOUETTE)
+    if await host.db.load_chouette_of(name) is not None:
+        raise Reply(replies.CHOUETTE_SAVED_TABLE)
 
 
-def open_table(host: TableHost, session: Caller, settings: ChouetteSettings) -> None:
+async def open_table(host: TableHost, session: Caller, settings: ChouetteSettings) -> None:
     """``chouette open``: a new table with the settings, the opener at it (D303)."""
-    _free(host, session.name)
+    await _free(host, session.name)
     table = LiveChouette(session.name, Chouette(settings, dice_proof.resumed_roller(host)))
     table.core.join(session.name)
     host.chouettes[session.name] = table
+    async with table.lock:
+        await _save(host, table, None)
     session.send(replies.CHOUETTE_OPENED, replies.chouette_rules(settings_words(settings)))
     _seat_states(host, table)
 
@@ -138,37 +168,121 @@ def invite(host: TableHost, session: Caller, name: str) -> None:
     session.send(replies.you_invite_to_chouette(name))
 
 
-def join(host: TableHost, session: Caller, name: str) -> None:
+async def join(host: TableHost, session: Caller, name: str) -> None:
     """``chouette join``: accept the invitation to the table ``name`` sits at (D304)."""
-    _free(host, session.name)
-    table = host.chouettes.get(name)
-    if table is None or session.name not in table.invited:
-        raise Reply(replies.no_chouette_invitation(name))
     me = session.name
-    before = _movers(table)
-    events = _core(table, lambda c: c.join(me), None)
-    table.invited.discard(me)
-    host.chouettes[me] = table
-    _announce(host, table, events, before)
+    await _free(host, me)
+    table = host.chouettes.get(name)
+    if table is None or me not in table.invited:
+        raise Reply(replies.no_chouette_invitation(name))
+
+    def sit_down(core: Chouette) -> list[ChouetteEvent]:
+        events = core.join(me)
+        table.invited.discard(me)
+        host.chouettes[me] = table
+        return events
+
+    await run(host, table, sit_down, None)
 
 
-def leave(host: TableHost, name: str) -> None:
+async def leave(host: TableHost, name: str) -> None:
     """``name`` leaves their table (§8): mid-game their cube is resigned or follows the
-    captain as the table's setting says; the others play on. Also when their session
-    ends (the table is not saved yet)."""
-    table = table_of(host, name)
-    before = _movers(table)
-    events = _core(table, lambda c: c.leave(name), None)
-    del host.chouettes[name]
-    peer = host.presence.get(name)
-    if peer is not None:
-        host.presence.enter_lobby(peer)
-        host.presence.send(peer, replies.chouette_leaves(name))
-    if not table.present():
-        table.invited.clear()
+    captain as the table's setting says; the others play on. A saved table is restored
+    to be left (D361); the last to leave deletes it."""
+    table = host.chouettes.get(name) or await _restored(host, name)
+    async with table.lock:
+        seats = table.core.seats
+        before = _movers(table)
+        events = _core(table, lambda c: c.leave(name), None)
+        del host.chouettes[name]
+        peer = host.presence.get(name)
+        if peer is not None:
+            host.presence.enter_lobby(peer)
+            host.presence.send(peer, replies.chouette_leaves(name))
+        if table.present():
+            events += _next_game(table, events)
+        await _save(host, table, _results(events, seats))
+        if not table.present():
+            table.invited.clear()
+            _close(table)
+            return
+        _announce(host, table, events, before)
+
+
+async def away(host: TableHost, name: str) -> None:
+    """``name``'s session ended (D361): before the first game that is a leave; after it
+    they stay at the table, away, and a table where nobody is left present leaves this
+    process (it stays saved, for ``chouette return``)."""
+    table = host.chouettes.get(name)
+    if table is None:
         return
-    events += _next_game(table, events)
-    _announce(host, table, events, before)
+    if table.core.seats is None:
+        await leave(host, name)
+        return
+    await run(host, table, lambda c: c.set_present(name, False), None)
+    core = table.core
+    if all(p in core.absent for p in table.present()):
+        for player in table.present():
+            if host.chouettes.get(player) is table:
+                del host.chouettes[player]
+        _close(table)
+
+
+async def come_back(host: TableHost, session: Caller) -> None:
+    """``chouette return`` (D361): the caller is back at their table, restored from the
+    database when it is not running."""
+    me = session.name
+    table = host.chouettes.get(me)
+    if table is None:
+        if me in host.matches:
+            raise Reply(replies.ALREADY_PLAYING)
+        table = await _restored(host, me)
+    if me not in table.core.absent:
+        raise Reply(replies.CHOUETTE_NOT_AWAY)
+    await run(host, table, lambda c: c.set_present(me, True), None)
+
+
+async def _restored(host: TableHost, name: str) -> LiveChouette:
+    """``name``'s saved table, running again with everyone at it away (D361); the
+    players not at another table of this process are seated at it."""
+    saved = await host.db.load_chouette_of(name)
+    if saved is None:
+        raise Reply(replies.NOT_AT_CHOUETTE)
+    running = {id(t): t for t in host.chouettes.values()}.values()
+    table = next((t for t in running if t.table_id == saved.table_id), None)
+    if table is not None:
+        return table
+    data = json.loads(saved.snapshot)
+    try:
+        seated = {*(data["seats"] or {}).get("line", ()), *data["waiting"]}
+        seats = data["seats"]
+        if seats is not None:
+            seated.update(n for n in (seats["box"], seats["partner"]) if n is not None)
+        data["absent"] = sorted(seated)
+        core = chouette_from_json(data, dice_proof.resumed_roller(host))
+    except (SnapshotError, KeyError, TypeError) as error:
+        log.warning("saved chouette %s not restored: %s", saved.table_id, error)
+        raise Reply(replies.SAVED_MATCH_CORRUPT) from None
+    table = LiveChouette(saved.host, core, table_id=saved.table_id)
+    for player in table.present():
+        if player not in host.chouettes and player not in host.matches:
+            host.chouettes[player] = table
+    return table
+
+
+async def record(host: TableHost, session: Caller, name: str | None) -> None:
+    """``chouette record [NAME]`` (D363): the caller's table's standings over its
+    finished games, or ``NAME``'s chouette games over every table."""
+    if name is not None:
+        mine = await host.db.chouette_record(name)
+        session.send(replies.chouette_player_record(name, mine.tables, mine.games, mine.points))
+        return
+    table = table_of(host, session.name)
+    standings = await host.db.chouette_standings(table.table_id)
+    session.send(
+        replies.chouette_record_heading(table.host),
+        *(replies.chouette_record_line(s.name, s.games, s.points) for s in standings),
+    )
 
 
 def team_talk(host: TableHost, session: Caller, text: str) -> None:
@@ -201,14 +315,14 @@ def _seat_states(host: TableHost, table: LiveChouette) -> None:
 # -- the game -----------------------------------------------------------------------------
 
 
-def act(host: TableHost, session: Caller, command: TableCommand) -> None:
+async def act(host: TableHost, session: Caller, command: TableCommand) -> None:
     """A game action at the caller's chouette (D306)."""
     table = table_of(host, session.name)
     core = table.core
     me = session.name
     action = _action(core, me, command)
     try:
-        run(host, table, action, command_name(command))
+        await run(host, table, action, command_name(command))
     except IllegalMoveError as error:
         reason = MoveErrorReason(error.reason.value)
         colour = Colour.O if core.turn == BOX else Colour.X
@@ -223,15 +337,89 @@ def act(host: TableHost, session: Caller, command: TableCommand) -> None:
         raise Reply(replies.move_error(MoveErrorReason.BAD_WORD, error.index)) from None
 
 
-def run(host: TableHost, table: LiveChouette, action: Action, named: GameCommand | None) -> None:
-    """Apply ``action`` to the table's core and announce it, the next game included
-    when it ended one; a refusal answers its text (D309)."""
-    before = _movers(table)
-    events = _core(table, action, named)
-    if not events:  # nothing changed (a delegation as it was)
-        return
-    events += _next_game(table, events)
-    _announce(host, table, events, before)
+async def run(
+    host: TableHost,
+    table: LiveChouette,
+    action: Action,
+    named: GameCommand | None,
+    *,
+    at: tuple[Any, ...] | None = None,
+) -> None:
+    """Apply ``action`` to the table's core, save it and announce it, the next game
+    included when it ended one; a refusal answers its text (D309). ``at``: a timer's
+    :func:`stage`; nothing happens when the table is no longer there."""
+    async with table.lock:
+        if at is not None and stage(table.core) != at:
+            return
+        seats = table.core.seats
+        before = _movers(table)
+        events = _core(table, action, named)
+        if not events:  # nothing changed (a delegation as it was)
+            return
+        events += _next_game(table, events)
+        await _save(host, table, _results(events, seats))
+        _announce(host, table, events, before)
+
+
+async def _save(host: TableHost, table: LiveChouette, results: Results | None) -> None:
+    """Store the table as it is now (deleted when nobody is at it), with the results
+    of the game it finished (D362, D363). Should the database fail for the moment, play
+    goes on (logged, D296): the next save catches up."""
+    core = table.core
+    players = table.present()
+    snapshot = json.dumps(chouette_to_json(core, events=False))
+    try:
+        await host.db.save_chouette(table.table_id, table.host, players, snapshot, finished=results)
+    except DatabaseOutage as error:
+        host.outage_log.warning("saving a chouette table", error)
+
+
+def _results(events: list[ChouetteEvent], seats: Seats | None) -> Results | None:
+    """Each player's result in the game ``events`` finished, if any (D363): the
+    members' settlements, the box's net after its partner's share, the partner's share."""
+    finished = next((e for e in events if isinstance(e, ChouetteGameFinished)), None)
+    if finished is None or seats is None:
+        return None
+    share = sum(e.points for e in events if isinstance(e, PartnerShare))
+    results = [(seats.box, Where.BOX.value, finished.box_net - share)]
+    if seats.partner is not None:
+        results.append((seats.partner, Where.PARTNER.value, share))
+    results += [(member, Where.LINE.value, points) for member, points in finished.results]
+    return finished.game, results
+
+
+def _clock(host: TableHost, table: LiveChouette) -> ChouetteClock:
+    """The table's timers (D360), made at its first announcement."""
+    if table.clock is None:
+
+        def ring(timed: Timed, at: tuple[Any, ...]) -> None:
+            task = asyncio.get_running_loop().create_task(_timed(host, table, timed, at))
+            _TIMED.add(task)
+            task.add_done_callback(_TIMED.discard)
+
+        table.clock = ChouetteClock(host.timer, ring, host.settings.chouette_answer_time)
+    return table.clock
+
+
+def _close(table: LiveChouette) -> None:
+    """The table leaves this process: no timer runs for it."""
+    if table.clock is not None:
+        table.clock.stop()
+
+
+async def _timed(host: TableHost, table: LiveChouette, timed: Timed, at: tuple[Any, ...]) -> None:
+    """A timer ran out (D360): the team's autoroll, or the default answer."""
+    action: Action
+    if timed is Timed.ROLL:
+        action = lambda c: c.roll(c.acting_captain() or "")  # noqa: E731
+    else:
+        action = lambda c: c.time_out()  # noqa: E731
+    try:
+        await run(host, table, action, None, at=at)
+    except Reply:
+        pass  # the decision was taken meanwhile
+    except Exception:
+        log.exception("a chouette timer of %s failed", table.host)
 
 
 def _core(table: LiveChouette, action: Action, named: GameCommand | None) -> list[ChouetteEvent]:
@@ -260,6 +448,7 @@ def _announce(
 ) -> None:
     _seat_states(host, table)
     announce(host.presence, table, events, before)
+    _clock(host, table).update(table.core)
 
 
 def _action(core: Chouette, me: str, command: TableCommand) -> Action:

@@ -11,6 +11,7 @@ a table (:mod:`server.tables.chouette_commands` does).
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from dataclasses import dataclass, field
 
@@ -19,6 +20,7 @@ from backgammon.chouette import Chouette
 from backgammon.chouette_state import BOX, TEAM, ChouettePhase, Cube, CubeOwner
 from protocol.board_view import NO_DICE, BoardState, SideState
 from protocol.match_view import board_lines
+from server.tables.chouette_timers import ChouetteClock
 from server.tables.sides import Side, Sides
 
 _START_BOARD = Position.start().fibs_board(0)
@@ -38,6 +40,10 @@ class LiveChouette:
     invited: set[str] = field(default_factory=set)
     """Invited and not yet joined (D304)."""
     table_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held from an action to its announcement (the save between them is awaited)."""
+    clock: ChouetteClock | None = None
+    """The table's timers (D360), set by :mod:`server.tables.chouette_commands`."""
 
     def present(self) -> tuple[str, ...]:
         """Everyone at the table who has not left it, in the core's order."""

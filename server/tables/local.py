@@ -220,8 +220,8 @@ class LocalTables:
         await match_lifecycle.leave(self, session)
 
     async def session_ended(self, session: Caller) -> None:
-        if session.name in self.chouettes:  # not saved yet (issue 31 item 5): a leave
-            chouette_commands.leave(self, session.name)
+        if session.name in self.chouettes and not session.replaced:  # away (D361)
+            await chouette_commands.away(self, session.name)
         await match_lifecycle.session_ended(self, session)
 
     async def chouette(self, session: Caller, command: ChouetteCommand) -> None:
@@ -231,7 +231,7 @@ class LocalTables:
 
     async def act(self, session: Caller, command: TableCommand) -> None:
         if session.name in self.chouettes:
-            chouette_commands.act(self, session, command)
+            await chouette_commands.act(self, session, command)
             return
         await match_commands.act(self, session, command)
 

@@ -144,6 +144,20 @@ class ChouetteDelegate:
 
 
 @dataclass(frozen=True, slots=True)
+class ChouetteReturn:
+    """``chouette return`` (D361): back to one's seat after a disconnection, a logout or a
+    restart of the server (the table restored from the database when it is not running)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChouetteRecord:
+    """``chouette record [NAME]`` (D363): the caller's table's standings over its finished
+    games, or NAME's chouette games over every table."""
+
+    name: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class TeamTalk:
     """``chouette team TEXT`` (D310): to the other members of the team, never the box."""
 
@@ -158,6 +172,8 @@ ChouetteCommand = (
     | ChouetteLeave
     | ChouetteShow
     | ChouetteDelegate
+    | ChouetteReturn
+    | ChouetteRecord
     | TeamTalk
 )
 """What a player asks of the chouette tables (docs/chouette.md); the game actions at a

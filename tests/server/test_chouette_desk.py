@@ -313,14 +313,21 @@ async def test_beavers_when_the_table_allows_them(desk: Desk) -> None:
     assert after.phase is ChouettePhase.MOVE and after.turn == BOX  # the box's roll followed
 
 
-async def test_a_member_who_logs_out_leaves_the_table(desk: Desk) -> None:
+async def test_a_member_who_logs_out_stays_at_the_table_away(desk: Desk) -> None:
     table = await started(desk, *NAMES[:3])
     core = table.core
     other = core.line[1]
-    await end_session(desk.app, desk.sessions[other])  # the connection's end
-    assert other not in desk.app.local_tables.chouettes
-    assert core.results[other] == -1
-    assert replies.chouette_leaves(other) in desk.heard(core.line[0])
+    await end_session(desk.app, desk.sessions[other])  # the connection's end (D361)
+    assert desk.app.local_tables.chouettes[other] is table
+    assert other in core.absent and core.in_game(other)
+    assert replies.chouette_presence(other, False) in desk.heard(core.line[0])
+
+
+async def test_a_player_who_logs_out_before_the_first_game_leaves(desk: Desk) -> None:
+    table = await seated(desk, *NAMES[:3])
+    await end_session(desk.app, desk.sessions["cat"])
+    assert "cat" not in desk.app.local_tables.chouettes
+    assert table.present() == ("ann", "bob")
 
 
 async def test_the_box_chooses_the_automatic_double_on_an_opening_tie(desk: Desk) -> None:

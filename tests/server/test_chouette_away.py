@@ -1,0 +1,160 @@
+"""A chouette through real sockets when players drop (docs/chouette.md; D360-D363): four
+CLIP clients on a server whose clock the test drives (tests/server/fake_clock.py). A
+member's connection drops and the others play on, the team's roll going ahead after its
+window; the captain drops and the next member plays as acting captain; the box drops and
+the table waits, no timer running, until the box logs in again and returns; the game is
+played to its end and recorded for all four."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from backgammon.board import Colour
+from backgammon.chouette_state import BOX, TEAM, ChouettePhase
+from backgammon.dice import SeededDice
+from backgammon.notation import format_moves
+from protocol import replies
+from server.app import App
+from server.config import Settings
+from server.service import Service
+from server.tables.chouette_table import LiveChouette
+
+from .conftest import Connect, ScriptedClient, check_known_lines, clip_login, serving
+from .fake_clock import FakeTimer
+
+NAMES = ("ann", "bob", "cat", "dan")
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    return settings.replace(commands_per_second=10_000.0, command_burst=10_000)
+
+
+@pytest.fixture
+def timer() -> FakeTimer:
+    return FakeTimer()
+
+
+@pytest.fixture
+async def service(
+    settings: Settings, db_target: object, timer: FakeTimer
+) -> AsyncIterator[Service]:
+    async with serving(
+        settings,
+        db_target,  # type: ignore[arg-type]
+        dice=lambda: SeededDice(5),
+        timer=timer,
+    ) as service:
+        yield service
+
+
+async def turn(clients: dict[str, ScriptedClient], table: LiveChouette) -> None:
+    """The side on roll rolls, or plays its first legal play (read up to its line)."""
+    core = table.core
+    mover = core.mover()
+    assert mover is not None
+    client = clients[mover]
+    if core.phase is ChouettePhase.TURN:
+        await client.send("roll")
+        await client.expect_prefix(f"{mover} rolls ")
+        return
+    assert core.phase is ChouettePhase.MOVE
+    play = core.legal_plays()[0]
+    colour = Colour.O if core.turn == BOX else Colour.X
+    await client.send(f"move {format_moves(play.moves, colour)}")
+    await client.expect_prefix(f"{mover} moves ")
+
+
+async def until_team_rolls(clients: dict[str, ScriptedClient], table: LiveChouette) -> None:
+    core = table.core
+    while not (core.turn == TEAM and core.phase is ChouettePhase.TURN):
+        await turn(clients, table)
+
+
+async def drop(clients: dict[str, ScriptedClient], name: str, *heard: str) -> None:
+    """``name``'s connection closes; every other client hears ``heard``."""
+    await clients.pop(name).close()
+    for client in clients.values():
+        for line in heard:
+            await client.expect(line)
+
+
+async def logged_in(connect: Connect, app: App, name: str, *, create: bool) -> ScriptedClient:
+    """A CLIP client of ``name`` with ``board:`` lines (every line a form of protocol/)."""
+    client = await clip_login(connect, app, name, create=create)
+    await client.send("set boardstyle 3")
+    await client.expect("Value of 'boardstyle' set to 3.")
+    return client
+
+
+async def test_players_drop_the_others_play_on_and_the_box_returns(
+    app: App, connect: Connect, timer: FakeTimer
+) -> None:
+    clients: dict[str, ScriptedClient] = {}
+    for name in NAMES:
+        clients[name] = await logged_in(connect, app, name, create=True)
+        await clients[name].send("toggle ready")
+        await clients[name].expect(replies.toggle_message(replies.Toggle.READY, True))
+    await clients["ann"].send("chouette open")
+    await clients["ann"].expect(replies.CHOUETTE_OPENED)
+    for name in NAMES[1:]:
+        await clients["ann"].send(f"chouette invite {name}")
+        await clients[name].expect(replies.chouette_join_hint("ann"))
+        await clients[name].send("chouette join ann")
+        await clients[name].expect(replies.chouette_joins(name))
+    table = app.local_tables.chouettes["ann"]
+    core = table.core
+    await clients["ann"].send("chouette start")
+    await clients["ann"].expect_prefix("Chouette game 1:")
+    box, (captain, second, last) = core.box, core.line
+    assert box is not None
+
+    # A member drops: they are away; after the window the captain's roll goes ahead.
+    await until_team_rolls(clients, table)
+    await drop(clients, last, replies.chouette_presence(last, False))
+    timer.advance(10)
+    for client in clients.values():
+        await client.expect_prefix(f"{captain} rolls ")
+    await turn(clients, table)  # the captain moves
+
+    # The captain drops: the next member plays for the team.
+    await until_team_rolls(clients, table)
+    await drop(
+        clients,
+        captain,
+        replies.chouette_presence(captain, False),
+        replies.chouette_acting_captain(second),
+    )
+    assert core.mover() == second
+    await turn(clients, table)  # the acting captain rolls by hand, and moves
+    await turn(clients, table)
+
+    # The box drops: the table waits for it; no timer runs meanwhile.
+    await drop(clients, box, replies.chouette_presence(box, False), replies.chouette_held(box))
+    version = core.version
+    timer.advance(10 * 30)  # ten answer times (the idle time-out is an hour)
+    await clients[second].send("show chouette")  # a round trip: the timers had their turn
+    await clients[second].expect(replies.CHOUETTE_END_LINE)
+    assert core.version == version
+
+    # The box logs in again and returns; the game is played to its end.
+    clients[box] = await logged_in(connect, app, box, create=False)
+    await clients[box].send("chouette return")
+    await clients[second].expect(replies.chouette_presence(box, True))
+    while core.game == 1:
+        if core.turn == TEAM and core.phase is ChouettePhase.TURN:
+            timer.advance(10)  # the window: the acting captain's roll goes ahead
+            await clients[second].expect_prefix(f"{second} rolls ")
+            continue
+        await turn(clients, table)
+    for client in clients.values():
+        await client.expect_prefix("Chouette game 1 is over:")
+    assert sum(core.totals.values()) == 0
+    standings = await app.db.chouette_standings(table.table_id)
+    assert {s.name for s in standings} == set(NAMES)
+    assert {s.name: s.points for s in standings} == {
+        name: total for name, total in core.totals.items()
+    }
+    check_known_lines(list(clients.values()))

@@ -1569,6 +1569,12 @@ def game_line(p1: str, p2: str, length: int | None, s1: int, s2: int) -> str:
     return f"{p1:<15} - {p2:>15} ({what} {s1}-{s2})"
 
 
+def chouette_game_line(box: str, captain: str, players: int, game: int) -> str:
+    """D364 (``show games``): a chouette, the box against the acting captain, as a match's
+    line is: ``ann             -             bob (chouette of 4, game 2)``."""
+    return f"{box:<15} - {captain:>15} (chouette of {players}, game {game})"
+
+
 SAVED_HEADER: Final = "  opponent          matchlength   score (your points first)"
 """§4.14: the first line of ``show saved``, also before :data:`NO_SAVED_GAMES` (D163)."""
 NO_SAVED_GAMES: Final = "no saved games."

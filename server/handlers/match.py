@@ -290,10 +290,14 @@ async def whisper(ctx: Context, cmd: ParsedCommand) -> None:
 
 
 def games_lines(ctx: Context) -> list[str]:
-    """``show games`` (§4.14)."""
+    """``show games`` (§4.14): the matches, then the chouettes (D364)."""
     lines = [replies.GAMES_HEADER]
     for game in ctx.app.tables.games():
         lines.append(replies.game_line(*game.names, game.length, *game.score))
+    for table in ctx.app.tables.chouette_games():  # D364
+        lines.append(
+            replies.chouette_game_line(table.box, table.captain, table.players, table.game)
+        )
     return lines
 
 

@@ -49,6 +49,7 @@ from server.tables.seam import (
     Accept,
     BearOff,
     ChouetteCommand,
+    ChouetteSummary,
     Double,
     GameSummary,
     MatchRequest,
@@ -233,6 +234,11 @@ class ClusterTables:
     def games(self) -> list[GameSummary]:
         remote = [GameSummary(t.names, t.length, t.score) for t in self._tables.values()]
         return self.local.games() + remote
+
+    def chouette_games(self) -> list[ChouetteSummary]:
+        """This node's chouettes (they run at their players' node and are not
+        published to the others yet)."""
+        return self.local.chouette_games()
 
     async def hearers(self, session: Session, *, watchers_only: bool) -> list[Peer]:
         owner = self._owner_of(session.name) or self._owner_of(session.watching or "")

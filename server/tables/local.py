@@ -36,6 +36,7 @@ from server.tables.seam import (
     ChouetteCommand,
     ChouetteLeave,
     ChouetteStart,
+    ChouetteSummary,
     GameSummary,
     MatchRequest,
     TableCommand,
@@ -167,6 +168,18 @@ class LocalTables:
     def games(self) -> list[GameSummary]:
         unique = {id(live): live for live in self.matches.values()}
         return [_summary(live) for live in unique.values()]
+
+    def chouette_games(self) -> list[ChouetteSummary]:
+        unique = {id(table): table for table in self.chouettes.values()}
+        summaries = []
+        for table in unique.values():
+            core = table.core
+            if core.box is not None and core.line and core.game > 0:
+                captain = core.acting_captain() or core.line[0]
+                summaries.append(
+                    ChouetteSummary(core.box, captain, len(table.present()), core.game)
+                )
+        return summaries
 
     async def hearers(self, session: Caller, *, watchers_only: bool) -> list[Peer]:
         chouette = self.chouettes.get(session.name) or self.chouettes.get(session.watching or "")

@@ -201,6 +201,18 @@ class GameSummary:
     score: tuple[int, int]
 
 
+@dataclass(frozen=True, slots=True)
+class ChouetteSummary:
+    """One chouette table with a game, for ``show games`` (D364)."""
+
+    box: str
+    captain: str
+    """The acting captain: who plays the team's checkers."""
+    players: int
+    """Everyone at the table (the waiting and the away included)."""
+    game: int
+
+
 # -- the seam ---------------------------------------------------------------------------
 
 
@@ -228,6 +240,10 @@ class Tables(Protocol):
 
     def games(self) -> list[GameSummary]:
         """Every running match, once each."""
+        ...
+
+    def chouette_games(self) -> list[ChouetteSummary]:
+        """Every chouette table with a game, once each (D364)."""
         ...
 
     async def hearers(self, session: Session, *, watchers_only: bool) -> list[Peer]:

@@ -442,3 +442,18 @@ async def test_a_refused_move_answers_the_match_texts(desk: Desk) -> None:
         "> ",
     ]
     assert core.phase is ChouettePhase.MOVE and core.mover() == mover  # nothing changed
+
+
+async def test_show_games_lists_the_chouettes_with_a_game(desk: Desk) -> None:
+    table = await seated(desk, *NAMES[:3])
+    await desk.login("eve", clip=False)
+    assert await desk.run("eve", "show games") == [replies.GAMES_HEADER, "> "]
+    await desk.run("ann", "chouette start")
+    core = table.core
+    box = core.box
+    assert box is not None
+    assert await desk.run("eve", "show games") == [
+        replies.GAMES_HEADER,
+        replies.chouette_game_line(box, core.line[0], 3, 1),
+        "> ",
+    ]

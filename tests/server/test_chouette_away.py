@@ -3,7 +3,8 @@ CLIP clients on a server whose clock the test drives (tests/server/fake_clock.py
 member's connection drops and the others play on, the team's roll going ahead after its
 window; the captain drops and the next member plays as acting captain; the box drops and
 the table waits, no timer running, until the box logs in again and returns; the game is
-played to its end and recorded for all four."""
+played to its end and recorded for all four. And a restart of the server in the middle
+of a game: everyone returns to the same game."""
 
 from __future__ import annotations
 
@@ -20,8 +21,17 @@ from server.app import App
 from server.config import Settings
 from server.service import Service
 from server.tables.chouette_table import LiveChouette
+from tests.conftest import DbTarget
 
-from .conftest import Connect, ScriptedClient, check_known_lines, clip_login, serving
+from .conftest import (
+    Connect,
+    ScriptedClient,
+    check_known_lines,
+    clip_login,
+    connect_from,
+    running,
+    serving,
+)
 from .fake_clock import FakeTimer
 
 NAMES = ("ann", "bob", "cat", "dan")
@@ -158,3 +168,51 @@ async def test_players_drop_the_others_play_on_and_the_box_returns(
         name: total for name, total in core.totals.items()
     }
     check_known_lines(list(clients.values()))
+
+
+async def test_a_chouette_is_there_after_a_restart(settings: Settings, db_target: DbTarget) -> None:
+    """The server stops while the table plays (its sessions end: everyone away, saved);
+    started again on the same database, the players return to the same game."""
+    names = ("ann", "bob", "cat")
+    opened: list[ScriptedClient] = []
+
+    async def connect() -> ScriptedClient:
+        opened.append(await connect_from(app))
+        return opened[-1]
+
+    async with running(settings, db_target, dice=lambda: SeededDice(5)) as app:
+        clients = {n: await logged_in(connect, app, n, create=True) for n in names}
+        for client in clients.values():
+            await client.send("toggle ready")
+            await client.expect(replies.toggle_message(replies.Toggle.READY, True))
+        await clients["ann"].send("chouette open")
+        for name in names[1:]:
+            await clients["ann"].send(f"chouette invite {name}")
+            await clients[name].expect(replies.chouette_join_hint("ann"))
+            await clients[name].send("chouette join ann")
+            await clients[name].expect(replies.chouette_joins(name))
+        table = app.local_tables.chouettes["ann"]
+        core = table.core
+        await clients["ann"].send("chouette start")
+        await clients["ann"].expect_prefix("Chouette game 1:")
+        await until_team_rolls(clients, table)
+        member = core.line[1]
+        await clients[member].send("double")
+        await clients[member].expect(replies.chouette_team_doubles(member, 2))
+        before = (core.position, core.turn, core.phase, tuple(core.team_doubles), core.game)
+    async with running(settings, db_target, dice=lambda: SeededDice(5)) as app:
+        clients = {n: await logged_in(connect, app, n, create=False) for n in names}
+        for name, client in clients.items():
+            await client.send("chouette return")
+            await client.expect(replies.chouette_presence(name, True))
+        table = app.local_tables.chouettes["ann"]
+        core = table.core
+        assert (core.position, core.turn, core.phase, tuple(core.team_doubles), core.game) == (
+            before
+        )
+        assert not core.absent
+        captain = core.line[0]
+        await clients[captain].send("roll")  # the window closes: the box answers
+        await clients[captain].expect(replies.chouette_box_answers([member]))
+    for client in opened:
+        await client.close()

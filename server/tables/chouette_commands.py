@@ -207,6 +207,7 @@ async def leave(host: TableHost, name: str) -> None:
             _close(table)
             return
         _announce(host, table, events, before)
+    _unload_if_nobody_is_present(host, table)
 
 
 async def away(host: TableHost, name: str) -> None:
@@ -220,6 +221,11 @@ async def away(host: TableHost, name: str) -> None:
         await leave(host, name)
         return
     await run(host, table, lambda c: c.set_present(name, False), None)
+    _unload_if_nobody_is_present(host, table)
+
+
+def _unload_if_nobody_is_present(host: TableHost, table: LiveChouette) -> None:
+    """A table whose players are all away leaves this process (it stays saved)."""
     core = table.core
     if all(p in core.absent for p in table.present()):
         for player in table.present():
@@ -253,14 +259,12 @@ async def _restored(host: TableHost, name: str) -> LiveChouette:
     if table is not None:
         return table
     data = json.loads(saved.snapshot)
+    roller = dice_proof.resumed_roller(host)
     try:
-        seated = {*(data["seats"] or {}).get("line", ()), *data["waiting"]}
-        seats = data["seats"]
-        if seats is not None:
-            seated.update(n for n in (seats["box"], seats["partner"]) if n is not None)
-        data["absent"] = sorted(seated)
-        core = chouette_from_json(data, dice_proof.resumed_roller(host))
-    except (SnapshotError, KeyError, TypeError) as error:
+        core = chouette_from_json(data, roller)
+        data["absent"] = [p for p in core.players if core.at_table(p)]
+        core = chouette_from_json(data, roller)
+    except SnapshotError as error:
         log.warning("saved chouette %s not restored: %s", saved.table_id, error)
         raise Reply(replies.SAVED_MATCH_CORRUPT) from None
     table = LiveChouette(saved.host, core, table_id=saved.table_id)

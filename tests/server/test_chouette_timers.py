@@ -273,3 +273,17 @@ async def test_each_game_is_recorded_with_standings(desk: Desk, timer: FakeTimer
         replies.chouette_player_record(captain, 1, 1, 1),
         "> ",
     ]
+
+
+async def test_a_saved_seat_is_left_without_returning(desk: Desk) -> None:
+    table = await started(desk, "ann", "bob", "cat")
+    for name in ("ann", "bob", "cat"):
+        await end_session(desk.app, desk.sessions[name])
+    tables = desk.app.local_tables.chouettes
+    await desk.login("ann", clip=False)
+    assert replies.chouette_leaves("ann") in await desk.run("ann", "chouette leave")
+    assert not tables  # restored to be left; the others still away: unloaded again
+    assert await desk.app.db.load_chouette_of("ann") is None
+    saved = await desk.app.db.load_chouette_of("bob")
+    assert saved is not None and saved.table_id == table.table_id
+    assert await desk.run("ann", "chouette open") != [replies.CHOUETTE_SAVED_TABLE, "> "]

@@ -92,11 +92,30 @@ async def drop(clients: dict[str, ScriptedClient], name: str, *heard: str) -> No
 
 
 async def logged_in(connect: Connect, app: App, name: str, *, create: bool) -> ScriptedClient:
-    """A CLIP client of ``name`` with ``board:`` lines (every line a form of protocol/)."""
+    """A CLIP client of ``name`` with ``board:`` lines (every line a form of protocol/),
+    ready for games."""
     client = await clip_login(connect, app, name, create=create)
     await client.send("set boardstyle 3")
     await client.expect("Value of 'boardstyle' set to 3.")
+    if create:
+        await client.send("toggle ready")
+        await client.expect(replies.toggle_message(replies.Toggle.READY, True))
     return client
+
+
+async def first_game(app: App, clients: dict[str, ScriptedClient]) -> LiveChouette:
+    """The first of ``clients`` opens a table, the others join it, the first game starts."""
+    host, *others = clients
+    await clients[host].send("chouette open")
+    await clients[host].expect(replies.CHOUETTE_OPENED)
+    for name in others:
+        await clients[host].send(f"chouette invite {name}")
+        await clients[name].expect(replies.chouette_join_hint(host))
+        await clients[name].send(f"chouette join {host}")
+        await clients[name].expect(replies.chouette_joins(name))
+    await clients[host].send("chouette start")
+    await clients[host].expect_prefix("Chouette game 1:")
+    return app.local_tables.chouettes[host]
 
 
 async def test_players_drop_the_others_play_on_and_the_box_returns(
@@ -105,19 +124,8 @@ async def test_players_drop_the_others_play_on_and_the_box_returns(
     clients: dict[str, ScriptedClient] = {}
     for name in NAMES:
         clients[name] = await logged_in(connect, app, name, create=True)
-        await clients[name].send("toggle ready")
-        await clients[name].expect(replies.toggle_message(replies.Toggle.READY, True))
-    await clients["ann"].send("chouette open")
-    await clients["ann"].expect(replies.CHOUETTE_OPENED)
-    for name in NAMES[1:]:
-        await clients["ann"].send(f"chouette invite {name}")
-        await clients[name].expect(replies.chouette_join_hint("ann"))
-        await clients[name].send("chouette join ann")
-        await clients[name].expect(replies.chouette_joins(name))
-    table = app.local_tables.chouettes["ann"]
+    table = await first_game(app, clients)
     core = table.core
-    await clients["ann"].send("chouette start")
-    await clients["ann"].expect_prefix("Chouette game 1:")
     box, (captain, second, last) = core.box, core.line
     assert box is not None
 
@@ -182,19 +190,8 @@ async def test_a_chouette_is_there_after_a_restart(settings: Settings, db_target
 
     async with running(settings, db_target, dice=lambda: SeededDice(5)) as app:
         clients = {n: await logged_in(connect, app, n, create=True) for n in names}
-        for client in clients.values():
-            await client.send("toggle ready")
-            await client.expect(replies.toggle_message(replies.Toggle.READY, True))
-        await clients["ann"].send("chouette open")
-        for name in names[1:]:
-            await clients["ann"].send(f"chouette invite {name}")
-            await clients[name].expect(replies.chouette_join_hint("ann"))
-            await clients[name].send("chouette join ann")
-            await clients[name].expect(replies.chouette_joins(name))
-        table = app.local_tables.chouettes["ann"]
+        table = await first_game(app, clients)
         core = table.core
-        await clients["ann"].send("chouette start")
-        await clients["ann"].expect_prefix("Chouette game 1:")
         await until_team_rolls(clients, table)
         member = core.line[1]
         await clients[member].send("double")

@@ -164,15 +164,22 @@ async def test_silent_members_follow_the_captain(desk: Desk, timer: FakeTimer) -
     assert core.totals[other] == -1 and core.totals[captain] == -1  # both dropped
 
 
+async def captain_doubles(desk: Desk, table: LiveChouette, answer: str) -> tuple[str, str]:
+    """At a two-player table, the captain doubles on the team's turn and the box gives
+    ``answer``; the box and the captain."""
+    core = table.core
+    await team_to_roll(desk, table)
+    captain, box = core.line[0], core.box
+    assert box is not None
+    await desk.run(captain, "double")
+    await desk.run(box, answer)
+    return box, captain
+
+
 async def test_nobody_able_to_double_the_team_rolls_at_once(desk: Desk, timer: FakeTimer) -> None:
     table = await started(desk, "ann", "bob")
     core = table.core
-    await team_to_roll(desk, table)
-    captain = core.line[0]
-    box = core.box
-    assert box is not None
-    await desk.run(captain, "double")
-    await desk.run(box, "accept")  # the box owns the only cube now
+    box, captain = await captain_doubles(desk, table, "accept")  # the box owns the only cube
     await box_to_roll(desk, table)
     await play_turn(desk, table)  # the box rolls
     while core.turn == BOX and core.phase is ChouettePhase.MOVE:
@@ -255,13 +262,7 @@ async def test_a_table_left_by_everyone_is_restored_from_the_database(
 
 async def test_each_game_is_recorded_with_standings(desk: Desk, timer: FakeTimer) -> None:
     table = await started(desk, "ann", "bob")
-    core = table.core
-    await team_to_roll(desk, table)
-    captain = core.line[0]
-    box = core.box
-    assert box is not None
-    await desk.run(captain, "double")
-    await desk.run(box, "reject")  # game 1: the captain wins 1
+    box, captain = await captain_doubles(desk, table, "reject")  # game 1: the captain wins 1
     desk.heard("ann")
     heard = await desk.run("ann", "chouette record")
     assert heard[:3] == [

@@ -1816,6 +1816,10 @@ WEB_TOKEN_USAGE: Final = "** usage: token! [<old token>] | token! end <token>"
 """D321: ``token!`` with other words (not a FIBS command; only the web page sends it)."""
 WEB_TOKEN_ENDED: Final = "token! ended"
 """D321: the answer to ``token! end <token>`` (whether or not the token was still valid)."""
+TEXT_BEGIN: Final = "text! begin"
+"""D376: before the telnet-style reply to ``text! <command>`` in CLIP mode."""
+TEXT_END: Final = "text! end"
+"""D376: after the telnet-style reply to ``text! <command>`` in CLIP mode."""
 
 
 def web_token(token: str, lifetime: int) -> str:

@@ -123,7 +123,7 @@ async def analysis_reply(ctx: Context, args: tuple[str, ...]) -> list[str]:
         except SnapshotError:  # stored by another version: as if it had failed
             raise Reply(replies.analysis_failed(match_id)) from None
         names = (record.player1, record.player2)
-        layout = analysis_json if as_json else analysis_lines if ctx.session.clip else analysis_text
+        layout = analysis_json if as_json else analysis_lines if ctx.clip else analysis_text
         return layout(match_id, names, found)
     analyses = ctx.app.analyses
     if not analyses.enabled:

@@ -42,6 +42,10 @@ const TOKEN_REPLY = /^token! (\S+) (\d+)$/; // the answer to `token!` (D321)
 const RETRY_MS = [1000, 2000, 4000, 8000, 15000, 30000]; // the waits between tries
 const ELSEWHERE = "** You logged in again from "; // D193: another page took the session
 const TIMED_OUT = "Connection timed out."; // the idle time-out: not a drop
+// The command box speaks like telnet (D376): what is typed there goes as `text! <line>`,
+// and its reply, between these two lines, is the telnet text (who as a table, help,
+// misspellings explained), while the page's own commands stay CLIP.
+const TEXT = { word: "text!", begin: "text! begin", end: "text! end" };
 // The lines telling a player that the opponent's connection ended (the match was saved).
 const OPPONENT_GONE = /^(?:(\S+) drops connection\.|Closed old connection with user (\S+)\.|Network error with (\S+)\.) The game was saved\.$/;
 
@@ -80,6 +84,7 @@ const state = {
   resumeWatch: null, // the player watched before the drop, to watch again
   finished: null, // the id of the match that just ended (its dice revealed), for its analysis
   analysis: null, // the analysis asked for: {id, tries, timer, reading}
+  typedReply: false, // between `text! begin` and `text! end`: a typed command's text reply
 };
 
 /** The lines of `analysis <id> json` and its refusals (D285-D287, D326). */
@@ -132,6 +137,7 @@ function open(pending) {
   if (state.me !== null && pending.kind !== "resume") loggedOut();
   if (state.ws) state.ws.close();
   state.pending = pending;
+  state.typedReply = false;
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const ws = new WebSocket(`${scheme}://${location.host}/ws`);
   state.ws = ws;
@@ -447,6 +453,11 @@ function onLine(line) {
   const token = TOKEN_REPLY.exec(line);
   if (token) return newToken(token[1], Number(token[2]));
   if (line === "token! ended") return;
+  if (line === TEXT.begin || line === TEXT.end) {
+    state.typedReply = line === TEXT.begin;
+    return;
+  }
+  if (state.typedReply) return typedLine(line);
   if (line.startsWith(ELSEWHERE) || line === TIMED_OUT) state.goodbye = line.replace(/^\*\* /, "");
   if (line.startsWith("board:")) {
     const view = parseBoard(line);
@@ -474,17 +485,7 @@ function onLine(line) {
         return;
       case 5: {
         const who = parseWho(line);
-        if (who) {
-          const before = state.who.get(who.name);
-          state.who.set(who.name, who);
-          if (who.name === state.me) {
-            state.ready = who.ready;
-            $("ready").checked = who.ready;
-          }
-          if (!before || before.opponent !== who.opponent) askGames();
-          drawWho();
-          resumePlace();
-        }
+        if (who) whoUpdate(who);
         return;
       }
       case 7:
@@ -536,6 +537,34 @@ function onLine(line) {
   gameRecord(line);
   matchText(line);
   if (line.trim()) message(line, lineClass(line));
+}
+
+/** A CLIP 5 line: the lobby's row of that user. */
+function whoUpdate(who) {
+  const before = state.who.get(who.name);
+  state.who.set(who.name, who);
+  if (who.name === state.me) {
+    state.ready = who.ready;
+    $("ready").checked = who.ready;
+  }
+  if (!before || before.opponent !== who.opponent) askGames();
+  drawWho();
+  resumePlace();
+}
+
+/** A line of the telnet-style reply to a command typed in the command box (D376): shown
+ * as it is, in a fixed-width font (tables line up), never read as CLIP (a `who` row
+ * starts with a number too); a board or a move it brings still goes to the table. */
+function typedLine(line) {
+  if (line.startsWith("board:")) {
+    const view = parseBoard(line);
+    if (view) return newBoard(view);
+  }
+  const who = parseWho(line); // a who update that came in the middle: still the lobby's
+  if (who) return whoUpdate(who);
+  gameRecord(line);
+  matchText(line);
+  message(line, `typed ${lineClass(line)}`.trim());
 }
 
 /** Lines starting with ``**`` that are news, not refusals (the rest are shown as refusals). */
@@ -1215,7 +1244,9 @@ function wire() {
     event.preventDefault();
     const line = $("command").value;
     $("command").value = "";
-    if (line.trim()) send(line);
+    if (!line.trim()) return;
+    message(`> ${line}`, "typed own"); // what was typed, as a terminal shows it
+    send(`${TEXT.word} ${line}`); // answered as telnet answers (D376)
   });
   $("chat-kind").addEventListener("change", () => show("chat-to", $("chat-kind").value === "tell"));
   $("chat-form").addEventListener("submit", (event) => {

@@ -31,7 +31,8 @@ def typed(page: Page) -> list[str]:
     return [
         str(text)
         for text in page.driver.execute_script(
-            "return [...document.querySelectorAll('#messages li.typed')].map((li) => li.textContent)"
+            "return [...document.querySelectorAll('#messages li.typed')]"
+            ".map((li) => li.textContent)"
         )
     ]
 

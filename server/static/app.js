@@ -15,6 +15,7 @@ import {
   sides,
 } from "./clip.js";
 import { gamesView, playerRow } from "./analysis.js";
+import { lengthText, stepText, stepView } from "./record.js";
 import { drawBoard, positionText } from "./board.js";
 import { commitmentOf, verifyRecord } from "./dice.js";
 import { complete, legalPlays, moveText, nextMoves } from "./moves.js";
@@ -85,6 +86,18 @@ const state = {
   finished: null, // the id of the match that just ended (its dice revealed), for its analysis
   analysis: null, // the analysis asked for: {id, tries, timer, reading}
   typedReply: false, // between `text! begin` and `text! end`: a typed command's text reply
+  record: null, // the finished match shown (D377): {found, game, step, mat}
+  asked: null, // the page of a finished match or a player asked for: {kind, key}
+};
+
+/** The answers to the page's own `match! <id>` and `profile! <name>` (D377), and the
+ * refusals that end them. */
+const PAGES = {
+  match: "match! ",
+  profile: "profile! ",
+  noMatch: /^\*\* There is no finished match (\d+)\.$/,
+  noUser: /^No information found on user (\S+)\.$/,
+  route: { match: /^#match\/(\d+)$/, player: /^#player\/([A-Za-z_]+)$/ },
 };
 
 /** The lines of `analysis <id> json` and its refusals (D285-D287, D326). */
@@ -399,6 +412,7 @@ function loggedIn(name, { again = false } = {}) {
   send("set boardstyle 3");
   askGames();
   send("show saved");
+  route(); // a page of a finished match or a player named in the address
 }
 
 /** A visitor: the lobby and watching, every control that acts hidden; logging in stays
@@ -423,6 +437,10 @@ function visiting() {
 function loggedOut() {
   state.me = null;
   show("analysis", false);
+  show("record", false);
+  show("profile", false);
+  state.record = null;
+  state.asked = null;
   state.analysis = null;
   state.place = { playing: null, watching: null };
   state.resumeWith = null;
@@ -458,6 +476,9 @@ function onLine(line) {
     return;
   }
   if (state.typedReply) return typedLine(line);
+  if (line.startsWith(PAGES.match)) return recordArrived(line.slice(PAGES.match.length));
+  if (line.startsWith(PAGES.profile)) return profileArrived(line.slice(PAGES.profile.length));
+  if (pageRefused(line)) return;
   if (line.startsWith(ELSEWHERE) || line === TIMED_OUT) state.goodbye = line.replace(/^\*\* /, "");
   if (line.startsWith("board:")) {
     const view = parseBoard(line);
@@ -847,6 +868,7 @@ function drawWho() {
       td.textContent = value;
       tr.appendChild(td);
     }
+    if (!state.visitor) tr.firstElementChild.replaceChildren(playerLink(w.name)); // D377
     if (w.bot) {
       // A program, not a person (D325): a mark after the name, said in words.
       tr.dataset.bot = "1";
@@ -1112,6 +1134,8 @@ function drawTable() {
   show("leave", mine);
   show("unwatch", !playing());
   show("analyse", state.matchOver && state.finished !== null);
+  show("replay", state.matchOver && state.finished !== null);
+  if (state.finished !== null) $("replay").href = `#match/${state.finished}`;
   let prompt = "";
   if (state.matchOver) prompt = $("prompt").textContent;
   else if (!playing()) prompt = `Watching ${view.player}`;
@@ -1141,6 +1165,205 @@ function leaveClicked() {
     delete button.dataset.confirm;
     button.textContent = "Leave";
   }, LEAVE_CONFIRM_MS);
+}
+
+// -- finished matches and players' pages (D377) -----------------------------------------
+
+/** A link to a player's page (rating, experience, recent matches). */
+function playerLink(name) {
+  const a = document.createElement("a");
+  a.href = `#player/${name}`;
+  a.textContent = name;
+  return a;
+}
+
+/** The address names a finished match (`#match/42`) or a player (`#player/alice`): ask
+ * the server for it and show its page; otherwise neither page is shown. */
+function route() {
+  const match = PAGES.route.match.exec(location.hash);
+  const player = PAGES.route.player.exec(location.hash);
+  const allowed = state.me !== null && !state.visitor;
+  show("record", Boolean(match) && allowed);
+  show("profile", Boolean(player) && allowed);
+  if (!allowed) return;
+  if (match) {
+    state.asked = { kind: "match", key: match[1] };
+    state.record = null;
+    $("record-title").textContent = `Finished match ${match[1]}`;
+    $("record-facts").textContent = "Asking the server for the match…";
+    show("record-body", false);
+    send(`match! ${match[1]}`);
+    $("record-title").scrollIntoView?.({ block: "start" });
+  } else if (player) {
+    state.asked = { kind: "profile", key: player[1] };
+    $("profile-title").textContent = player[1];
+    $("profile-facts").textContent = "Asking the server…";
+    $("profile-matches").querySelector("tbody").replaceChildren();
+    show("profile-none", false);
+    send(`profile! ${player[1]}`);
+    $("profile-title").scrollIntoView?.({ block: "start" });
+  } else {
+    state.asked = null;
+  }
+}
+
+/** Back to where the player was: the page's own address without a match or player. */
+function closePage() {
+  history.pushState(null, "", location.pathname + location.search);
+  route();
+}
+
+function pageRefused(line) {
+  const asked = state.asked;
+  let m;
+  if (asked && asked.kind === "match" && (m = PAGES.noMatch.exec(line)) && m[1] === asked.key) {
+    $("record-facts").textContent = line.slice(3);
+    return true;
+  }
+  if (asked && asked.kind === "profile" && (m = PAGES.noUser.exec(line)) && m[1] === asked.key) {
+    $("profile-facts").textContent = line;
+    return true;
+  }
+  return false;
+}
+
+function utc(seconds) {
+  return new Date(seconds * 1000).toISOString().slice(0, 16).replace("T", " ");
+}
+
+function profileArrived(text) {
+  let found;
+  try {
+    found = JSON.parse(text);
+  } catch {
+    return;
+  }
+  if (!state.asked || state.asked.kind !== "profile" || state.asked.key !== found.name) return;
+  $("profile-title").textContent = `${found.name}${found.bot ? " (bot)" : ""}`;
+  const where = found.playing ? `online, playing ${found.playing}` : found.online ? "online" : "not online";
+  $("profile-facts").textContent =
+    `Rating ${found.rating.toFixed(2)} · experience ${found.experience} · ${where}`;
+  const body = $("profile-matches").querySelector("tbody");
+  body.replaceChildren(
+    ...found.matches.map((m) => {
+      const tr = document.createElement("tr");
+      tr.dataset.match = String(m.match);
+      const cells = [
+        null, null, m.length === null ? "unlimited" : String(m.length),
+        `${m.score[0]}-${m.score[1]} ${m.won ? "won" : "lost"}`, utc(m.ended),
+      ];
+      for (const value of cells) tr.appendChild(document.createElement("td"));
+      const link = document.createElement("a");
+      link.href = `#match/${m.match}`;
+      link.textContent = `Match ${m.match}`;
+      tr.children[0].append(link);
+      tr.children[1].append(playerLink(m.opponent));
+      cells.forEach((value, i) => {
+        if (value !== null) tr.children[i].textContent = value;
+      });
+      return tr;
+    }),
+  );
+  show("profile-matches", found.matches.length > 0);
+  show("profile-none", found.matches.length === 0);
+}
+
+function recordArrived(text) {
+  let found;
+  try {
+    found = JSON.parse(text);
+  } catch {
+    return;
+  }
+  if (!state.asked || state.asked.kind !== "match" || state.asked.key !== String(found.match)) return;
+  if (state.record && state.record.mat) URL.revokeObjectURL(state.record.mat);
+  const mat = URL.createObjectURL(new Blob([found.mat], { type: "text/plain" }));
+  state.record = { found, game: 0, step: -1, mat };
+  const [a, b] = found.players;
+  $("record-title").textContent = `Match ${found.match}: ${a} – ${b}, ${lengthText(found.length)}`;
+  const winner = found.winner ? `${found.winner} won` : "no winner";
+  $("record-facts").replaceChildren(
+    playerLink(a), ` ${found.score[0]} – ${found.score[1]} `, playerLink(b),
+    ` · ${winner} · ${found.games.length} game${found.games.length === 1 ? "" : "s"} · ended ${utc(found.ended)} UTC`,
+  );
+  const link = $("record-mat");
+  link.href = mat;
+  link.download = `match-${found.match}.mat`;
+  $("record-game").replaceChildren(
+    ...found.games.map((game, i) => {
+      const option = document.createElement("option");
+      option.value = String(i);
+      option.textContent = `Game ${i + 1} (${a} ${game.score[0]}, ${b} ${game.score[1]})`;
+      return option;
+    }),
+  );
+  show("record-body", true);
+  showGame(0);
+}
+
+function showGame(index) {
+  const record = state.record;
+  record.game = index;
+  $("record-game").value = String(index);
+  const steps = record.found.games[index].steps;
+  $("record-moves").replaceChildren(
+    ...steps.map((step, i) => {
+      const item = document.createElement("li");
+      const go = document.createElement("button");
+      go.type = "button";
+      go.textContent = stepText(record.found, step);
+      go.dataset.step = String(i);
+      go.addEventListener("click", () => showStep(i));
+      item.append(go);
+      return item;
+    }),
+  );
+  showStep(-1);
+}
+
+/** The board after step `index` of the game shown (-1: its starting position). */
+function showStep(index) {
+  const record = state.record;
+  const game = record.found.games[record.game];
+  record.step = Math.max(-1, Math.min(index, game.steps.length - 1));
+  const { view, trail, offered } = stepView(record.found, record.game, record.step);
+  drawBoard($("record-board"), view, {
+    sources: new Set(), targets: new Set(), selected: null, onPoint: () => {}, trail, offered, done: [],
+  });
+  const at = record.step >= 0 ? game.steps[record.step] : null;
+  const said = at
+    ? `Step ${record.step + 1} of ${game.steps.length}: ${stepText(record.found, at)}`
+    : `Game ${record.game + 1}: the starting position (${game.steps.length} steps)`;
+  $("record-step").textContent = said;
+  $("record-board").setAttribute("aria-label", `The board: ${said}. ${positionText(view, view.player, view.opponent)}`);
+  $("record-board").dataset.position = view.board.join(":");
+  for (const button of $("record-moves").querySelectorAll("button")) {
+    if (Number(button.dataset.step) === record.step) {
+      button.setAttribute("aria-current", "step");
+      button.scrollIntoView?.({ block: "nearest" });
+    } else button.removeAttribute("aria-current");
+  }
+  $("record-first").disabled = record.step < 0;
+  $("record-prev").disabled = record.step < 0;
+  $("record-next").disabled = record.step >= game.steps.length - 1;
+  $("record-last").disabled = record.step >= game.steps.length - 1;
+}
+
+function wireRecord() {
+  window.addEventListener("hashchange", route);
+  $("record-close").addEventListener("click", closePage);
+  $("profile-close").addEventListener("click", closePage);
+  $("record-analyse").addEventListener("click", () => {
+    if (state.record) askAnalysis(state.record.found.match); // D326, below the page
+  });
+  $("record-game").addEventListener("change", () => showGame(Number($("record-game").value)));
+  const step = (to) => () => {
+    if (state.record) showStep(to(state.record));
+  };
+  $("record-first").addEventListener("click", step(() => -1));
+  $("record-prev").addEventListener("click", step((r) => r.step - 1));
+  $("record-next").addEventListener("click", step((r) => r.step + 1));
+  $("record-last").addEventListener("click", step((r) => r.found.games[r.game].steps.length - 1));
 }
 
 // -- wiring -----------------------------------------------------------------------------
@@ -1229,6 +1452,7 @@ function wire() {
     const id = Number($("analysis-id").value.trim());
     if (Number.isInteger(id) && id > 0) askAnalysis(id);
   });
+  wireRecord();
   $("analysis-close").addEventListener("click", () => {
     if (state.analysis) clearTimeout(state.analysis.timer);
     state.analysis = null;

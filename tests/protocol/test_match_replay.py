@@ -13,7 +13,7 @@ import pytest
 
 from backgammon.board import Position
 from backgammon.dice import SeededDice
-from backgammon.events import WinKind
+from backgammon.events import TurnPassed, WinKind
 from backgammon.match import Action, Match, MatchOptions, Phase
 from backgammon.snapshot import match_to_json
 from protocol.mat_export import snapshot_to_mat
@@ -56,8 +56,7 @@ def _played(seed: int, options: MatchOptions) -> tuple[Match, list[list[Any]]]:
             if Action.DOUBLE in allowed and match.cube < 16 and rng.random() < 0.08:
                 match.double(player)
             else:
-                match.roll(player)
-                if match.phase is not Phase.MOVE:  # the roll could not be played
+                if any(isinstance(e, TurnPassed) for e in match.roll(player)):  # not playable
                     seen[-1].append(("board", match.position.fibs_board(match.o_player)))
         else:
             match.move(player, rng.choice(match.legal_plays()).moves)
@@ -81,7 +80,7 @@ def test_the_replay_shows_every_position_of_the_match(seed: int, options: MatchO
             snapshot,
             match_id=7,
             players=("alice", "bob"),
-            score=match.score,
+            score=(match.score[0], match.score[1]),
             winner=None,
             started_at=1,
             ended_at=2,

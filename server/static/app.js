@@ -34,6 +34,7 @@ const BOARDSTYLE_SET = "Value of 'boardstyle' set to 3."; // the reply to the pa
 const LENGTH_KEY = "fibs-invite-length"; // the match length last chosen, kept in the browser
 const LEAVE_CONFIRM_MS = 4000; // how long Leave waits for its second click
 const DOUBLE_CLICK_MS = 400; // two clicks on one checker this close together play it
+const REPLAY_PAUSE_MS = 900; // how long the board before the last move is shown again
 const SLOW_LOGIN_MS = 2000; // a login unanswered this long is being slowed down
 const SLOW_LOGIN = "Logging in… the server slows logins down after wrong passwords: please wait.";
 // Never lost (docs/web.md, D320-D324): after a dropped connection the page logs in again
@@ -87,6 +88,9 @@ const state = {
   analysis: null, // the analysis asked for: {id, tries, timer, reading}
   typedReply: false, // between `text! begin` and `text! end`: a typed command's text reply
   record: null, // the finished match shown (D377): {found, game, step, mat}
+  lastMove: null, // the last play of the game: {before: the board before it, trail}
+  replayTrail: null, // the trail drawn once more by "Show the last move again"
+  replayTimer: null,
   asked: null, // the page of a finished match or a player asked for: {kind, key}
 };
 
@@ -610,6 +614,7 @@ function matchText(line) {
     const view = state.view;
     if (who === view.opponent) state.trail = moves.map((mv) => opponentMoveInView(view, mv));
     else if (who === view.player) state.trail = moves.map((mv) => ownMoveInView(view, mv));
+    state.lastMove = { before: view, trail: state.trail };
     return drawTable();
   }
   if ((m = OPPONENT_GONE.exec(line)) && state.view && state.view.player === "You") {
@@ -627,6 +632,7 @@ function matchText(line) {
     state.view = null;
     state.doubling = false;
     state.trail = [];
+    state.lastMove = null;
     show("table", false);
     send("show saved");
     return;
@@ -1046,15 +1052,18 @@ function gameRecord(line) {
   const game = state.game;
   let m;
   if (/^Starting a new game with /.test(line)) {
+    state.lastMove = null;
     state.game = { moves: [], rolls: new Map() };
     return drawMoveList();
   }
   if ((m = /^You roll (\d) and (\d)\.$/.exec(line))) game.rolls.set(state.me, `${m[1]}-${m[2]}`);
   else if ((m = /^(\S+) rolls (\d) and (\d)\.$/.exec(line))) game.rolls.set(m[1], `${m[2]}-${m[3]}`);
   else if ((m = /^(\S+) rolled (\d), (\S+) rolled (\d)$/.exec(line))) {
-    // The opening roll: the higher die's owner plays both dice.
+    // The opening roll: the higher die's owner plays both dice, written starter's die
+    // first (as the record and the .mat file have it), whoever reads the line.
     const first = m[1] === "You" ? state.me : m[1];
-    for (const name of [first, m[3]]) game.rolls.set(name, `${m[2]}-${m[4]}`);
+    const [high, low] = [Number(m[2]), Number(m[4])].sort((x, y) => y - x);
+    for (const name of [first, m[3]]) game.rolls.set(name, `${high}-${low}`);
   } else if (line === "You can't move.") addMove(state.me, "can't move");
   else if ((m = /^(\S+) can't move\.$/.exec(line))) addMove(m[1], "can't move");
   else if ((m = /^(\S+) moves ((?:\S+-\S+ )+)\.$/.exec(line))) addMove(m[1], m[2].trim());
@@ -1109,7 +1118,8 @@ function drawTable() {
   const targets = new Set(
     moving && state.selected !== null ? next.filter((m) => m[0] === state.selected).map((m) => m[1]) : [],
   );
-  const trail = state.done.length ? [] : state.trail;
+  const trail = state.done.length ? [] : state.replayTrail || state.trail;
+  state.replayTrail = null;
   const doubling = playing() && state.doubling && !state.matchOver;
   const offered = doubling ? "opponent" : view.wasDoubled ? "player" : null;
   drawBoard($("board"), shown, {
@@ -1133,6 +1143,7 @@ function drawTable() {
   show("resign-box", mine && view.turn !== 0);
   show("leave", mine);
   show("unwatch", !playing());
+  show("replay-last", state.lastMove !== null && state.done.length === 0);
   show("analyse", state.matchOver && state.finished !== null);
   show("replay", state.matchOver && state.finished !== null);
   if (state.finished !== null) $("replay").href = `#match/${state.finished}`;
@@ -1147,6 +1158,23 @@ function drawTable() {
   else if (turn && view.playerDice[0]) prompt = "No move possible.";
   else if (view.turn !== 0) prompt = `${view.opponent} to play.`;
   $("prompt").textContent = prompt;
+}
+
+/** "Show the last move again": the board as it was before the last play, for a moment,
+ * then as it is, the play drawn as a trail again (the player's own play too). */
+function replayLastMove() {
+  const last = state.lastMove;
+  if (!last || !state.view) return;
+  clearTimeout(state.replayTimer);
+  const board = $("board");
+  drawBoard(board, last.before, {
+    sources: new Set(), targets: new Set(), selected: null, onPoint: () => {}, trail: [], done: [],
+  });
+  board.dataset.position = last.before.board.join(":");
+  state.replayTimer = setTimeout(() => {
+    state.replayTrail = last.trail;
+    drawTable();
+  }, REPLAY_PAUSE_MS);
 }
 
 /** Leave asks once more (it sits beside Resign): a second click within a few seconds
@@ -1435,6 +1463,8 @@ function wire() {
     const text = moveText(state.done, state.view.colour);
     send(`move ${text}`);
     addMove(state.me, text);
+    // The player's own play (FIBS does not echo it) is the last move now.
+    state.lastMove = { before: state.view, trail: state.done.map(([from, to]) => [from, to]) };
     state.plays = [];
     state.trail = [];
     drawTable();
@@ -1446,6 +1476,7 @@ function wire() {
   });
   $("resign").addEventListener("click", () => send(`resign ${$("resign-kind").value}`));
   $("leave").addEventListener("click", leaveClicked);
+  $("replay-last").addEventListener("click", replayLastMove);
   $("analyse").addEventListener("click", () => askAnalysis(state.finished));
   $("analysis-form").addEventListener("submit", (event) => {
     event.preventDefault();
@@ -1462,6 +1493,7 @@ function wire() {
     send("unwatch");
     notePlace({ playing: null, watching: null });
     state.view = null;
+    state.lastMove = null;
     show("table", false);
   });
   $("command-form").addEventListener("submit", (event) => {

@@ -24,7 +24,12 @@ from backgammon.notation import format_moves
 from protocol.game_record import Cube, CubeAction, Played, Unplayed, Won, game_start, game_turns
 from protocol.mat_export import format_mat, transcript_from_snapshot
 
-__all__ = ["game_steps", "replay_json"]
+__all__ = ["compact_json", "game_steps", "replay_json"]
+
+
+def compact_json(found: object) -> str:
+    """One line of JSON without spaces, as ``match!`` and ``profile!`` answer (D377)."""
+    return json.dumps(found, separators=(",", ":"))
 
 
 def _board(position: Position, o_player: Player) -> dict[str, Any]:
@@ -110,4 +115,4 @@ def replay_json(
         "games": games,
         "mat": format_mat(transcript),
     }
-    return json.dumps(found, separators=(",", ":"))
+    return compact_json(found)

@@ -12,7 +12,6 @@ export it. ``dicetest`` reports every roll the server made since it started
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 
 from backgammon.errors import SnapshotError
@@ -22,7 +21,7 @@ from protocol.analysis import AnalysisError, analysis_from_json
 from protocol.analysis_view import analysis_json, analysis_lines, analysis_text
 from protocol.arguments import ExportForm, parse_export_form, parse_record_id
 from protocol.mat_export import snapshot_to_mat
-from protocol.match_replay import replay_json
+from protocol.match_replay import compact_json, replay_json
 from protocol.parser import ParsedCommand
 from server.errors import Reply
 from server.handlers import valid
@@ -248,4 +247,4 @@ async def profile_page(ctx: Context, cmd: ParsedCommand) -> None:
         "last_login": user.last_login_at,
         "matches": matches,
     }
-    ctx.session.send(replies.profile_page(json.dumps(found, separators=(",", ":"))))
+    ctx.session.send(replies.profile_page(compact_json(found)))

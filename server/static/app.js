@@ -1259,14 +1259,21 @@ function utc(seconds) {
   return new Date(seconds * 1000).toISOString().slice(0, 16).replace("T", " ");
 }
 
-function profileArrived(text) {
+/** The JSON of a `match!` or `profile!` answer when it is the page asked for, else null. */
+function askedFor(kind, text, keyOf) {
   let found;
   try {
     found = JSON.parse(text);
   } catch {
-    return;
+    return null;
   }
-  if (!state.asked || state.asked.kind !== "profile" || state.asked.key !== found.name) return;
+  const asked = state.asked;
+  return asked && asked.kind === kind && asked.key === String(keyOf(found)) ? found : null;
+}
+
+function profileArrived(text) {
+  const found = askedFor("profile", text, (f) => f.name);
+  if (!found) return;
   $("profile-title").textContent = `${found.name}${found.bot ? " (bot)" : ""}`;
   const where = found.playing ? `online, playing ${found.playing}` : found.online ? "online" : "not online";
   $("profile-facts").textContent =
@@ -1276,19 +1283,16 @@ function profileArrived(text) {
     ...found.matches.map((m) => {
       const tr = document.createElement("tr");
       tr.dataset.match = String(m.match);
-      const cells = [
-        null, null, m.length === null ? "unlimited" : String(m.length),
-        `${m.score[0]}-${m.score[1]} ${m.won ? "won" : "lost"}`, utc(m.ended),
-      ];
-      for (const value of cells) tr.appendChild(document.createElement("td"));
       const link = document.createElement("a");
       link.href = `#match/${m.match}`;
       link.textContent = `Match ${m.match}`;
-      tr.children[0].append(link);
-      tr.children[1].append(playerLink(m.opponent));
-      cells.forEach((value, i) => {
-        if (value !== null) tr.children[i].textContent = value;
-      });
+      const length = m.length === null ? "unlimited" : String(m.length);
+      const score = `${m.score[0]}-${m.score[1]} ${m.won ? "won" : "lost"}`;
+      for (const value of [link, playerLink(m.opponent), length, score, utc(m.ended)]) {
+        const td = document.createElement("td");
+        td.append(value); // a text or a link: never markup
+        tr.appendChild(td);
+      }
       return tr;
     }),
   );
@@ -1297,13 +1301,8 @@ function profileArrived(text) {
 }
 
 function recordArrived(text) {
-  let found;
-  try {
-    found = JSON.parse(text);
-  } catch {
-    return;
-  }
-  if (!state.asked || state.asked.kind !== "match" || state.asked.key !== String(found.match)) return;
+  const found = askedFor("match", text, (f) => f.match);
+  if (!found) return;
   if (state.record && state.record.mat) URL.revokeObjectURL(state.record.mat);
   const mat = URL.createObjectURL(new Blob([found.mat], { type: "text/plain" }));
   state.record = { found, game: 0, step: -1, mat };

@@ -4,9 +4,6 @@ page's own commands stay CLIP, and a program on the WebSocket is not concerned."
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from protocol import replies
@@ -18,12 +15,6 @@ from .pages import Page
 
 MISSING = browser_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"browser tests: {MISSING}")
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ServerThread]:
-    with ServerThread(tmp_path) as running:
-        yield running
 
 
 def typed(page: Page) -> list[str]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +23,6 @@ from .test_accessibility import AXE, violations
 
 MISSING = browser_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"browser tests: {MISSING}")
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ServerThread]:
-    with ServerThread(tmp_path) as running:
-        yield running
 
 
 def stored(server: ServerThread, seed: int, length: int) -> tuple[int, dict[str, Any], str]:

@@ -5,9 +5,6 @@ player's own, which FIBS does not echo."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from .browsers import ServerThread, browser_missing, chromium
@@ -15,12 +12,6 @@ from .pages import Page, at_a_match, on_move, step
 
 MISSING = browser_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"browser tests: {MISSING}")
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ServerThread]:
-    with ServerThread(tmp_path) as running:
-        yield running
 
 
 def play_one_turn(mover: Page) -> None:

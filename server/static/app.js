@@ -1381,7 +1381,9 @@ function wireRecord() {
   $("record-close").addEventListener("click", closePage);
   $("profile-close").addEventListener("click", closePage);
   $("record-analyse").addEventListener("click", () => {
-    if (state.record) askAnalysis(state.record.found.match); // D326, below the page
+    if (!state.record) return;
+    askAnalysis(state.record.found.match); // D326, below the page
+    $("analysis").scrollIntoView?.({ block: "start" });
   });
   $("record-game").addEventListener("change", () => showGame(Number($("record-game").value)));
   const step = (to) => () => {

@@ -160,6 +160,11 @@ def test_a_players_page_and_a_finished_match_step_by_step(
             time.sleep(0.05)
         assert path.read_text() == mat
 
+        # Its analysis (D326) opens under it.
+        alice.click("record-analyse")
+        alice.wait(lambda: alice.visible("analysis"), "the analysis")
+        assert alice.text("analysis-title").startswith(f"Analysis of match {match_id}")
+
         # Close: back to the lobby; the browser's Back button opens the page again.
         alice.click("record-close")
         alice.wait(lambda: not alice.visible("record"), "the page closed")

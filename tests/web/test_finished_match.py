@@ -197,5 +197,7 @@ def test_a_finished_match_on_a_phone(server: ServerThread) -> None:
         alice.press('#record-facts a[href="#player/bob"]')
         alice.wait(lambda: alice.visible("profile"), "bob's page")
         alice.wait(lambda: alice.all(f'#profile-matches tr[data-match="{match_id}"]'), "the match")
+        width = driver.execute_script("return [document.documentElement.scrollWidth, innerWidth]")
+        assert width[0] <= width[1], "the player's page fits the phone"
         if AXE.exists():
             assert violations(driver) == [], "a player's page on a phone"

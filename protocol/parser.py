@@ -162,6 +162,17 @@ def state_refusal(command: Command, state: SessionState, word: str) -> tuple[str
     return command.refusal or (replies.unknown_command(word),)
 
 
+TEXT_WORD: Final = "text!"
+"""D376: ``text! <command>`` asks for the command's reply as in telnet mode (the page's
+command box); ``!`` is in no command word, so no command is read as it."""
+
+
+def text_request(line: str) -> str | None:
+    """The command of a ``text! <command>`` line, else None (D376)."""
+    word, _, rest = line.strip().partition(" ")
+    return rest if word == TEXT_WORD else None
+
+
 def is_repeat(line: str) -> bool:
     """True for the ``!!`` line (§4.1)."""
     return clean(line) == REPEAT

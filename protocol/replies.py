@@ -1822,6 +1822,26 @@ WEB_TOKEN_USAGE: Final = "** usage: token! [<old token>] | token! end <token>"
 """D321: ``token!`` with other words (not a FIBS command; only the web page sends it)."""
 WEB_TOKEN_ENDED: Final = "token! ended"
 """D321: the answer to ``token! end <token>`` (whether or not the token was still valid)."""
+MATCH_PAGE_USAGE: Final = "** usage: match! <match id>"
+"""D377: ``match!`` without one match id (not a FIBS command; only the web page sends it)."""
+PROFILE_USAGE: Final = "** usage: profile! <name>"
+"""D377: ``profile!`` without one name (only the web page sends it)."""
+
+
+def match_page(found: str) -> str:
+    """D377: the answer to ``match! <id>``, the finished match as one line of JSON."""
+    return f"match! {found}"
+
+
+def profile_page(found: str) -> str:
+    """D377: the answer to ``profile! <name>``, the player as one line of JSON."""
+    return f"profile! {found}"
+
+
+TEXT_BEGIN: Final = "text! begin"
+"""D376: before the telnet-style reply to ``text! <command>`` in CLIP mode."""
+TEXT_END: Final = "text! end"
+"""D376: after the telnet-style reply to ``text! <command>`` in CLIP mode."""
 
 
 def web_token(token: str, lifetime: int) -> str:

@@ -96,6 +96,8 @@ BINDINGS: Final[dict[str, Handler]] = {
     "ratings": ratings.ratings,
     "export": records.export,
     "analysis": records.analysis,
+    "match!": records.match_page,
+    "profile!": records.profile_page,
     "dicetest": records.dicetest,
     "toggle": settings.toggle,
     "save": settings.save,

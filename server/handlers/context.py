@@ -18,3 +18,12 @@ class Context:
 
     app: App
     session: Session
+    text: bool = False
+    """The command came as ``text! <command>`` (D376): its reply is written as in telnet
+    mode, whatever the session's mode, while everything else it gets stays as it is."""
+
+    @property
+    def clip(self) -> bool:
+        """Whether this command's reply is in CLIP mode: the session's mode, unless the
+        command asked for a telnet-style reply (:attr:`text`)."""
+        return self.session.clip and not self.text

@@ -12,6 +12,7 @@ unexpected, which answers an internal-error line while the session goes on.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 
 from db.errors import DatabaseOutage
@@ -26,6 +27,7 @@ from protocol.parser import (
     parse,
     repeat,
     state_refusal,
+    text_request,
 )
 from server.errors import Reply
 from server.handlers.bindings import BINDINGS, DIALOGS
@@ -36,9 +38,20 @@ log = logging.getLogger(__name__)
 
 
 async def dispatch(ctx: Context, line: str) -> None:
-    """Run one line the user sent and finish the reply (away line, telnet prompt)."""
+    """Run one line the user sent and finish the reply (away line, telnet prompt).
+
+    ``text! <command>`` runs the command with its reply as in telnet mode (D376): in
+    CLIP mode between ``text! begin`` and ``text! end``, so that the web page's command
+    box shows what a telnet user reads while the page's own commands stay CLIP."""
     session = ctx.session
     dialog = DIALOGS.get(session.state) if session.state is not None else None
+    typed = text_request(line) if dialog is None else None
+    marked = typed is not None and session.clip
+    if typed is not None:
+        ctx = dataclasses.replace(ctx, text=True)
+        line = typed
+    if marked:
+        session.send(replies.TEXT_BEGIN)
     try:
         if dialog is not None:
             await dialog(ctx, line)
@@ -46,7 +59,7 @@ async def dispatch(ctx: Context, line: str) -> None:
             await _run(ctx, line)
     except CommandError as error:
         session.send_lines(error_lines(error))
-        if not session.clip:  # CLIP clients get FIBS's line alone (D170)
+        if not ctx.clip:  # CLIP clients get FIBS's line alone (D170)
             session.send_lines(explanation(error))
     except Reply as error:
         session.send_lines(error.lines)
@@ -64,6 +77,8 @@ async def dispatch(ctx: Context, line: str) -> None:
         session.send(replies.INTERNAL_ERROR)
     finally:
         session.end_reply()
+        if marked:
+            session.send(replies.TEXT_END)
 
 
 async def _run(ctx: Context, line: str) -> None:

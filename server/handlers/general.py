@@ -35,7 +35,7 @@ async def help_(ctx: Context, cmd: ParsedCommand) -> None:
 async def motd(ctx: Context, cmd: ParsedCommand) -> None:
     """The message of the day: ``3``, the text, ``4`` in CLIP mode (§4.14)."""
     lines = ctx.app.motd
-    if ctx.session.clip:
+    if ctx.clip:
         ctx.session.send_lines(clip.motd(lines))  # 3 and 4 alone when none is set
     else:
         ctx.session.send_lines(lines or [replies.NO_MOTD])  # D178

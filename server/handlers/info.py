@@ -78,7 +78,7 @@ async def who(ctx: Context, cmd: ParsedCommand) -> None:
         session.send(replies.who_count(found))
         return
     now = ctx.app.timer.now()
-    if session.clip:
+    if ctx.clip:
         session.send_lines([*(s.who_line(now) for s in found), WHO_END])
         return
     wall = ctx.app.clock()
@@ -128,7 +128,7 @@ async def whois(ctx: Context, cmd: ParsedCommand) -> None:
         raise Reply(replies.no_information(name))
     look_alikes = tuple(n for n in await ctx.app.db.names_like(name) if n != name)
     # D290: the mean error rate of the last analysed matches, for people (telnet mode)
-    rates = [] if ctx.session.clip else await ctx.app.db.recent_rates(name, last=RATE_MATCHES)
+    rates = [] if ctx.clip else await ctx.app.db.recent_rates(name, last=RATE_MATCHES)
     online = ctx.app.presence.get(name)
     if online is not None and online.logged_in:
         info = replies.WhoisInfo(
@@ -144,7 +144,7 @@ async def whois(ctx: Context, cmd: ParsedCommand) -> None:
             rating=online.rating,
             experience=online.experience,
             email=online.address,
-            bot=user.is_bot and not ctx.session.clip,
+            bot=user.is_bot and not ctx.clip,
             look_alikes=look_alikes,
         )
     else:
@@ -159,7 +159,7 @@ async def whois(ctx: Context, cmd: ParsedCommand) -> None:
             rating=user.rating,
             experience=user.experience,
             email=user.address,
-            bot=user.is_bot and not ctx.session.clip,
+            bot=user.is_bot and not ctx.clip,
             look_alikes=look_alikes,
         )
     lines = replies.whois(info)
@@ -186,7 +186,7 @@ async def where(ctx: Context, cmd: ParsedCommand) -> None:
 async def time_(ctx: Context, cmd: ParsedCommand) -> None:
     """``time [zone]`` / ``date``: now in your (or the given) zone and in UTC (§4.14)."""
     session = ctx.session
-    zone = timezone_or_reply(cmd.args[0], session) if cmd.args else session.settings.timezone
+    zone = timezone_or_reply(cmd.args[0], ctx.clip) if cmd.args else session.settings.timezone
     now = dt.datetime.fromtimestamp(ctx.app.clock(), dt.UTC)
     ctx.session.send(replies.date_line(now.astimezone(ZoneInfo(zone)), now))
 

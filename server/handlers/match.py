@@ -60,7 +60,7 @@ async def invite(ctx: Context, cmd: ParsedCommand) -> None:
     saved = await app.tables.invitable(session, target)
     request = None
     if len(cmd.args) > 1:
-        length = _length(cmd.args[1], session)
+        length = _length(cmd.args[1], session, ctx.clip)
         rules, words = _chosen_rules(app.settings.rules, cmd.args[2:], length)
         request = MatchRequest(length, rules, words)
     pair = (session.name, target.name)
@@ -100,20 +100,20 @@ def _chosen_rules(
     return rules, chosen.words
 
 
-def _length(word: str, session: Session) -> int | None:
+def _length(word: str, session: Session, clip: bool) -> int | None:
     """The match length argument of ``invite``: a number 1..99 or ``unlimited``."""
     length = parse_match_length(word)
     if isinstance(length, Invalid):
-        raise Reply(*length.lines, *_telnet(session, replies.INVITE_LENGTH_RANGE))
+        raise Reply(*length.lines, *_telnet(clip, replies.INVITE_LENGTH_RANGE))
     if length is not None and length > LONGEST_UNRATED and session.experience <= RATED_EXPERIENCE:
         explained = replies.experience_needed(LONGEST_UNRATED, RATED_EXPERIENCE, session.experience)
-        raise Reply(replies.NOT_EXPERIENCED, *_telnet(session, explained))
+        raise Reply(replies.NOT_EXPERIENCED, *_telnet(clip, explained))
     return length
 
 
-def _telnet(session: Session, *lines: str) -> tuple[str, ...]:
-    """``lines`` for a telnet-mode session, nothing for a CLIP client (D170-D173)."""
-    return () if session.clip else lines
+def _telnet(clip: bool, *lines: str) -> tuple[str, ...]:
+    """``lines`` for a telnet-mode reply, nothing for a CLIP client (D170-D173, D376)."""
+    return () if clip else lines
 
 
 def _accepted(ctx: Context) -> None:
@@ -143,7 +143,7 @@ async def join(ctx: Context, cmd: ParsedCommand) -> None:
         _accepted(ctx)
         return
     explained = replies.invited_by(inviters) if inviters else replies.NOBODY_INVITED_YOU
-    raise Reply(replies.JOIN_WHO, *_telnet(session, explained))
+    raise Reply(replies.JOIN_WHO, *_telnet(ctx.clip, explained))
 
 
 # -- playing (§4.4-§4.7) --------------------------------------------------------------------

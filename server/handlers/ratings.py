@@ -49,7 +49,7 @@ async def ratings(ctx: Context, cmd: ParsedCommand) -> None:
         lines = [_line(entry, entry.name == marked) for entry in entries]
     ctx.session.send(replies.RATINGS_RATES_HEADER if query.rates else replies.RATINGS_HEADER)
     ctx.session.send_lines(lines)
-    if not ctx.session.clip:
+    if not ctx.clip:
         ctx.session.send(replies.ratings_who(RATING_LIST_EXPERIENCE))  # D178
 
 

@@ -21,6 +21,7 @@ from protocol.analysis import AnalysisError, analysis_from_json
 from protocol.analysis_view import analysis_json, analysis_lines, analysis_text
 from protocol.arguments import ExportForm, parse_export_form, parse_record_id
 from protocol.mat_export import snapshot_to_mat
+from protocol.match_replay import compact_json, replay_json
 from protocol.parser import ParsedCommand
 from server.errors import Reply
 from server.handlers import valid
@@ -123,7 +124,7 @@ async def analysis_reply(ctx: Context, args: tuple[str, ...]) -> list[str]:
         except SnapshotError:  # stored by another version: as if it had failed
             raise Reply(replies.analysis_failed(match_id)) from None
         names = (record.player1, record.player2)
-        layout = analysis_json if as_json else analysis_lines if ctx.session.clip else analysis_text
+        layout = analysis_json if as_json else analysis_lines if ctx.clip else analysis_text
         return layout(match_id, names, found)
     analyses = ctx.app.analyses
     if not analyses.enabled:
@@ -187,3 +188,63 @@ def chi_square_tail(value: float, freedom: int) -> float:
         total += term
     tail = math.erfc(math.sqrt(half)) + math.exp(-half) * total * math.sqrt(2 / math.pi)
     return min(1.0, tail)
+
+
+async def match_page(ctx: Context, cmd: ParsedCommand) -> None:
+    """``match! <id>`` (D377; only the web page sends it): any finished match step by
+    step, with its ``.mat`` text, as one line of JSON (:mod:`protocol.match_replay`)."""
+    match_id = valid(parse_record_id(cmd.args[0], replies.MATCH_PAGE_USAGE))
+    found = await ctx.app.db.get_match_record(match_id)
+    if found is None:
+        raise Reply(replies.no_finished_match(match_id))
+    try:
+        text = replay_json(
+            found.moves,
+            match_id=match_id,
+            players=(found.player1, found.player2),
+            score=(found.score1, found.score2),
+            winner=found.winner,
+            started_at=found.started_at,
+            ended_at=found.ended_at,
+            site=ctx.app.settings.server_name,
+        )
+    except SnapshotError:  # stored by another version: as if there were none
+        raise Reply(replies.no_finished_match(match_id)) from None
+    ctx.session.send(replies.match_page(text))
+
+
+async def profile_page(ctx: Context, cmd: ParsedCommand) -> None:
+    """``profile! <name>`` (D377; only the web page sends it): a player's rating,
+    experience, whether online, and their last finished matches (``export``'s list,
+    for anyone), as one line of JSON."""
+    name = cmd.args[0]
+    db = ctx.app.db
+    user = await db.get_user(name)
+    if user is None:
+        raise Reply(replies.no_information(name))
+    online = ctx.app.presence.get(name)
+    matches = []
+    for record in await db.list_match_records(name, limit=EXPORT_LIST_LENGTH):
+        first = record.player1 == name
+        scores = [record.score1, record.score2]
+        matches.append(
+            {
+                "match": record.id,
+                "opponent": record.player2 if first else record.player1,
+                "length": record.match_length,
+                "score": scores if first else scores[::-1],
+                "won": record.winner == name,
+                "ended": record.ended_at,
+            }
+        )
+    found = {
+        "name": user.name,
+        "rating": round(user.rating, 2),
+        "experience": user.experience,
+        "bot": user.is_bot,
+        "online": online is not None and online.logged_in,
+        "playing": online.opponent if online is not None and online.logged_in else None,
+        "last_login": user.last_login_at,
+        "matches": matches,
+    }
+    ctx.session.send(replies.profile_page(compact_json(found)))

@@ -82,10 +82,10 @@ def zones() -> frozenset[str]:
     return _zones()
 
 
-def timezone_or_reply(text: str, session: Session) -> str:
+def timezone_or_reply(text: str, clip: bool) -> str:
     """A known IANA zone name, or raise the reply: in CLIP mode FIBS's, with the list
     of zones (§4.14, D73); in telnet mode one line saying how to list them (D177)."""
-    if not session.clip and text not in _zones():
+    if not clip and text not in _zones():
         raise Reply(replies.unknown_timezone(text))
     return valid(parse_timezone(text, _zones()))
 
@@ -106,7 +106,7 @@ async def set_variable(ctx: Context, cmd: ParsedCommand) -> None:
         session.send(replies.set_value(name, shown[variable]))
         return
     if variable is SetVariable.TIMEZONE:
-        timezone_or_reply(cmd.args[1], session)
+        timezone_or_reply(cmd.args[1], ctx.clip)
     value = valid(parse_set_value(variable, cmd.args[1], _zones()))
     changes: dict[str, Any] = {name: value}  # the variable's name is its field's
     session.settings = dataclasses.replace(session.settings, **changes)

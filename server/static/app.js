@@ -15,6 +15,7 @@ import {
   sides,
 } from "./clip.js";
 import { gamesView, playerRow } from "./analysis.js";
+import { lengthText, stepText, stepView } from "./record.js";
 import { drawBoard, positionText } from "./board.js";
 import { commitmentOf, verifyRecord } from "./dice.js";
 import { complete, legalPlays, moveText, nextMoves } from "./moves.js";
@@ -33,6 +34,7 @@ const BOARDSTYLE_SET = "Value of 'boardstyle' set to 3."; // the reply to the pa
 const LENGTH_KEY = "fibs-invite-length"; // the match length last chosen, kept in the browser
 const LEAVE_CONFIRM_MS = 4000; // how long Leave waits for its second click
 const DOUBLE_CLICK_MS = 400; // two clicks on one checker this close together play it
+const REPLAY_PAUSE_MS = 900; // how long the board before the last move is shown again
 const SLOW_LOGIN_MS = 2000; // a login unanswered this long is being slowed down
 const SLOW_LOGIN = "Logging in… the server slows logins down after wrong passwords: please wait.";
 // Never lost (docs/web.md, D320-D324): after a dropped connection the page logs in again
@@ -42,6 +44,10 @@ const TOKEN_REPLY = /^token! (\S+) (\d+)$/; // the answer to `token!` (D321)
 const RETRY_MS = [1000, 2000, 4000, 8000, 15000, 30000]; // the waits between tries
 const ELSEWHERE = "** You logged in again from "; // D193: another page took the session
 const TIMED_OUT = "Connection timed out."; // the idle time-out: not a drop
+// The command box speaks like telnet (D376): what is typed there goes as `text! <line>`,
+// and its reply, between these two lines, is the telnet text (who as a table, help,
+// misspellings explained), while the page's own commands stay CLIP.
+const TEXT = { word: "text!", begin: "text! begin", end: "text! end" };
 // The lines telling a player that the opponent's connection ended (the match was saved).
 const OPPONENT_GONE = /^(?:(\S+) drops connection\.|Closed old connection with user (\S+)\.|Network error with (\S+)\.) The game was saved\.$/;
 
@@ -80,6 +86,22 @@ const state = {
   resumeWatch: null, // the player watched before the drop, to watch again
   finished: null, // the id of the match that just ended (its dice revealed), for its analysis
   analysis: null, // the analysis asked for: {id, tries, timer, reading}
+  typedReply: false, // between `text! begin` and `text! end`: a typed command's text reply
+  record: null, // the finished match shown (D377): {found, game, step, mat}
+  lastMove: null, // the last play of the game: {before: the board before it, trail}
+  replayTrail: null, // the trail drawn once more by "Show the last move again"
+  replayTimer: null,
+  asked: null, // the page of a finished match or a player asked for: {kind, key}
+};
+
+/** The answers to the page's own `match! <id>` and `profile! <name>` (D377), and the
+ * refusals that end them. */
+const PAGES = {
+  match: "match! ",
+  profile: "profile! ",
+  noMatch: /^\*\* There is no finished match (\d+)\.$/,
+  noUser: /^No information found on user (\S+)\.$/,
+  route: { match: /^#match\/(\d+)$/, player: /^#player\/([A-Za-z_]+)$/ },
 };
 
 /** The lines of `analysis <id> json` and its refusals (D285-D287, D326). */
@@ -132,6 +154,7 @@ function open(pending) {
   if (state.me !== null && pending.kind !== "resume") loggedOut();
   if (state.ws) state.ws.close();
   state.pending = pending;
+  state.typedReply = false;
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const ws = new WebSocket(`${scheme}://${location.host}/ws`);
   state.ws = ws;
@@ -393,6 +416,7 @@ function loggedIn(name, { again = false } = {}) {
   send("set boardstyle 3");
   askGames();
   send("show saved");
+  route(); // a page of a finished match or a player named in the address
 }
 
 /** A visitor: the lobby and watching, every control that acts hidden; logging in stays
@@ -417,6 +441,10 @@ function visiting() {
 function loggedOut() {
   state.me = null;
   show("analysis", false);
+  show("record", false);
+  show("profile", false);
+  state.record = null;
+  state.asked = null;
   state.analysis = null;
   state.place = { playing: null, watching: null };
   state.resumeWith = null;
@@ -447,6 +475,14 @@ function onLine(line) {
   const token = TOKEN_REPLY.exec(line);
   if (token) return newToken(token[1], Number(token[2]));
   if (line === "token! ended") return;
+  if (line === TEXT.begin || line === TEXT.end) {
+    state.typedReply = line === TEXT.begin;
+    return;
+  }
+  if (state.typedReply) return typedLine(line);
+  if (line.startsWith(PAGES.match)) return recordArrived(line.slice(PAGES.match.length));
+  if (line.startsWith(PAGES.profile)) return profileArrived(line.slice(PAGES.profile.length));
+  if (pageRefused(line)) return;
   if (line.startsWith(ELSEWHERE) || line === TIMED_OUT) state.goodbye = line.replace(/^\*\* /, "");
   if (line.startsWith("board:")) {
     const view = parseBoard(line);
@@ -474,17 +510,7 @@ function onLine(line) {
         return;
       case 5: {
         const who = parseWho(line);
-        if (who) {
-          const before = state.who.get(who.name);
-          state.who.set(who.name, who);
-          if (who.name === state.me) {
-            state.ready = who.ready;
-            $("ready").checked = who.ready;
-          }
-          if (!before || before.opponent !== who.opponent) askGames();
-          drawWho();
-          resumePlace();
-        }
+        if (who) whoUpdate(who);
         return;
       }
       case 7:
@@ -538,6 +564,34 @@ function onLine(line) {
   if (line.trim()) message(line, lineClass(line));
 }
 
+/** A CLIP 5 line: the lobby's row of that user. */
+function whoUpdate(who) {
+  const before = state.who.get(who.name);
+  state.who.set(who.name, who);
+  if (who.name === state.me) {
+    state.ready = who.ready;
+    $("ready").checked = who.ready;
+  }
+  if (!before || before.opponent !== who.opponent) askGames();
+  drawWho();
+  resumePlace();
+}
+
+/** A line of the telnet-style reply to a command typed in the command box (D376): shown
+ * as it is, in a fixed-width font (tables line up), never read as CLIP (a `who` row
+ * starts with a number too); a board or a move it brings still goes to the table. */
+function typedLine(line) {
+  if (line.startsWith("board:")) {
+    const view = parseBoard(line);
+    if (view) return newBoard(view);
+  }
+  const who = parseWho(line); // a who update that came in the middle: still the lobby's
+  if (who) return whoUpdate(who);
+  gameRecord(line);
+  matchText(line);
+  message(line, `typed ${lineClass(line)}`.trim());
+}
+
 /** Lines starting with ``**`` that are news, not refusals (the rest are shown as refusals). */
 const NOTICES = [
   "** You invited", "** You are now", "** Player ", "** Please wait for", "** You won't",
@@ -560,6 +614,7 @@ function matchText(line) {
     const view = state.view;
     if (who === view.opponent) state.trail = moves.map((mv) => opponentMoveInView(view, mv));
     else if (who === view.player) state.trail = moves.map((mv) => ownMoveInView(view, mv));
+    state.lastMove = { before: view, trail: state.trail };
     return drawTable();
   }
   if ((m = OPPONENT_GONE.exec(line)) && state.view && state.view.player === "You") {
@@ -577,6 +632,7 @@ function matchText(line) {
     state.view = null;
     state.doubling = false;
     state.trail = [];
+    state.lastMove = null;
     show("table", false);
     send("show saved");
     return;
@@ -818,6 +874,7 @@ function drawWho() {
       td.textContent = value;
       tr.appendChild(td);
     }
+    if (!state.visitor) tr.firstElementChild.replaceChildren(playerLink(w.name)); // D377
     if (w.bot) {
       // A program, not a person (D325): a mark after the name, said in words.
       tr.dataset.bot = "1";
@@ -995,15 +1052,18 @@ function gameRecord(line) {
   const game = state.game;
   let m;
   if (/^Starting a new game with /.test(line)) {
+    state.lastMove = null;
     state.game = { moves: [], rolls: new Map() };
     return drawMoveList();
   }
   if ((m = /^You roll (\d) and (\d)\.$/.exec(line))) game.rolls.set(state.me, `${m[1]}-${m[2]}`);
   else if ((m = /^(\S+) rolls (\d) and (\d)\.$/.exec(line))) game.rolls.set(m[1], `${m[2]}-${m[3]}`);
   else if ((m = /^(\S+) rolled (\d), (\S+) rolled (\d)$/.exec(line))) {
-    // The opening roll: the higher die's owner plays both dice.
+    // The opening roll: the higher die's owner plays both dice, written starter's die
+    // first (as the record and the .mat file have it), whoever reads the line.
     const first = m[1] === "You" ? state.me : m[1];
-    for (const name of [first, m[3]]) game.rolls.set(name, `${m[2]}-${m[4]}`);
+    const [high, low] = [Number(m[2]), Number(m[4])].sort((x, y) => y - x);
+    for (const name of [first, m[3]]) game.rolls.set(name, `${high}-${low}`);
   } else if (line === "You can't move.") addMove(state.me, "can't move");
   else if ((m = /^(\S+) can't move\.$/.exec(line))) addMove(m[1], "can't move");
   else if ((m = /^(\S+) moves ((?:\S+-\S+ )+)\.$/.exec(line))) addMove(m[1], m[2].trim());
@@ -1058,7 +1118,8 @@ function drawTable() {
   const targets = new Set(
     moving && state.selected !== null ? next.filter((m) => m[0] === state.selected).map((m) => m[1]) : [],
   );
-  const trail = state.done.length ? [] : state.trail;
+  const trail = state.done.length ? [] : state.replayTrail || state.trail;
+  state.replayTrail = null;
   const doubling = playing() && state.doubling && !state.matchOver;
   const offered = doubling ? "opponent" : view.wasDoubled ? "player" : null;
   drawBoard($("board"), shown, {
@@ -1082,7 +1143,10 @@ function drawTable() {
   show("resign-box", mine && view.turn !== 0);
   show("leave", mine);
   show("unwatch", !playing());
+  show("replay-last", state.lastMove !== null && state.done.length === 0);
   show("analyse", state.matchOver && state.finished !== null);
+  show("replay", state.matchOver && state.finished !== null);
+  if (state.finished !== null) $("replay").href = `#match/${state.finished}`;
   let prompt = "";
   if (state.matchOver) prompt = $("prompt").textContent;
   else if (!playing()) prompt = `Watching ${view.player}`;
@@ -1094,6 +1158,23 @@ function drawTable() {
   else if (turn && view.playerDice[0]) prompt = "No move possible.";
   else if (view.turn !== 0) prompt = `${view.opponent} to play.`;
   $("prompt").textContent = prompt;
+}
+
+/** "Show the last move again": the board as it was before the last play, for a moment,
+ * then as it is, the play drawn as a trail again (the player's own play too). */
+function replayLastMove() {
+  const last = state.lastMove;
+  if (!last || !state.view) return;
+  clearTimeout(state.replayTimer);
+  const board = $("board");
+  drawBoard(board, last.before, {
+    sources: new Set(), targets: new Set(), selected: null, onPoint: () => {}, trail: [], done: [],
+  });
+  board.dataset.position = last.before.board.join(":");
+  state.replayTimer = setTimeout(() => {
+    state.replayTrail = last.trail;
+    drawTable();
+  }, REPLAY_PAUSE_MS);
 }
 
 /** Leave asks once more (it sits beside Resign): a second click within a few seconds
@@ -1112,6 +1193,206 @@ function leaveClicked() {
     delete button.dataset.confirm;
     button.textContent = "Leave";
   }, LEAVE_CONFIRM_MS);
+}
+
+// -- finished matches and players' pages (D377) -----------------------------------------
+
+/** A link to a player's page (rating, experience, recent matches). */
+function playerLink(name) {
+  const a = document.createElement("a");
+  a.href = `#player/${name}`;
+  a.textContent = name;
+  return a;
+}
+
+/** The address names a finished match (`#match/42`) or a player (`#player/alice`): ask
+ * the server for it and show its page; otherwise neither page is shown. */
+function route() {
+  const match = PAGES.route.match.exec(location.hash);
+  const player = PAGES.route.player.exec(location.hash);
+  const allowed = state.me !== null && !state.visitor;
+  show("record", Boolean(match) && allowed);
+  show("profile", Boolean(player) && allowed);
+  if (!allowed) return;
+  if (match) {
+    state.asked = { kind: "match", key: match[1] };
+    state.record = null;
+    $("record-title").textContent = `Finished match ${match[1]}`;
+    $("record-facts").textContent = "Asking the server for the match…";
+    show("record-body", false);
+    send(`match! ${match[1]}`);
+    $("record-title").scrollIntoView?.({ block: "start" });
+  } else if (player) {
+    state.asked = { kind: "profile", key: player[1] };
+    $("profile-title").textContent = player[1];
+    $("profile-facts").textContent = "Asking the server…";
+    $("profile-matches").querySelector("tbody").replaceChildren();
+    show("profile-none", false);
+    send(`profile! ${player[1]}`);
+    $("profile-title").scrollIntoView?.({ block: "start" });
+  } else {
+    state.asked = null;
+  }
+}
+
+/** Back to where the player was: the page's own address without a match or player. */
+function closePage() {
+  history.pushState(null, "", location.pathname + location.search);
+  route();
+}
+
+function pageRefused(line) {
+  const asked = state.asked;
+  let m;
+  if (asked && asked.kind === "match" && (m = PAGES.noMatch.exec(line)) && m[1] === asked.key) {
+    $("record-facts").textContent = line.slice(3);
+    return true;
+  }
+  if (asked && asked.kind === "profile" && (m = PAGES.noUser.exec(line)) && m[1] === asked.key) {
+    $("profile-facts").textContent = line;
+    return true;
+  }
+  return false;
+}
+
+function utc(seconds) {
+  return new Date(seconds * 1000).toISOString().slice(0, 16).replace("T", " ");
+}
+
+/** The JSON of a `match!` or `profile!` answer when it is the page asked for, else null. */
+function askedFor(kind, text, keyOf) {
+  let found;
+  try {
+    found = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const asked = state.asked;
+  return asked && asked.kind === kind && asked.key === String(keyOf(found)) ? found : null;
+}
+
+function profileArrived(text) {
+  const found = askedFor("profile", text, (f) => f.name);
+  if (!found) return;
+  $("profile-title").textContent = `${found.name}${found.bot ? " (bot)" : ""}`;
+  const where = found.playing ? `online, playing ${found.playing}` : found.online ? "online" : "not online";
+  $("profile-facts").textContent =
+    `Rating ${found.rating.toFixed(2)} · experience ${found.experience} · ${where}`;
+  const body = $("profile-matches").querySelector("tbody");
+  body.replaceChildren(
+    ...found.matches.map((m) => {
+      const tr = document.createElement("tr");
+      tr.dataset.match = String(m.match);
+      const link = document.createElement("a");
+      link.href = `#match/${m.match}`;
+      link.textContent = `Match ${m.match}`;
+      const length = m.length === null ? "unlimited" : String(m.length);
+      const score = `${m.score[0]}-${m.score[1]} ${m.won ? "won" : "lost"}`;
+      for (const value of [link, playerLink(m.opponent), length, score, utc(m.ended)]) {
+        const td = document.createElement("td");
+        td.append(value); // a text or a link: never markup
+        tr.appendChild(td);
+      }
+      return tr;
+    }),
+  );
+  show("profile-matches", found.matches.length > 0);
+  show("profile-none", found.matches.length === 0);
+}
+
+function recordArrived(text) {
+  const found = askedFor("match", text, (f) => f.match);
+  if (!found) return;
+  if (state.record && state.record.mat) URL.revokeObjectURL(state.record.mat);
+  const mat = URL.createObjectURL(new Blob([found.mat], { type: "text/plain" }));
+  state.record = { found, game: 0, step: -1, mat };
+  const [a, b] = found.players;
+  $("record-title").textContent = `Match ${found.match}: ${a} – ${b}, ${lengthText(found.length)}`;
+  const winner = found.winner ? `${found.winner} won` : "no winner";
+  $("record-facts").replaceChildren(
+    playerLink(a), ` ${found.score[0]} – ${found.score[1]} `, playerLink(b),
+    ` · ${winner} · ${found.games.length} game${found.games.length === 1 ? "" : "s"} · ended ${utc(found.ended)} UTC`,
+  );
+  const link = $("record-mat");
+  link.href = mat;
+  link.download = `match-${found.match}.mat`;
+  $("record-game").replaceChildren(
+    ...found.games.map((game, i) => {
+      const option = document.createElement("option");
+      option.value = String(i);
+      option.textContent = `Game ${i + 1} (${a} ${game.score[0]}, ${b} ${game.score[1]})`;
+      return option;
+    }),
+  );
+  show("record-body", true);
+  showGame(0);
+}
+
+function showGame(index) {
+  const record = state.record;
+  record.game = index;
+  $("record-game").value = String(index);
+  const steps = record.found.games[index].steps;
+  $("record-moves").replaceChildren(
+    ...steps.map((step, i) => {
+      const item = document.createElement("li");
+      const go = document.createElement("button");
+      go.type = "button";
+      go.textContent = stepText(record.found, step);
+      go.dataset.step = String(i);
+      go.addEventListener("click", () => showStep(i));
+      item.append(go);
+      return item;
+    }),
+  );
+  showStep(-1);
+}
+
+/** The board after step `index` of the game shown (-1: its starting position). */
+function showStep(index) {
+  const record = state.record;
+  const game = record.found.games[record.game];
+  record.step = Math.max(-1, Math.min(index, game.steps.length - 1));
+  const { view, trail, offered } = stepView(record.found, record.game, record.step);
+  drawBoard($("record-board"), view, {
+    sources: new Set(), targets: new Set(), selected: null, onPoint: () => {}, trail, offered, done: [],
+  });
+  const at = record.step >= 0 ? game.steps[record.step] : null;
+  const said = at
+    ? `Step ${record.step + 1} of ${game.steps.length}: ${stepText(record.found, at)}`
+    : `Game ${record.game + 1}: the starting position (${game.steps.length} steps)`;
+  $("record-step").textContent = said;
+  $("record-board").setAttribute("aria-label", `The board: ${said}. ${positionText(view, view.player, view.opponent)}`);
+  $("record-board").dataset.position = view.board.join(":");
+  for (const button of $("record-moves").querySelectorAll("button")) {
+    if (Number(button.dataset.step) === record.step) {
+      button.setAttribute("aria-current", "step");
+      button.scrollIntoView?.({ block: "nearest" });
+    } else button.removeAttribute("aria-current");
+  }
+  $("record-first").disabled = record.step < 0;
+  $("record-prev").disabled = record.step < 0;
+  $("record-next").disabled = record.step >= game.steps.length - 1;
+  $("record-last").disabled = record.step >= game.steps.length - 1;
+}
+
+function wireRecord() {
+  window.addEventListener("hashchange", route);
+  $("record-close").addEventListener("click", closePage);
+  $("profile-close").addEventListener("click", closePage);
+  $("record-analyse").addEventListener("click", () => {
+    if (!state.record) return;
+    askAnalysis(state.record.found.match); // D326, below the page
+    $("analysis").scrollIntoView?.({ block: "start" });
+  });
+  $("record-game").addEventListener("change", () => showGame(Number($("record-game").value)));
+  const step = (to) => () => {
+    if (state.record) showStep(to(state.record));
+  };
+  $("record-first").addEventListener("click", step(() => -1));
+  $("record-prev").addEventListener("click", step((r) => r.step - 1));
+  $("record-next").addEventListener("click", step((r) => r.step + 1));
+  $("record-last").addEventListener("click", step((r) => r.found.games[r.game].steps.length - 1));
 }
 
 // -- wiring -----------------------------------------------------------------------------
@@ -1183,6 +1464,8 @@ function wire() {
     const text = moveText(state.done, state.view.colour);
     send(`move ${text}`);
     addMove(state.me, text);
+    // The player's own play (FIBS does not echo it) is the last move now.
+    state.lastMove = { before: state.view, trail: state.done.map(([from, to]) => [from, to]) };
     state.plays = [];
     state.trail = [];
     drawTable();
@@ -1194,12 +1477,14 @@ function wire() {
   });
   $("resign").addEventListener("click", () => send(`resign ${$("resign-kind").value}`));
   $("leave").addEventListener("click", leaveClicked);
+  $("replay-last").addEventListener("click", replayLastMove);
   $("analyse").addEventListener("click", () => askAnalysis(state.finished));
   $("analysis-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const id = Number($("analysis-id").value.trim());
     if (Number.isInteger(id) && id > 0) askAnalysis(id);
   });
+  wireRecord();
   $("analysis-close").addEventListener("click", () => {
     if (state.analysis) clearTimeout(state.analysis.timer);
     state.analysis = null;
@@ -1209,13 +1494,16 @@ function wire() {
     send("unwatch");
     notePlace({ playing: null, watching: null });
     state.view = null;
+    state.lastMove = null;
     show("table", false);
   });
   $("command-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const line = $("command").value;
     $("command").value = "";
-    if (line.trim()) send(line);
+    if (!line.trim()) return;
+    message(`> ${line}`, "typed own"); // what was typed, as a terminal shows it
+    send(`${TEXT.word} ${line}`); // answered as telnet answers (D376)
   });
   $("chat-kind").addEventListener("change", () => show("chat-to", $("chat-kind").value === "tell"));
   $("chat-form").addEventListener("submit", (event) => {

@@ -192,3 +192,48 @@ async def test_join_alone_with_two_invitations_names_them(connect: Connect, app:
     await alice.expect(replies.type_join("carol"))
     reply = await command(alice, "join")
     assert reply[-2:] == [replies.JOIN_WHO, replies.invited_by(["bob", "carol"])]
+
+
+async def text_reply(client: ScriptedClient, line: str) -> list[str]:
+    """CLIP mode: send ``text! <line>`` and return the lines between its markers (D376)."""
+    await client.send(f"text! {line}")
+    await client.expect(replies.TEXT_BEGIN)
+    lines = []
+    while (got := await client.line()) != replies.TEXT_END:
+        lines.append(got)
+    return lines
+
+
+async def test_text_asks_a_clip_session_for_telnet_replies(connect: Connect, app: App) -> None:
+    """D376: the web page's command box: `text! <command>` answers as telnet does."""
+    alice = await clip_login(connect, app, "alice")
+    assert await text_reply(alice, "shuot hello") == [
+        replies.unknown_command("shuot"),
+        replies.did_you_mean("shuot", ["shout"]),
+    ]
+    assert await text_reply(alice, "sh") == [
+        replies.unknown_command("sh"),
+        replies.ambiguous_command("sh", ["shout", "show"]),
+    ]
+    table = await text_reply(alice, "who")
+    assert table[0] == replies.WHO_HEADER
+    assert table[1].split()[:3] == ["1", "-", "alice"]
+    assert len(table) == 2
+    assert await text_reply(alice, "time Nowhere") == [replies.unknown_timezone("Nowhere")]
+    assert await text_reply(alice, "join") == [replies.JOIN_WHO, replies.NOBODY_INVITED_YOU]
+    assert await text_reply(alice, "") == []
+    # Its own commands stay CLIP: FIBS's line alone, and who as CLIP 5 and 6.
+    await alice.send("shuot")
+    assert await alice.line() == replies.unknown_command("shuot")
+    await alice.send("who")
+    assert (await alice.line()).startswith("5 alice ")
+    assert await alice.line() == "6"
+
+
+async def test_text_in_telnet_mode_is_the_command_alone(connect: Connect, app: App) -> None:
+    """D376: a telnet session already reads text: no markers, the command's reply."""
+    alice = await telnet_login(connect, app, "alice")
+    assert await command(alice, "text! shuot") == [
+        replies.unknown_command("shuot"),
+        replies.did_you_mean("shuot", ["shout"]),
+    ]

@@ -201,10 +201,11 @@ class TelnetUser:
             data = data[:i] + data[i + 3 :]
         return data.decode(errors="replace")
 
-    def wait_for(self, wanted: str) -> str:
-        """Read until ``wanted`` has arrived; return everything read so far."""
+    def wait_for(self, wanted: str, since: int = 0) -> str:
+        """Read until ``wanted`` has arrived (at or after ``since`` in the text read);
+        return everything read so far."""
         deadline = time.monotonic() + WAIT
-        while wanted not in self._text():
+        while wanted not in self._text()[since:]:
             if time.monotonic() > deadline:
                 raise AssertionError(f"never got {wanted!r}: {self._text()[-300:]!r}")
             chunk = self.sock.recv(65536)

@@ -20,6 +20,7 @@ import argparse
 import configparser
 import contextlib
 import io
+import resource
 import signal
 import subprocess
 import sys
@@ -30,6 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 HAPROXY = "/usr/sbin/haproxy"
 """Debian's haproxy (2.6 on bookworm)."""
+MAXCONN = 30000
+"""HAProxy's connections at most (both ports): 15,000 users over their nodes need about
+as many; HAProxy must be able to open twice as many files."""
 IDLE_LIMIT_SECONDS = 3600
 """The server's default ``[limits] idle_timeout``: HAProxy's ``timeout tunnel`` must
 be longer, or it would cut an idle user before the server warns them."""
@@ -76,6 +80,7 @@ def haproxy_config(
     web_bind: str = "*:8080",
     stats_socket: str = "/run/haproxy/fibs-admin.sock",
     idle_limit: int = IDLE_LIMIT_SECONDS,
+    maxconn: int = MAXCONN,
 ) -> str:
     """The HAProxy configuration of one telnet port and one web port in front of
     ``nodes`` (HAProxy 2.6's directives; docs/cluster.md explains each choice)."""
@@ -96,7 +101,8 @@ def haproxy_config(
 # each node's agent port whether it takes new connections (ready or drain).
 global
     log stdout format raw local0 notice
-    maxconn 60000
+    # Two open files per connection: HAProxy needs a limit of 2 * maxconn (+ a few).
+    maxconn {maxconn}
     stats socket {stats_socket} mode 600 level admin
 
 defaults
@@ -134,6 +140,15 @@ backend fibs_web_nodes
     option httpchk GET /
     http-check expect status 200
 {servers("web_port")}"""
+
+
+def affordable_maxconn() -> int:
+    """:data:`MAXCONN`, or less when this machine's open-file limit (the hard one, which
+    HAProxy raises its own to) cannot hold two files per connection."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        return MAXCONN
+    return max(100, min(MAXCONN, (hard - 1000) // 2))
 
 
 def node_config(base: Path | None, node: Node, prefix: str) -> str:
@@ -187,6 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         telnet_bind=args.telnet,
         web_bind=args.web,
         stats_socket=str(folder / "haproxy.sock"),
+        maxconn=affordable_maxconn(),
     )
     if args.print_config:
         sys.stdout.write(haproxy_config(nodes, telnet_bind=args.telnet, web_bind=args.web))

@@ -254,7 +254,8 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
         self._proxy = None
         if self.proxy_log is not None:
             peer = transport.get_extra_info("peername")
-            self.proxy_log.warning("telnet connection from %s refused: %s", peer, why)
+            host = peer[0] if peer else replies.UNKNOWN_HOST
+            self.proxy_log.warning("telnet connection from %s refused: %s", host, why)
         cast(asyncio.Transport, transport).abort()
 
     def _begin(self, transport: asyncio.BaseTransport) -> None:

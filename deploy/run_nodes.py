@@ -24,6 +24,7 @@ import resource
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 HAPROXY = "/usr/sbin/haproxy"
 """Debian's haproxy (2.6 on bookworm)."""
+LISTENING = b"fibs-server listening on"
+"""What a node prints once it listens (server/__main__.py)."""
 MAXCONN = 30000
 """HAProxy's connections at most (both ports): 15,000 users over their nodes need about
 as many; HAProxy must be able to open twice as many files."""
@@ -173,6 +176,17 @@ def node_config(base: Path | None, node: Node, prefix: str) -> str:
     return text.getvalue()
 
 
+def wait_listening(process: subprocess.Popen[bytes], log: Path, timeout: float = 60.0) -> bool:
+    """Wait until a node says it listens (its log), one node after the other: the
+    first creates the database's schema, which the others then find."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        if LISTENING in log.read_bytes():
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m deploy.run_nodes",
@@ -219,9 +233,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             conf.write_text(node_config(args.config, node, args.prefix), encoding="utf-8")
             command = [sys.executable, "-m", "server", "--config", str(conf)]
             command += ["--database", args.database, "--cluster", args.nats]
-            with (folder / f"{node.name}.log").open("ab") as log:
+            log_path = folder / f"{node.name}.log"
+            log_path.write_bytes(b"")
+            with log_path.open("ab") as log:
                 process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=log)
             processes.append(process)
+            if not wait_listening(process, log_path):
+                print(f"run_nodes: {node.name} did not start; see {log_path}", file=sys.stderr)
+                return 1
             print(
                 f"{node.name}: pid {process.pid}, telnet {node.telnet_port}, web "
                 f"{node.web_port}, agent {node.agent_port}",

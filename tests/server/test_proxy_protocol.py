@@ -146,3 +146,24 @@ async def test_web_without_a_header_is_closed_at_once_and_logged_once(
     refused = [r for r in caplog.records if "refused" in r.getMessage()]
     assert len(refused) == 1 and refused[0].exc_info is None, caplog.text
     assert service.app.pre_login.count == 0
+
+
+async def agent_answer(port: int) -> bytes:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    async with asyncio.timeout(TIMEOUT):
+        answer = await reader.read()
+    writer.close()
+    return answer
+
+
+async def test_the_agent_check_says_ready_or_drain(service: Service) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    service.app.settings = service.app.settings.replace(agent_port=port)
+    await service.start_agent()
+    assert await agent_answer(port) == b"up ready\n"
+    service.drain(True)  # SIGUSR1
+    assert await agent_answer(port) == b"drain\n"
+    service.drain(False)  # SIGUSR2
+    assert await agent_answer(port) == b"up ready\n"

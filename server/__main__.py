@@ -119,20 +119,16 @@ async def run(settings: Settings) -> None:
     loop.add_signal_handler(signal.SIGUSR2, service.drain, False)
     try:
         await service.start()
-        try:
-            await service.start_web()
-        except OSError as exc:
-            await service.stop()
-            raise WebListenError(
-                f"{settings.web_host}:{settings.web_port}", exc.strerror, "web"
-            ) from exc
-        try:
-            await service.start_agent()
-        except OSError as exc:
-            await service.stop()
-            raise WebListenError(
-                f"{settings.host}:{settings.agent_port}", exc.strerror, "agent check"
-            ) from exc
+        doors = (
+            (service.start_web, f"{settings.web_host}:{settings.web_port}", "web"),
+            (service.start_agent, f"{settings.host}:{settings.agent_port}", "agent check"),
+        )
+        for start, address, door in doors:
+            try:
+                await start()
+            except OSError as exc:
+                await service.stop()
+                raise WebListenError(address, exc.strerror, door) from exc
         tune_gc()
         print(f"fibs-server listening on {settings.host}:{service.port}", flush=True)
         if service.web is not None:

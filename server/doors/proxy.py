@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ipaddress
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -93,6 +94,15 @@ class HeaderReader:
         rest = self._buffer[header.length :]
         self._buffer = b""
         return header, rest
+
+    def take(self, data: bytes, refuse: Callable[[str], None]) -> tuple[ProxyHeader, bytes] | None:
+        """:meth:`feed`, where a :class:`ProxyError` calls ``refuse`` with why (the door
+        closes the connection) and gives None too."""
+        try:
+            return self.feed(data)
+        except ProxyError as exc:
+            refuse(str(exc))
+            return None
 
 
 def parse(data: bytes) -> ProxyHeader | None:

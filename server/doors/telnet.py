@@ -74,7 +74,7 @@ from server.doors.output import (
     crlf_lines,
     socket_gone,
 )
-from server.doors.proxy import TIMED_OUT, HeaderReader, ProxyError
+from server.doors.proxy import TIMED_OUT, HeaderReader
 
 log = logging.getLogger(__name__)
 
@@ -229,11 +229,7 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
         is whole, telnetlib3 gets the connection, the client's address as its
         ``peername``, and the bytes after the header."""
         assert self._proxy is not None and self._proxy_transport is not None
-        try:
-            found = self._proxy.feed(data)
-        except ProxyError as exc:
-            self._proxy_refused(str(exc))
-            return
+        found = self._proxy.take(data, self._proxy_refused)
         if found is None:
             return
         header, rest = found

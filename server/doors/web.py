@@ -73,7 +73,7 @@ from server.doors.output import (
     crlf_lines,
     socket_gone,
 )
-from server.doors.proxy import TIMED_OUT, HeaderReader, ProxyError
+from server.doors.proxy import TIMED_OUT, HeaderReader
 
 log = logging.getLogger(__name__)
 
@@ -584,11 +584,7 @@ class HttpGate(asyncio.Protocol):
         is whole, the client's address is the connection's, it is admitted, and what
         followed the header goes on as the connection's first bytes."""
         assert self._proxy is not None
-        try:
-            found = self._proxy.feed(data)
-        except ProxyError as exc:
-            self._proxy_refused(str(exc))
-            return
+        found = self._proxy.take(data, self._proxy_refused)
         if found is None:
             return
         header, rest = found

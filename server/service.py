@@ -18,7 +18,7 @@ from typing import Any
 from protocol import replies
 from server.app import App
 from server.connection import serve_connection
-from server.doors import telnet, web
+from server.doors import proxy, telnet, web
 from server.doors.admission import (
     ACCEPT_ERROR_INTERVAL,
     QuietLog,
@@ -118,7 +118,7 @@ class Service:
         if sock is None and not settings.web_port:
             return
         shell: Shell = self._shell
-        proxy_log = QuietLog(web.log, web.PROXY_LOG_INTERVAL, app.timer.now)
+        proxy_log = QuietLog(web.log, proxy.LOG_INTERVAL, app.timer.now)
         guard = web.Guard(app.pre_login, app.refusal_log, app.timer, proxy_log)
         self.web = await web.start_server(settings, shell, guard, sock=sock)
 

@@ -53,6 +53,12 @@ V1_UNKNOWN: Final = b"UNKNOWN"
 (its own health checks): the real peer address stands."""
 
 
+HEADER_TIMEOUT: Final = 5.0
+"""Seconds a connection has to send its whole header: a proxy sends it at once, so a
+connection that holds back is closed. Until then it counts in no cap of the doors:
+only the proxy can reach a proxied port, and the proxy's own ``maxconn`` bounds it."""
+LOG_INTERVAL: Final = 60.0
+"""Seconds between two log lines about connections refused for want of a header."""
 TIMED_OUT: Final = "no PROXY header in time"
 """Why a connection whose header did not come in time was closed (logged, never sent)."""
 

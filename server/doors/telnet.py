@@ -63,6 +63,7 @@ from telnetlib3.telopt import ECHO, MCCP2_COMPRESS, MCCP3_COMPRESS, WILL, WONT, 
 
 from protocol import replies
 from server.config import Settings
+from server.doors import proxy
 from server.doors.admission import QuietLog
 from server.doors.budget import InputBudget
 from server.doors.output import (
@@ -74,7 +75,6 @@ from server.doors.output import (
     crlf_lines,
     socket_gone,
 )
-from server.doors.proxy import TIMED_OUT, HeaderReader
 
 log = logging.getLogger(__name__)
 
@@ -206,22 +206,22 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
         kwargs.setdefault(WRITER_FACTORY_KEYWORD, GuardedWriter)
         super().__init__(**kwargs)
         self._budget = InputBudget(self.input_rate, self._parse)
-        self._proxy: HeaderReader | None = None
+        self._proxy: proxy.HeaderReader | None = None
         """The PROXY header being read: telnetlib3 has not seen the connection yet."""
         self._proxy_transport: asyncio.BaseTransport | None = None
         self._proxy_deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """With ``[server] proxy_protocol``: wait for the PROXY header first
-        (:meth:`_proxy_received`), within :data:`PROXY_HEADER_TIMEOUT`; else begin
-        (:meth:`_begin`)."""
+        (:meth:`_proxy_received`), within :data:`~server.doors.proxy.HEADER_TIMEOUT`;
+        else begin (:meth:`_begin`)."""
         if self.proxy_log is None:
             self._begin(transport)
             return
-        self._proxy = HeaderReader()
+        self._proxy = proxy.HeaderReader()
         self._proxy_transport = transport
         self._proxy_deadline = asyncio.get_running_loop().call_later(
-            PROXY_HEADER_TIMEOUT, self._proxy_refused, TIMED_OUT
+            proxy.HEADER_TIMEOUT, self._proxy_refused, proxy.TIMED_OUT
         )
 
     def _proxy_received(self, data: bytes) -> None:
@@ -354,14 +354,6 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
             return False
 
 
-PROXY_LOG_INTERVAL: Final = 60.0
-"""Seconds between two log lines about connections refused for want of a PROXY header."""
-PROXY_HEADER_TIMEOUT: Final = 5.0
-"""Seconds a connection has to send its PROXY header (``[server] proxy_protocol``): a
-proxy sends it at once; a connection that holds back is closed (it counts in no cap
-until telnetlib3 has it)."""
-
-
 TELNETLIB3_VERSIONS: Final = ("5.0.1", "5.1")
 """The telnetlib3 versions the internals below were read from: at least the first, below
 the second (pyproject.toml's pin says the same)."""
@@ -388,6 +380,7 @@ TELNETLIB3_INTERNALS: Final = (
     Internal("protocol", "begin_negotiation", params=()),
     Internal("protocol", "_check_negotiation_timer", params=()),
     Internal("protocol", "_waiter_connected", kind=asyncio.Future),
+    Internal("protocol", "_extra", kind=dict),
     Internal("protocol", "get_extra_info", params=("name",)),
     Internal("protocol", "_last_received", kind=datetime.datetime),
     Internal("protocol", "_rx_bytes", kind=int),
@@ -689,7 +682,7 @@ async def start_server(settings: Settings, shell: TelnetShell) -> Any:
     class BudgetedServer(QuietTelnetServer):
         input_rate = settings.max_input_rate
         proxy_log = (
-            QuietLog(log, PROXY_LOG_INTERVAL, time.monotonic) if settings.proxy_protocol else None
+            QuietLog(log, proxy.LOG_INTERVAL, time.monotonic) if settings.proxy_protocol else None
         )
 
     server = await telnetlib3.create_server(

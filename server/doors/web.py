@@ -61,6 +61,7 @@ from aiohttp import WSCloseCode, WSMsgType, hdrs, web
 from protocol import replies
 from server.clock import Cancellable, Timer
 from server.config import Settings
+from server.doors import proxy
 from server.doors.admission import QuietLog
 from server.doors.budget import InputBudget
 from server.doors.output import (
@@ -73,7 +74,6 @@ from server.doors.output import (
     crlf_lines,
     socket_gone,
 )
-from server.doors.proxy import TIMED_OUT, HeaderReader
 
 log = logging.getLogger(__name__)
 
@@ -147,10 +147,6 @@ the server write a pong, which a client that never reads lets pile up (16 a seco
 16 KiB/s, which no browser ever sends)."""
 HTTP_ERROR_LOG_INTERVAL: Final = 60.0
 """Seconds between two log lines about clients' malformed HTTP requests (D259)."""
-PROXY_HEADER_TIMEOUT: Final = 5.0
-"""Seconds a connection has to send its PROXY header (``[web] proxy_protocol``)."""
-PROXY_LOG_INTERVAL: Final = 60.0
-"""Seconds between two log lines about connections refused for want of a PROXY header."""
 ERROR_REASON_CHARS: Final = 200
 """The most of a malformed request's reason that is logged."""
 
@@ -554,7 +550,7 @@ class HttpGate(asyncio.Protocol):
         self._frames: FrameWalker | None = None
         """Set once the connection is a WebSocket."""
         self._budget = InputBudget(settings.max_input_rate, self._parse)
-        self._proxy = HeaderReader() if settings.web_proxy_protocol else None
+        self._proxy = proxy.HeaderReader() if settings.web_proxy_protocol else None
         """The PROXY header being read (``[web] proxy_protocol``, D368): nothing else
         has seen the connection yet."""
 
@@ -573,8 +569,8 @@ class HttpGate(asyncio.Protocol):
         self.host = peer[0] if peer else replies.UNKNOWN_HOST
         if self._proxy is not None:  # the PROXY header first (D368): _proxy_received
             self._deadline = self._guard.timer.call_at(
-                self._guard.timer.now() + PROXY_HEADER_TIMEOUT,
-                lambda: self._proxy_refused(TIMED_OUT),
+                self._guard.timer.now() + proxy.HEADER_TIMEOUT,
+                lambda: self._proxy_refused(proxy.TIMED_OUT),
             )
             return
         self._admit()

@@ -18,11 +18,12 @@ import pytest
 
 from protocol import replies
 from server.config import Settings
-from server.doors.proxy import V2_SIGNATURE
+from server.doors.proxy import HEADER_TIMEOUT, V2_SIGNATURE
 from server.service import Service
 from tests.conftest import DbTarget
 
 from .conftest import IAC_WONT_TTYPE, TIMEOUT, ScriptedClient, make_user
+from .fake_clock import FakeTimer
 from .web_clients import RawHttp, client_frame, upgrade_request, web_serving
 
 PROXIED = {"proxy_protocol": True, "web_proxy_protocol": True}
@@ -167,3 +168,24 @@ async def test_the_agent_check_says_ready_or_drain(service: Service) -> None:
     assert await agent_answer(port) == b"drain\n"
     service.drain(False)  # SIGUSR2
     assert await agent_answer(port) == b"up ready\n"
+
+
+async def test_a_web_header_must_come_whole_within_its_time(
+    settings: Settings, db_target: DbTarget
+) -> None:
+    """A header split over its time is read whole; a connection whose header is not
+    whole :data:`~server.doors.proxy.HEADER_TIMEOUT` after its connect is closed."""
+    timer = FakeTimer()
+    async with web_serving(settings, db_target, timer=timer) as service:
+        header = v1("192.0.2.44")
+        slow = await RawHttp.open(service)
+        silent = await RawHttp.open(service)
+        await slow.send(header[:10])
+        await timer.until_pending(2)
+        timer.advance(HEADER_TIMEOUT - 1.0)
+        await slow.send(header[10:] + b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert (await slow.answer())[0] == 200
+        timer.advance(1.0)
+        assert await silent.closed()
+        for client in (slow, silent):
+            await client.close()

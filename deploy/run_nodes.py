@@ -29,6 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from server.config import ConfigError, Settings, load
+
 ROOT = Path(__file__).resolve().parents[1]
 HAPROXY = "/usr/sbin/haproxy"
 """Debian's haproxy (2.6 on bookworm)."""
@@ -37,9 +39,8 @@ LISTENING = b"fibs-server listening on"
 MAXCONN = 30000
 """HAProxy's connections at most (both ports): 15,000 users over their nodes need about
 as many; HAProxy must be able to open twice as many files."""
-IDLE_LIMIT_SECONDS = 3600
-"""The server's default ``[limits] idle_timeout``: HAProxy's ``timeout tunnel`` must
-be longer, or it would cut an idle user before the server warns them."""
+NO_IDLE_LIMIT_SECONDS = 86400
+"""HAProxy's idle limit for a server without one (``[limits] idle_timeout = 0``)."""
 
 
 DEFAULT_SERVER = (
@@ -82,11 +83,14 @@ def haproxy_config(
     telnet_bind: str = "*:4321",
     web_bind: str = "*:8080",
     stats_socket: str = "/run/haproxy/fibs-admin.sock",
-    idle_limit: int = IDLE_LIMIT_SECONDS,
+    idle_limit: float = Settings().idle_timeout,
     maxconn: int = MAXCONN,
 ) -> str:
     """The HAProxy configuration of one telnet port and one web port in front of
-    ``nodes`` (HAProxy 2.6's directives; docs/cluster.md explains each choice)."""
+    ``nodes`` (HAProxy 2.6's directives; docs/cluster.md explains each choice).
+    ``idle_limit`` is the nodes' ``[limits] idle_timeout``: HAProxy's ``timeout tunnel``
+    is longer, so that it never cuts an idle user before the server warns them."""
+    idle_limit = int(idle_limit or NO_IDLE_LIMIT_SECONDS)
     tunnel = idle_limit + 300
 
     def servers(port: str) -> str:
@@ -211,16 +215,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     nodes = default_nodes(args.nodes, args.first_port)
     folder: Path = args.dir.resolve()
-    config = haproxy_config(
-        nodes,
-        telnet_bind=args.telnet,
-        web_bind=args.web,
-        stats_socket=str(folder / "haproxy.sock"),
-        maxconn=affordable_maxconn(),
-    )
+    try:
+        idle_limit = load(args.config).idle_timeout
+    except ConfigError as exc:
+        print(f"run_nodes: {exc}", file=sys.stderr)
+        return 2
+    binds = {"telnet_bind": args.telnet, "web_bind": args.web, "idle_limit": idle_limit}
     if args.print_config:
-        sys.stdout.write(haproxy_config(nodes, telnet_bind=args.telnet, web_bind=args.web))
+        sys.stdout.write(haproxy_config(nodes, **binds))
         return 0
+    config = haproxy_config(
+        nodes, stats_socket=str(folder / "haproxy.sock"), maxconn=affordable_maxconn(), **binds
+    )
     if not args.database:
         print("run_nodes: --database postgresql+asyncpg://... is needed", file=sys.stderr)
         return 2

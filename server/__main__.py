@@ -3,7 +3,9 @@
 Reads ``fibs.conf`` from the working directory (or ``--config PATH``); ``--host``,
 ``--port`` and ``--database URL`` override it. The schema is created or upgraded at
 start. SIGINT/SIGTERM tell every user, close every connection (saving what must be
-saved) and stop. A bad configuration stops the start with one line naming the setting.
+saved) and stop; SIGUSR1 drains the node (HAProxy's agent check, ``[server]
+agent_port``, says ``drain``: no new connections), SIGUSR2 makes it ready again.
+A bad configuration stops the start with one line naming the setting.
 ``python -m server export MATCH_ID`` writes a finished match as a Jellyfish ``.mat``
 file instead, ``--json`` as its JSON record (:func:`export_main`).
 """
@@ -92,7 +94,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
 
 
 class WebListenError(Exception):
-    """The web listener could not listen: its address and why."""
+    """The web listener or the agent check's could not listen: its address, why, and
+    which."""
 
 
 async def run(settings: Settings) -> None:
@@ -112,13 +115,20 @@ async def run(settings: Settings) -> None:
     log.info("event loop %s", type(loop).__module__.partition(".")[0])
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
+    loop.add_signal_handler(signal.SIGUSR1, service.drain, True)
+    loop.add_signal_handler(signal.SIGUSR2, service.drain, False)
     try:
         await service.start()
-        try:
-            await service.start_web()
-        except OSError as exc:
-            await service.stop()
-            raise WebListenError(f"{settings.web_host}:{settings.web_port}", exc.strerror) from exc
+        doors = (
+            (service.start_web, f"{settings.web_host}:{settings.web_port}", "web"),
+            (service.start_agent, f"{settings.host}:{settings.agent_port}", "agent check"),
+        )
+        for start, address, door in doors:
+            try:
+                await start()
+            except OSError as exc:
+                await service.stop()
+                raise WebListenError(address, exc.strerror, door) from exc
         tune_gc()
         print(f"fibs-server listening on {settings.host}:{service.port}", flush=True)
         if service.web is not None:
@@ -126,6 +136,8 @@ async def run(settings: Settings) -> None:
                 f"fibs-server web page on http://{settings.web_host}:{service.web.port}/",
                 flush=True,
             )
+        if service.agent is not None:
+            print(f"fibs-server agent check on {settings.host}:{settings.agent_port}", flush=True)
         await stop.wait()
         log.info("shutting down")
         stopping = time.monotonic()
@@ -242,8 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"fibs-server: database error: {exc}", file=sys.stderr)
         return 2
     except WebListenError as exc:
-        address, why = exc.args
-        print(f"fibs-server: cannot listen on {address} (web): {why}", file=sys.stderr)
+        address, why, door = exc.args
+        print(f"fibs-server: cannot listen on {address} ({door}): {why}", file=sys.stderr)
         return 2
     except ClusterError as exc:
         print(f"fibs-server: cluster error: {exc}", file=sys.stderr)

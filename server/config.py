@@ -46,6 +46,8 @@ class Settings:
     listen_backlog: int = 4096  # [server] listen_backlog, capped by the kernel's somaxconn
     min_free_disk_mb: int = 100  # [server] min_free_disk_mb: a warning below it; 0: off (D302)
     event_loop: str = "uvloop"  # [server] event_loop: uvloop or asyncio (EVENT_LOOPS)
+    proxy_protocol: bool = False  # [server] proxy_protocol: a PROXY header first (D368)
+    agent_port: int = 0  # [server] agent_port: HAProxy's agent check (D369); 0: none
     idle_timeout: float = 3600.0  # [limits] idle_timeout, seconds; 0 disables
     idle_warning: float = 60.0  # [limits] idle_warning, seconds before the timeout
     negotiation_wait: float = 0.5  # [limits] negotiation_wait
@@ -81,6 +83,7 @@ class Settings:
     web_port: int = 8080  # [web] port; 0: no web listener
     web_origins: str = ""  # [web] origins, space-separated; empty: same origin only
     web_hosts: tuple[str, ...] = ("127.0.0.1", "localhost")  # [web] hosts, with [web] host
+    web_proxy_protocol: bool = False  # [web] proxy_protocol: a PROXY header first (D368)
     web_request_timeout: float = 5.0  # [web] request_timeout, seconds for an HTTP request
     web_token_lifetime: int = 43200  # [web] token_lifetime, seconds a session token lasts
     web_tokens_per_user: int = 10  # [web] tokens_per_user, tokens a user holds at most
@@ -131,6 +134,8 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("server", "name"): ("server_name", str),
     ("server", "listen_backlog"): ("listen_backlog", int),
     ("server", "event_loop"): ("event_loop", str),
+    ("server", "proxy_protocol"): ("proxy_protocol", bool),
+    ("server", "agent_port"): ("agent_port", int),
     ("limits", "idle_timeout"): ("idle_timeout", float),
     ("limits", "idle_warning"): ("idle_warning", float),
     ("limits", "negotiation_wait"): ("negotiation_wait", float),
@@ -165,6 +170,7 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("web", "port"): ("web_port", int),
     ("web", "origins"): ("web_origins", str),
     ("web", "hosts"): ("web_hosts", tuple),
+    ("web", "proxy_protocol"): ("web_proxy_protocol", bool),
     ("web", "request_timeout"): ("web_request_timeout", float),
     ("web", "token_lifetime"): ("web_token_lifetime", int),
     ("web", "tokens_per_user"): ("web_tokens_per_user", int),
@@ -268,6 +274,7 @@ def _is_host(text: str) -> bool:
 def _validate(settings: Settings) -> None:
     checks = [
         (0 <= settings.port <= 65535, "[server] port must be 0..65535"),
+        (0 <= settings.agent_port <= 65535, "[server] agent_port must be 0 (none) or 1..65535"),
         (
             not settings.cluster or not settings.database.startswith("sqlite"),
             "a cluster ([cluster] nats, --cluster) needs PostgreSQL: every node shares one "

@@ -18,8 +18,14 @@ from typing import Any
 from protocol import replies
 from server.app import App
 from server.connection import serve_connection
-from server.doors import telnet, web
-from server.doors.admission import ACCEPT_ERROR_INTERVAL, open_file_limit, quiet_accept_errors
+from server.doors import proxy, telnet, web
+from server.doors.admission import (
+    ACCEPT_ERROR_INTERVAL,
+    QuietLog,
+    open_file_limit,
+    quiet_accept_errors,
+)
+from server.doors.agent import start_agent
 from server.doors.output import LineSource, Output, Shell
 from server.memory import Trimmer
 from server.world.passwords import shutdown_hashing
@@ -54,6 +60,10 @@ class Service:
         self.trimmer = Trimmer()
         """The heap trimmed after the connections fall (D331)."""
         self._trim_watch: asyncio.Task[None] | None = None
+        self.agent: asyncio.Server | None = None
+        """The listener of HAProxy's agent check (``[server] agent_port``), once started."""
+        self.draining = False
+        """The node is drained (:meth:`drain`): the agent check says so to HAProxy."""
 
     @property
     def port(self) -> int:
@@ -108,8 +118,25 @@ class Service:
         if sock is None and not settings.web_port:
             return
         shell: Shell = self._shell
-        guard = web.Guard(app.pre_login, app.refusal_log, app.timer)
+        proxy_log = QuietLog(web.log, proxy.LOG_INTERVAL, app.timer.now)
+        guard = web.Guard(app.pre_login, app.refusal_log, app.timer, proxy_log)
         self.web = await web.start_server(settings, shell, guard, sock=sock)
+
+    async def start_agent(self) -> None:
+        """Answer HAProxy's agent check on ``[server] agent_port`` (none when it is 0):
+        ``up ready``, or ``drain`` while :attr:`draining` (:mod:`server.doors.agent`)."""
+        settings = self.app.settings
+        if settings.agent_port:
+            self.agent = await start_agent(
+                settings.host, settings.agent_port, lambda: self.draining or self.app.stopping
+            )
+
+    def drain(self, draining: bool) -> None:
+        """Drain the node (True: HAProxy sends it no new connection, its users go on) or
+        make it ready again (False); SIGUSR1 and SIGUSR2 (D369)."""
+        if draining != self.draining:
+            self.draining = draining
+            log.warning("node %s", "drained: no new connections" if draining else "ready again")
 
     async def _shell(self, lines: LineSource, output: Output) -> None:
         """One connection, as a task :meth:`stop` can wait for."""
@@ -172,6 +199,8 @@ class Service:
             session.send(warning or replies.shutdown_warning(0, restart=False))
         if self._listener is not None:
             self._listener.close()
+        if self.agent is not None:
+            self.agent.close()
         if self.web is not None:
             await self.web.stop_listening()
             self.web.drop_requests()  # HTTP requests, slow or not: nobody to tell

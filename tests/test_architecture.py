@@ -465,6 +465,9 @@ NAME_CONSTANTS: dict[str, str] = {
     "HTTP_FIELD": "the form of an HTTP header field (RFC 9112 §5, framing)",
     "PLAIN_TEXT": "an HTTP media type (framing)",
     "CONNECTION_CLOSE": "an HTTP connection option (RFC 9112 §9.6, framing)",
+    "V2_HEAD": "the struct format of a PROXY v2 header's fixed part (framing)",
+    "V2_ADDRESSES": "the struct formats of a PROXY v2 header's addresses (framing)",
+    "TIMED_OUT": "why a connection without a PROXY header was closed: logged, never sent",
 }
 """Module constants whose strings are names or notes for developers, never sent, with why."""
 PARSE_METHODS = frozenset(

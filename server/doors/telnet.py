@@ -30,6 +30,11 @@ IAC-escapes once per encoding in use; :meth:`TelnetOutput.send_payload` then han
 bytes to each recipient's transport: the same bytes as :meth:`TelnetOutput.send`, without
 a telnetlib3 write (encoding, escaping) per recipient (docs/performance.md §3).
 
+With ``[server] proxy_protocol``, a connection's first bytes must be a PROXY header
+(:mod:`server.doors.proxy`, D368), read by :class:`QuietTelnetServer` before telnetlib3
+is given the connection: telnetlib3 starts with the client's real address as its
+``peername`` and never sees the header.
+
 The fast paths (:class:`FlowReader`, :class:`QuietTelnetServer`, :class:`TelnetOutput`)
 use telnetlib3 internals that are not its public API. They are named in
 :data:`TELNETLIB3_INTERNALS`, pyproject.toml pins telnetlib3 to the versions they were
@@ -45,6 +50,7 @@ import collections
 import datetime
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal, cast
@@ -57,6 +63,8 @@ from telnetlib3.telopt import ECHO, MCCP2_COMPRESS, MCCP3_COMPRESS, WILL, WONT, 
 
 from protocol import replies
 from server.config import Settings
+from server.doors import proxy
+from server.doors.admission import QuietLog
 from server.doors.budget import InputBudget
 from server.doors.output import (
     LINE_END,
@@ -189,13 +197,64 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
     second's worth (``[limits] max_input_rate``; :func:`start_server` sets it); 0: no
     limit."""
 
+    proxy_log: ClassVar[QuietLog | None] = None
+    """Set when each connection begins with a PROXY header (``[server] proxy_protocol``,
+    D368): where connections refused for want of one are logged, once a minute."""
+
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault(READER_FACTORY_KEYWORD, FlowReader)
         kwargs.setdefault(WRITER_FACTORY_KEYWORD, GuardedWriter)
         super().__init__(**kwargs)
         self._budget = InputBudget(self.input_rate, self._parse)
+        self._proxy: proxy.HeaderReader | None = None
+        """The PROXY header being read: telnetlib3 has not seen the connection yet."""
+        self._proxy_transport: asyncio.BaseTransport | None = None
+        self._proxy_deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """With ``[server] proxy_protocol``: wait for the PROXY header first
+        (:meth:`_proxy_received`), within :data:`~server.doors.proxy.HEADER_TIMEOUT`;
+        else begin (:meth:`_begin`)."""
+        if self.proxy_log is None:
+            self._begin(transport)
+            return
+        self._proxy = proxy.HeaderReader()
+        self._proxy_transport = transport
+        self._proxy_deadline = asyncio.get_running_loop().call_later(
+            proxy.HEADER_TIMEOUT, self._proxy_refused, proxy.TIMED_OUT
+        )
+
+    def _proxy_received(self, data: bytes) -> None:
+        """The first bytes of a connection that must begin with a PROXY header: once it
+        is whole, telnetlib3 gets the connection, the client's address as its
+        ``peername``, and the bytes after the header."""
+        assert self._proxy is not None and self._proxy_transport is not None
+        found = self._proxy.take(data, self._proxy_refused)
+        if found is None:
+            return
+        header, rest = found
+        self._proxy = None
+        if self._proxy_deadline is not None:
+            self._proxy_deadline.cancel()
+        if header.source is not None:
+            self._extra["peername"] = header.source
+        self._begin(self._proxy_transport)
+        if rest:
+            self._budget.feed(rest)
+
+    def _proxy_refused(self, why: str) -> None:
+        """No valid PROXY header: the connection is closed at once, logged (rarely)."""
+        transport = self._proxy_transport
+        if self._proxy is None or transport is None:
+            return
+        self._proxy = None
+        if self.proxy_log is not None:
+            peer = transport.get_extra_info("peername")
+            host = peer[0] if peer else replies.UNKNOWN_HOST
+            self.proxy_log.warning("telnet connection from %s refused: %s", host, why)
+        cast(asyncio.Transport, transport).abort()
+
+    def _begin(self, transport: asyncio.BaseTransport) -> None:
         """telnetlib3's setup, then the transport for the reader's flow control (behind
         the input budget's gate), and no simulated special characters: the server reads
         whole lines (``line_mode``) and removes control characters itself, so
@@ -211,6 +270,11 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._budget.close()
+        if self._proxy_deadline is not None:
+            self._proxy_deadline.cancel()
+        if self.reader is None:  # gone before its PROXY header: telnetlib3 never had it
+            self._proxy = None
+            return
         super().connection_lost(exc)
 
     def begin_negotiation(self) -> None:
@@ -242,6 +306,9 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
     def data_received(self, data: bytes) -> None:
         """Input within the budget is parsed now; the rest is held back, the socket
         paused, and parsed as the budget allows (:class:`~server.doors.budget.InputBudget`)."""
+        if self._proxy is not None:
+            self._proxy_received(data)
+            return
         self._budget.feed(data)
 
     def _parse(self, data: bytes, allowance: float) -> tuple[int, float]:
@@ -313,6 +380,7 @@ TELNETLIB3_INTERNALS: Final = (
     Internal("protocol", "begin_negotiation", params=()),
     Internal("protocol", "_check_negotiation_timer", params=()),
     Internal("protocol", "_waiter_connected", kind=asyncio.Future),
+    Internal("protocol", "_extra", kind=dict),
     Internal("protocol", "get_extra_info", params=("name",)),
     Internal("protocol", "_last_received", kind=datetime.datetime),
     Internal("protocol", "_rx_bytes", kind=int),
@@ -613,6 +681,9 @@ async def start_server(settings: Settings, shell: TelnetShell) -> Any:
 
     class BudgetedServer(QuietTelnetServer):
         input_rate = settings.max_input_rate
+        proxy_log = (
+            QuietLog(log, proxy.LOG_INTERVAL, time.monotonic) if settings.proxy_protocol else None
+        )
 
     server = await telnetlib3.create_server(
         host=settings.host,

@@ -30,6 +30,10 @@ than its bytes). aiohttp's own
 answer to a malformed request is replaced (:class:`HttpHandler`): the page's headers, no
 version, and one log line a minute instead of a traceback each.
 
+With ``[web] proxy_protocol``, a connection's first bytes must be a PROXY header
+(:mod:`server.doors.proxy`, D368): the gate reads it before anything else, and the
+address it names is the connection's from then on (its caps, the session's host).
+
 The Origin header of a WebSocket request must be the server's own (the Host header,
 naming one of ``[web] hosts``) or one of ``[web] origins``; a request without one (a
 program, not a browser) is let in. Only version 13 of the protocol is spoken (RFC 6455
@@ -57,6 +61,7 @@ from aiohttp import WSCloseCode, WSMsgType, hdrs, web
 from protocol import replies
 from server.clock import Cancellable, Timer
 from server.config import Settings
+from server.doors import proxy
 from server.doors.admission import QuietLog
 from server.doors.budget import InputBudget
 from server.doors.output import (
@@ -355,6 +360,8 @@ class Guard:
     """Where a connection refused by those caps is logged (rarely)."""
     timer: Timer
     """The clock of the request time-out and of the HTTP error log."""
+    proxy_log: QuietLog
+    """Where connections refused for want of a PROXY header are logged (D368)."""
 
     def admit(self, host: str) -> str | None:
         """Count a new connection from ``host``; over a cap, log it and return the line
@@ -479,7 +486,7 @@ class HttpHandler(web.RequestHandler):
         the quiet log. A client gone in the middle of an answer: a debug line. A failure
         of the server (500): aiohttp's answer and traceback."""
         if isinstance(exc, ConnectionError):
-            log.debug("web client %s went away: %r", request.remote, exc)
+            log.debug("web client %s went away: %r", _client(request), exc)
         elif status >= HTTPStatus.INTERNAL_SERVER_ERROR:
             response = super().handle_error(request, status, exc, message)
             stamp_headers(response.headers, self._server_name)
@@ -487,7 +494,7 @@ class HttpHandler(web.RequestHandler):
         else:
             reason = message or repr(exc)
             self._error_log.warning(
-                "HTTP %d to %s: %r", status, request.remote, reason[:ERROR_REASON_CHARS]
+                "HTTP %d to %s: %r", status, _client(request), reason[:ERROR_REASON_CHARS]
             )
         response = web.Response(status=status, text=HTTPStatus(status).phrase)
         response.force_close()
@@ -529,7 +536,7 @@ class HttpGate(asyncio.Protocol):
         self._server_name = settings.server_name
         self._transport: asyncio.Transport | None = None
         self.host = replies.UNKNOWN_HOST
-        """The client's address (its peer address)."""
+        """The client's address: its peer address, or the one its PROXY header names."""
         self._counted = False
         """It holds a place among the connections not logged in."""
         self._served = False
@@ -543,6 +550,9 @@ class HttpGate(asyncio.Protocol):
         self._frames: FrameWalker | None = None
         """Set once the connection is a WebSocket."""
         self._budget = InputBudget(settings.max_input_rate, self._parse)
+        self._proxy = proxy.HeaderReader() if settings.web_proxy_protocol else None
+        """The PROXY header being read (``[web] proxy_protocol``, D368): nothing else
+        has seen the connection yet."""
 
     @property
     def transport(self) -> asyncio.Transport:
@@ -557,6 +567,43 @@ class HttpGate(asyncio.Protocol):
         self._transport = cast(asyncio.Transport, transport)
         peer = transport.get_extra_info("peername")
         self.host = peer[0] if peer else replies.UNKNOWN_HOST
+        if self._proxy is not None:  # the PROXY header first (D368): _proxy_received
+            self._deadline = self._guard.timer.call_at(
+                self._guard.timer.now() + proxy.HEADER_TIMEOUT,
+                lambda: self._proxy_refused(proxy.TIMED_OUT),
+            )
+            return
+        self._admit()
+
+    def _proxy_received(self, data: bytes) -> None:
+        """The first bytes of a connection that must begin with a PROXY header: once it
+        is whole, the client's address is the connection's, it is admitted, and what
+        followed the header goes on as the connection's first bytes."""
+        assert self._proxy is not None
+        found = self._proxy.take(data, self._proxy_refused)
+        if found is None:
+            return
+        header, rest = found
+        self._proxy = None
+        self._disarm()
+        if header.source is not None:
+            self.host = header.source[0]
+        self._admit()
+        if rest and self._served:
+            self._budget.feed(rest)
+
+    def _proxy_refused(self, why: str) -> None:
+        """No valid PROXY header: the connection is closed at once, logged (rarely)."""
+        self._proxy = None
+        self._disarm()
+        if self._transport is not None:
+            self._guard.proxy_log.warning("web connection from %s refused: %s", self.host, why)
+            self._transport.abort()
+
+    def _admit(self) -> None:
+        """Count the connection among those not logged in and hand it to aiohttp, or
+        refuse it (over a cap)."""
+        assert self._transport is not None
         refusal = self._guard.admit(self.host)
         if refusal is not None:
             self._transport.write(
@@ -569,6 +616,9 @@ class HttpGate(asyncio.Protocol):
         self._handler.connection_made(self._budget.gate(self._transport))
 
     def data_received(self, data: bytes) -> None:
+        if self._proxy is not None:
+            self._proxy_received(data)
+            return
         self._budget.feed(data)
 
     def eof_received(self) -> None:
@@ -725,6 +775,13 @@ class HttpGate(asyncio.Protocol):
         transport.close()
 
 
+def _client(request: web.BaseRequest) -> str | None:
+    """The address of ``request``'s client, for the log: its gate's (which a PROXY
+    header may have named), else aiohttp's peer address."""
+    gate = getattr(request.protocol, "gate", None)
+    return gate.host if isinstance(gate, HttpGate) else request.remote
+
+
 def _gate(request: web.Request) -> HttpGate:
     """The :class:`HttpGate` of the connection ``request`` came on."""
     protocol = request.protocol
@@ -761,7 +818,7 @@ def make_app(settings: Settings, shell: Shell) -> web.Application:
     async def websocket(request: web.Request) -> web.StreamResponse:
         origin = request.headers.get(hdrs.ORIGIN)
         if not origin_allowed(origin, request.headers.get(hdrs.HOST), allowed, hosts):
-            log.info("web socket from %s refused: origin %r", request.remote, origin)
+            log.info("web socket from %s refused: origin %r", _client(request), origin)
             raise web.HTTPForbidden(text=replies.WEB_ORIGIN_REFUSED)
         if request.headers.get(hdrs.SEC_WEBSOCKET_VERSION) != WS_VERSION:
             # RFC 6455 §4.2.2 and §4.4: 426 naming the version the server speaks.

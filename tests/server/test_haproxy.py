@@ -1,0 +1,291 @@
+"""One address: two nodes behind a real HAProxy (Debian's ``/usr/sbin/haproxy``), with
+the configuration ``deploy/run_nodes.py`` writes (issue 32 item 2; D368, D369).
+
+The test starts two nodes (``python -m server --cluster``, each with the fibs.conf
+``deploy.run_nodes.node_config`` makes: the PROXY header on both doors, an agent-check
+port), sharing a fresh PostgreSQL database and the NATS at 127.0.0.1:4222 under a
+prefix of its own, then HAProxy on free ports in front of them. A telnet user and a
+web user log in through the one address and see each other; the nodes see the telnet
+client's own address (127.0.0.5), not the proxy's; a connection straight to a node
+without the header is refused; a drained node (SIGUSR1) gets no new connection through
+HAProxy while its user goes on. HAProxy's own view (which node has which connection,
+each node's state) is read from its stats socket. Every process is killed at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import csv
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from deploy.run_nodes import (
+    HAPROXY,
+    Node,
+    affordable_maxconn,
+    default_nodes,
+    haproxy_config,
+    node_config,
+)
+from protocol import clip, replies
+
+from .conftest import IAC_WONT_TTYPE, TEST_COST, TIMEOUT, ScriptedClient
+from .test_cluster_start import NATS_URL, ROOT, database_with
+from .web_clients import WebClient
+
+pytestmark = pytest.mark.skipif(not Path(HAPROXY).is_file(), reason="needs Debian's haproxy")
+
+_PORTS = {
+    "telnet": re.compile(rb"fibs-server listening on \S+:(\d+)"),
+    "web": re.compile(rb"fibs-server web page on http://\S+:(\d+)/"),
+    "agent": re.compile(rb"fibs-server agent check on \S+:(\d+)"),
+}
+CLIENT_ADDRESS = "127.0.0.5"
+"""Where the telnet user connects from: an address of the loopback network other than
+HAProxy's own 127.0.0.1, so that the nodes can only know it from the PROXY header."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Running:
+    """A node process and the node as HAProxy reaches it."""
+
+    process: asyncio.subprocess.Process
+    node: Node
+
+
+@contextlib.asynccontextmanager
+async def server_node(url: str, prefix: str, name: str, folder: Path) -> AsyncIterator[Running]:
+    """One node with the fibs.conf of deploy/run_nodes.py, on free ports."""
+    base = folder / "base.conf"
+    base.write_text(
+        "[passwords]\n"
+        f"scrypt_n = {TEST_COST.n}\nscrypt_r = {TEST_COST.r}\nscrypt_p = {TEST_COST.p}\n"
+        "[analysis]\nenabled = no\n"
+    )
+    wanted = Node(name, "127.0.0.1", 0, free_port(), free_port())  # web port 0: no web door
+    conf = folder / f"{name}.conf"
+    conf.write_text(node_config(base, wanted, prefix))
+    with (folder / f"{name}.log").open("ab") as stderr:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            *("-m", "server", "--config", str(conf), "--database", url),
+            *("--cluster", NATS_URL, "--log-level", "WARNING"),
+            cwd=ROOT,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=stderr,
+        )
+    try:
+        assert process.stdout is not None
+        ports: dict[str, int] = {}
+        while len(ports) < len(_PORTS):
+            line = await asyncio.wait_for(process.stdout.readline(), 30)
+            assert line, (folder / f"{name}.log").read_text()[-2000:]
+            for door, pattern in _PORTS.items():
+                if found := pattern.search(line):
+                    ports[door] = int(found[1])
+        assert ports["agent"] == wanted.agent_port
+        yield Running(
+            process, Node(name, "127.0.0.1", ports["telnet"], ports["web"], ports["agent"])
+        )
+    finally:
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
+
+
+@dataclass
+class Proxy:
+    """The running HAProxy: its two ports and its stats socket."""
+
+    telnet: int
+    web: int
+    stats: Path
+
+    async def stats_rows(self) -> dict[tuple[str, str], dict[str, str]]:
+        """``show stat``: each server's row by (backend, server)."""
+        reader, writer = await asyncio.open_unix_connection(str(self.stats))
+        writer.write(b"show stat\n")
+        text = (await asyncio.wait_for(reader.read(), TIMEOUT)).decode()
+        writer.close()
+        rows = csv.DictReader(text.removeprefix("# ").splitlines())
+        return {(r["pxname"], r["svname"]): r for r in rows if r["svname"].startswith("node")}
+
+    async def wait_for(self, server: str, status: str) -> None:
+        """Until ``server`` has ``status`` in both backends (HAProxy's checks every 2 s)."""
+        states: set[str] = set()
+        for _ in range(100):
+            rows = await self.stats_rows()
+            states = {r["status"] for (_, name), r in rows.items() if name == server}
+            # "UP", "DRAIN (agent)": the state, and what set it
+            if {state.partition(" ")[0] for state in states} == {status}:
+                return
+            await asyncio.sleep(0.2)
+        raise AssertionError(f"{server} is {states}, not {status}")
+
+
+@contextlib.asynccontextmanager
+async def haproxy(nodes: list[Node]) -> AsyncIterator[Proxy]:
+    """HAProxy on free ports in front of ``nodes``, with deploy/run_nodes.py's
+    configuration; every node up (its health check passed) before it is used."""
+    folder = Path(tempfile.mkdtemp(prefix="fibs-haproxy-"))  # a short unix socket path
+    proxy = Proxy(free_port(), free_port(), folder / "stats.sock")
+    config = folder / "haproxy.cfg"
+    config.write_text(
+        haproxy_config(
+            nodes,
+            telnet_bind=f"127.0.0.1:{proxy.telnet}",
+            web_bind=f"127.0.0.1:{proxy.web}",
+            stats_socket=str(proxy.stats),
+            maxconn=affordable_maxconn(),
+        )
+    )
+    with (folder / "haproxy.log").open("ab") as log:
+        process = await asyncio.create_subprocess_exec(
+            HAPROXY, "-db", "-f", str(config), stdout=log, stderr=log
+        )
+    try:
+        async with asyncio.timeout(20):
+            while not proxy.stats.exists():
+                assert process.returncode is None, (folder / "haproxy.log").read_text()
+                await asyncio.sleep(0.05)
+        for node in nodes:
+            await proxy.wait_for(node.name, "UP")
+        yield proxy
+    finally:
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+async def telnet_user(port: int, name: str) -> ScriptedClient:
+    """``name`` logged in (CLIP) through ``port`` from :data:`CLIENT_ADDRESS`."""
+    client = await telnet_client(port)
+    await client.prompt(replies.LOGIN_PROMPT)
+    await client.send(f"login haproxy_test 1008 {name} secret")
+    await client.expect("6")
+    return client
+
+
+async def telnet_client(port: int) -> ScriptedClient:
+    reader, writer = await asyncio.wait_for(
+        asyncio.open_connection("127.0.0.1", port, local_addr=(CLIENT_ADDRESS, 0)), TIMEOUT
+    )
+    client = ScriptedClient(reader, writer)
+    await client.send_raw(IAC_WONT_TTYPE)
+    return client
+
+
+async def web_user(port: int, name: str) -> WebClient:
+    """``name`` logged in (CLIP) over the WebSocket of ``port``."""
+    http = aiohttp.ClientSession()
+    ws = await asyncio.wait_for(http.ws_connect(f"http://127.0.0.1:{port}/ws"), TIMEOUT)
+    client = WebClient(http, ws)
+    await client.expect(replies.LOGIN_PROMPT)
+    await client.send(f"login haproxy_test 1008 {name} secret")
+    await client.expect("6")
+    return client
+
+
+async def who_names(client: ScriptedClient | WebClient) -> list[str]:
+    await client.send("rawwho")
+    lines = await client.expect("6")
+    return sorted(clip.WhoInfo.parse(line).name for line in lines if line.startswith("5 "))
+
+
+async def see_each_other(client: ScriptedClient | WebClient, names: list[str]) -> None:
+    """Until ``client``'s ``rawwho`` lists exactly ``names`` (the other node's user
+    comes with its node's message)."""
+    async with asyncio.timeout(TIMEOUT):
+        while await who_names(client) != names:
+            await asyncio.sleep(0.1)
+
+
+async def test_one_address_in_front_of_two_nodes(tmp_path: Path) -> None:
+    prefix = f"fibstest{uuid.uuid4().hex}"
+    async with (
+        asyncio.timeout(120),
+        database_with("alice", "bob") as url,
+        server_node(url, prefix, "node1", tmp_path) as one,
+        server_node(url, prefix, "node2", tmp_path) as two,
+        haproxy([one.node, two.node]) as proxy,
+    ):
+        alice = await telnet_user(proxy.telnet, "alice")
+        bob = await web_user(proxy.web, "bob")
+        await see_each_other(alice, ["alice", "bob"])
+        await see_each_other(bob, ["alice", "bob"])
+
+        # The nodes know the telnet user's own address, never HAProxy's.
+        await bob.send("where alice")
+        await bob.expect(replies.where("alice", CLIENT_ADDRESS))
+
+        # Straight to a node, without the PROXY header: closed before the banner.
+        for node in (one.node, two.node):
+            direct = await telnet_client(node.telnet_port)
+            assert await direct.closed() and direct.buffer == b""
+            await direct.close()
+
+        # Drain alice's node: HAProxy sends it nothing new; alice goes on.
+        rows = await proxy.stats_rows()
+        drained = next(
+            r
+            for (backend, name), r in rows.items()
+            if backend == "fibs_telnet_nodes" and r["scur"] == "1"
+        )["svname"]
+        running = one if drained == one.node.name else two
+        other = two if running is one else one
+        running.process.send_signal(signal.SIGUSR1)
+        await proxy.wait_for(drained, "DRAIN")
+        before = await proxy.stats_rows()
+        newcomers = [await telnet_client(proxy.telnet) for _ in range(3)]
+        for client in newcomers:
+            await client.prompt(replies.LOGIN_PROMPT)
+        async with aiohttp.ClientSession() as http:
+            for _ in range(3):
+                async with http.get(f"http://127.0.0.1:{proxy.web}/") as page:
+                    assert page.status == 200
+        after = await proxy.stats_rows()
+        for backend in ("fibs_telnet_nodes", "fibs_web_nodes"):
+            assert after[backend, drained]["stot"] == before[backend, drained]["stot"]
+            assert int(after[backend, other.node.name]["stot"]) > int(
+                before[backend, other.node.name]["stot"]
+            )
+        await see_each_other(alice, ["alice", "bob"])  # the drained node's user goes on
+        await alice.send("tell bob still here")
+        await bob.expect(replies.says("alice", "still here", replies.Mode.CLIP))
+
+        # SIGUSR2: ready again.
+        running.process.send_signal(signal.SIGUSR2)
+        await proxy.wait_for(drained, "UP")
+        for client in [alice, *newcomers]:
+            await client.close()
+        await bob.close()
+
+
+def test_the_deploy_configuration_is_the_one_run_nodes_writes_and_haproxy_accepts() -> None:
+    """deploy/haproxy.cfg is :func:`haproxy_config` for two nodes with the default
+    ports (so the file and what the test runs cannot drift apart), and Debian's haproxy
+    finds it valid."""
+    path = ROOT / "deploy" / "haproxy.cfg"
+    assert path.read_text() == haproxy_config(default_nodes(2))
+    checked = subprocess.run([HAPROXY, "-c", "-f", str(path)], capture_output=True, check=False)
+    assert checked.returncode == 0, checked.stderr.decode()

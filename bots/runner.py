@@ -17,6 +17,7 @@ import string
 from collections.abc import Awaitable, Callable, Sequence
 
 from bots.backoff import Backoff
+from bots.chouette import ChouetteClient
 from bots.client import ClientConfig, FibsClient
 from bots.login import LoginError, bot_client_name
 from bots.strategy import Strategy
@@ -67,6 +68,9 @@ def parser(description: str, prog: str | None = None) -> argparse.ArgumentParser
     p.add_argument("--invite", metavar="NAME", help="invite NAME whenever both are free")
     p.add_argument("--length", type=int, default=1, help="match length for --invite (0: unlimited)")
     p.add_argument("--matches", type=int, help="log out after this many finished matches")
+    p.add_argument(
+        "--chouette", action="store_true", help="join the chouette tables the bot is invited to"
+    )
     p.add_argument("--no-register", action="store_true", help="never create the account")
     p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING (default INFO)")
     return p
@@ -148,8 +152,9 @@ def main(
     async def go() -> int:
         make, close = await factory(args)
         try:
+            kind = ChouetteClient if args.chouette else FibsClient
             clients = [
-                FibsClient(cfg, make(i, cfg.name))
+                kind(cfg, make(i, cfg.name))
                 for i, cfg in enumerate(configs(args, bot_client_name(real_name)))
             ]
             return await run_clients(clients)

@@ -11,7 +11,7 @@ from backgammon.board import Colour, Position
 from backgammon.chouette import Chouette
 from backgammon.chouette_settings import ChouetteSettings
 from backgammon.dice import SeededDice
-from backgammon.match import WinKind
+from backgammon.events import WinKind
 from bots.chouette import chouette_due
 from bots.chouette_events import (
     ActingCaptain,

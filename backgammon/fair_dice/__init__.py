@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -181,6 +182,8 @@ class FairDice:
         """Dice drawn so far: the next die is die ``drawn`` of the match."""
         self._roll: tuple[int, tuple[int, int]] | None = None
         """The last roll computed, with its number (each roll's HMAC is computed once)."""
+        self._head_text: str | None = None
+        """:meth:`to_json_text` without the dice drawn, once made."""
 
     def die(self) -> int:
         """Die number :attr:`drawn` of the match: die ``drawn % 2`` of roll ``drawn // 2``."""
@@ -199,6 +202,17 @@ class FairDice:
             "seeds": list(self.seeds.player_seeds),
             "drawn": self.drawn,
         }
+
+    def to_json_text(self) -> str:
+        """:meth:`to_json` as compact JSON text (``separators=(",", ":")``): everything
+        but the dice drawn encoded once, since a running match is saved after every
+        action (docs/performance.md §21)."""
+        head = self._head_text
+        if head is None:
+            fixed = self.to_json()
+            del fixed["drawn"]
+            head = self._head_text = json.dumps(fixed, separators=(",", ":"))[:-1]
+        return f'{head},"drawn":{self.drawn}}}'
 
     @classmethod
     def from_json(cls, data: Any) -> FairDice:

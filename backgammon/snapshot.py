@@ -80,11 +80,13 @@ def _state_text(match: Match) -> str:
     """
     position = match.position
     before = _COMPACT.encode(_state_before_position(match))
-    after = _COMPACT.encode(_state_after_position(match))
+    after = _COMPACT.encode(_state_after_position(match, proof=False))
+    roller = match.roller
+    proof = f',"{SNAPSHOT_KEY}":{roller.to_json_text()}' if isinstance(roller, FairDice) else ""
     return (
         f'{{"version":{SNAPSHOT_VERSION},"options":{_options_text(match.options)},'
         f'{before[1:-1]},"position":[{_side_text(position[0])},{_side_text(position[1])}],'
-        f'{after[1:-1]},"record":'
+        f'{after[1:-1]}{proof},"record":'
     )
 
 
@@ -131,9 +133,10 @@ def _state_before_position(match: Match) -> dict[str, Any]:
     }
 
 
-def _state_after_position(match: Match) -> dict[str, Any]:
-    """The part of :func:`_state_json` after the position."""
-    return {
+def _state_after_position(match: Match, *, proof: bool = True) -> dict[str, Any]:
+    """The part of :func:`_state_json` after the position; ``proof``: with the dice
+    proof, its last key (:func:`_state_text` writes that one itself)."""
+    state = {
         "phase": match.phase.value,
         "turn": match.turn,
         "dice": [match.dice.d1, match.dice.d2] if match.dice else None,
@@ -152,8 +155,10 @@ def _state_after_position(match: Match) -> dict[str, Any]:
         "rolls": list(match.rolls),
         "cube_turned": match.cube_turned,
         "auto_doubles": match.auto_doubles,
-        **_dice_state(match),
     }
+    if proof:
+        state.update(_dice_state(match))
+    return state
 
 
 def _dice_state(match: Match) -> dict[str, Any]:

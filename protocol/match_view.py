@@ -128,7 +128,9 @@ def rolled_for_state(state: BoardState, roller: Colour) -> BoardState:
     side = state.side(roller)
     if not side.may_double:
         return state
-    barred = replace(side, may_double=False)
+    # made directly, not by dataclasses.replace: this runs before nearly every roll the
+    # server makes (docs/performance.md §21)
+    barred = SideState(side.name, side.score, side.dice, may_double=False)
     if roller is Colour.O:
         return state.with_sides(barred, state.x)
     return state.with_sides(state.o, barred)

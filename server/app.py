@@ -8,13 +8,11 @@ server (listening, the connections' tasks) is :mod:`server.service`'s.
 from __future__ import annotations
 
 import logging
-import os
-import random
 import secrets
 import time
 from collections.abc import Callable
 
-from backgammon.dice import DiceRoller
+from backgammon.dice import BlockEntropy, DiceRoller
 from db.repository import Database
 from server.analysis.pool import Analyses
 from server.clock import LoopTimer, Timer
@@ -56,7 +54,7 @@ class App:
         clock: Callable[[], float] = time.time,
         timer: Timer | None = None,
         dice: Callable[[], DiceRoller] | None = None,
-        entropy: Callable[[int], bytes] = os.urandom,
+        entropy: Callable[[int], bytes] | None = None,
         coin: Callable[[], int] | None = None,
         presence: Callable[[LocalPresence], Presence] | None = None,
         tables: Callable[[LocalTables], Tables] | None = None,
@@ -123,10 +121,11 @@ class App:
         proven after its last (:mod:`server.tables.dice_proof`). Tests that need exact
         rolls give a factory of rollers (seeded or scripted dice): their matches carry
         no proof."""
-        self.entropy = entropy
-        """The CSPRNG the dice's seeds are drawn from (``os.urandom``; tests fix it)."""
-        chooser = random.SystemRandom()
-        self.coin = coin or (lambda: chooser.randint(0, 1))
+        self.entropy = entropy or BlockEntropy()
+        """The CSPRNG the dice's seeds are drawn from (``os.urandom`` read in blocks;
+        tests fix it)."""
+        flips = BlockEntropy(block=256)
+        self.coin = coin or (lambda: flips(1)[0] & 1)
         """Picks who plays O in a new match's first game (§3.2)."""
         self.local_tables = LocalTables(self)
         """This process's running matches and invitations: tests look inside; everything

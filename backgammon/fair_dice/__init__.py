@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -109,12 +110,20 @@ class DiceSeeds:
     log or traceback shows it."""
     player_seeds: tuple[str, str]
     """Player 0's seed (the inviter's), then player 1's."""
+    _keyed: hmac.HMAC = field(init=False, repr=False, compare=False)
+    """HMAC-SHA-256 keyed with the server seed and fed nothing yet: each block copies it
+    (the key's padding hashed once, RFC 2104 §4's precomputation)."""
+    _prefix: str = field(init=False, repr=False, compare=False)
+    """``fibs-dice/1 P0 P1 ``: what every message starts with."""
 
     def __post_init__(self) -> None:
         if len(self.server_seed) != SERVER_SEED_BYTES:
             raise ValueError(f"a server seed is {SERVER_SEED_BYTES} bytes")
         if not all(is_player_seed(seed) for seed in self.player_seeds):
             raise ValueError(f"not two player seeds: {self.player_seeds!r}")
+        first, second = self.player_seeds
+        object.__setattr__(self, "_keyed", hmac.new(self.server_seed, digestmod=hashlib.sha256))
+        object.__setattr__(self, "_prefix", f"{RULE} {first} {second} ")
 
     @property
     def commitment(self) -> str:
@@ -123,14 +132,17 @@ class DiceSeeds:
 
     def message(self, roll: int, block: int = 0) -> bytes:
         """The HMAC message of block ``block`` of roll ``roll``: ``fibs-dice/1 P0 P1 n b``."""
-        first, second = self.player_seeds
-        return f"{RULE} {first} {second} {roll} {block}".encode("ascii")
+        return f"{self._prefix}{roll} {block}".encode("ascii")
 
     def block(self, roll: int, block: int = 0) -> bytes:
         """``HMAC-SHA-256(key=server seed, message(roll, block))``: 32 bytes (RFC 2104 §2)."""
-        # hmac.digest: OpenSSL's one-shot HMAC, the same bytes as hmac.new(...).digest()
-        # without the Python-level HMAC object (a roll is drawn at every action).
-        return hmac.digest(self.server_seed, self.message(roll, block), "sha256")
+        # A copy of the keyed HMAC object, not hmac.digest(): the one-shot releases the
+        # GIL for OpenSSL's call whatever the message's size, and the event loop then
+        # waits for the database thread to let it go again (up to the 5 ms switch
+        # interval), at every roll (docs/performance.md §21).
+        mac = self._keyed.copy()
+        mac.update(self.message(roll, block))
+        return mac.digest()
 
     def roll(self, number: int) -> tuple[int, int]:
         """The two dice of roll ``number`` (from 0), in order."""
@@ -170,6 +182,8 @@ class FairDice:
         """Dice drawn so far: the next die is die ``drawn`` of the match."""
         self._roll: tuple[int, tuple[int, int]] | None = None
         """The last roll computed, with its number (each roll's HMAC is computed once)."""
+        self._head_text: str | None = None
+        """:meth:`to_json_text` without the dice drawn, once made."""
 
     def die(self) -> int:
         """Die number :attr:`drawn` of the match: die ``drawn % 2`` of roll ``drawn // 2``."""
@@ -188,6 +202,17 @@ class FairDice:
             "seeds": list(self.seeds.player_seeds),
             "drawn": self.drawn,
         }
+
+    def to_json_text(self) -> str:
+        """:meth:`to_json` as compact JSON text (``separators=(",", ":")``): everything
+        but the dice drawn encoded once, since a running match is saved after every
+        action (docs/performance.md §21)."""
+        head = self._head_text
+        if head is None:
+            fixed = self.to_json()
+            del fixed["drawn"]
+            head = self._head_text = json.dumps(fixed, separators=(",", ":"))[:-1]
+        return f'{head},"drawn":{self.drawn}}}'
 
     @classmethod
     def from_json(cls, data: Any) -> FairDice:

@@ -153,7 +153,24 @@ class InputBudget:
     def feed(self, data: bytes) -> None:
         """Input within the budget is parsed now; the rest is held back, reading paused,
         and parsed as the budget allows."""
-        self._queue(data, first=False)
+        rate = self.rate
+        if not rate or self._held or self._pump_handle is not None or len(data) > INPUT_SLICE:
+            self._queue(data, first=False)
+            return
+        # Nothing is held and the input fits a slice (a command line, nearly always):
+        # parsed at once if the bucket holds it, without the copy and the checks that
+        # held input needs (docs/performance.md §21).
+        now = asyncio.get_running_loop().time()
+        tokens = min(float(rate), self._tokens + (now - self._stamp) * rate)
+        self._stamp = now
+        if tokens < len(data):
+            self._tokens = tokens
+            self._queue(data, first=False)
+            return
+        used, cost = self._parse(data, tokens)
+        self._tokens = tokens - cost
+        if used < len(data):
+            self._queue(data[used:], first=False)
 
     def put_back(self, data: bytes) -> None:
         """Bytes the parser took earlier and kept (the web door's, while a request was

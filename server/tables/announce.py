@@ -125,8 +125,9 @@ def seated(presence: Presence, name: str) -> Peer | None:
 
 def seated_side(presence: Presence, sides: Sides, index: Player) -> tuple[Peer, ...]:
     """The members of side ``index`` who sit at the table now."""
+    # _at_a_table written out: this runs for both sides of every action
     peers = map(presence.get, sides.members(index))
-    return tuple([p for p in peers if _at_a_table(p)])
+    return tuple([p for p in peers if p is not None and p.opponent is not None])
 
 
 def _at_a_table(peer: Peer | None) -> TypeGuard[Peer]:

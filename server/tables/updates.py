@@ -83,9 +83,10 @@ class Moment:
     @classmethod
     def of(cls, live: LiveMatch, events: Sequence[Event]) -> Moment:
         match = live.match
-        offered = any(isinstance(e, CubeOffered | CubeRedoubled) for e in events)
+        kinds = {type(e) for e in events}  # one pass, no call per event: every action
+        offered = CubeOffered in kinds or CubeRedoubled in kinds
         responder = match.to_act
-        ended = any(isinstance(e, GameWon) for e in events)
+        ended = GameWon in kinds
         return cls(
             frame=live.board_frame(),
             phase=match.phase,

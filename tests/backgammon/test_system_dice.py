@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from backgammon.dice import SystemDice
+from backgammon.dice import BlockEntropy, SystemDice
 
 
 class Source:
@@ -89,3 +89,26 @@ def test_the_os_dice_stay_in_range_and_look_fair() -> None:
     assert set(counts) == {1, 2, 3, 4, 5, 6}
     chi_square = sum((n - 10_000) ** 2 / 10_000 for n in counts.values())
     assert chi_square < 40
+
+
+# -- BlockEntropy: the seeds' and the coin's bytes, read in blocks -------------------------
+
+
+def test_block_entropy_hands_out_the_sources_bytes_in_order_each_once() -> None:
+    data = bytes(range(256)) * 4
+    source = Source(data)
+    entropy = BlockEntropy(source, block=100)
+    pieces = [entropy(n) for n in (32, 8, 8, 1, 60, 150, 1)]
+    assert b"".join(pieces) == data[: sum(map(len, pieces))]
+    assert [len(p) for p in pieces] == [32, 8, 8, 1, 60, 150, 1]
+    # a block read whenever what is left falls short of a request
+    assert source.calls == [100, 100, 100]
+
+
+def test_block_entropy_refuses_a_source_that_runs_dry() -> None:
+    entropy = BlockEntropy(Source(bytes(40)), block=16)
+    assert entropy(32) == bytes(32)
+    with pytest.raises(ValueError, match="too few bytes"):
+        entropy(16)
+    with pytest.raises(ValueError):
+        BlockEntropy(block=0)

@@ -296,6 +296,43 @@ def test_the_roll_command_shows_a_block_by_hand() -> None:
         main(["roll", SEED.hex(), "a", "b", "-1"])
 
 
+CHOUETTE_BLOCKS = {
+    0: "012c9af785478bbea123f4c29cc0291f34a11402d392915154de65322e92696d",
+    1: "ee1e166e3ec6ac8a06ef08177e48c882de3f60bfe2e1b18e312a3d63c0c34e3d",
+    2: "060e0678283c8b227c6e315e51f10ee7356d7879e6d19af8cf08b9f5b65549a1",
+}
+"""``printf 'fibs-dice/1 ann tulip rose <n> 0' | openssl dgst -sha256 -mac HMAC -macopt
+hexkey:000102...1f``: a chouette game of three players (D353)."""
+
+
+def test_a_chouette_games_seeds_and_its_dice_one_at_a_time() -> None:
+    """Three players' seeds in the message; the dice drawn one at a time (the first
+    draw's single dice too) are each roll's two in turn: 0x01 gives 2, 0x2c 3, 0xee 5..."""
+    seeds = DiceSeeds(SEED, ("ann", "tulip", "rose"))
+    for number, block in CHOUETTE_BLOCKS.items():
+        assert seeds.message(number) == f"fibs-dice/1 ann tulip rose {number} 0".encode()
+        assert seeds.block(number).hex() == block
+    assert seeds.dice(6) == [2, 3, 5, 1, 1, 3]
+    roller = FairDice(seeds)
+    assert [roller.die() for _ in range(6)] == seeds.dice(6)
+    assert FairDice.from_json(roller.to_json()).seeds == seeds
+    assert SEEDS.dice(4) == [*ROLLS[0], *ROLLS[1]]  # a match's, the same rule
+    with pytest.raises(ValueError, match="two or more"):
+        DiceSeeds(SEED, ("ann",))
+    out = io.StringIO()
+    assert main(["dice", SEED.hex(), "ann", "tulip", "rose", "6"], out) == 0
+    assert out.getvalue() == "2 3 5 1 1 3\n"
+    out = io.StringIO()
+    assert main(["roll", SEED.hex(), "ann", "tulip", "rose", "1"], out) == 0
+    assert out.getvalue().splitlines()[0] == "message:      fibs-dice/1 ann tulip rose 1 0"
+    with pytest.raises(SystemExit):
+        main(["dice", SEED.hex(), "ann", "tulip", "-1"])
+    # a match's record holds two seeds: three are no match's proof
+    record = {"players": ["a", "b"], "match": {SNAPSHOT_KEY: roller.to_json()}}
+    with pytest.raises(SnapshotError):
+        record_proof(record)
+
+
 def test_recorded_rolls_reads_opening_rolls_and_turns() -> None:
     games: list[list[Event]] = [
         [OpeningRoll((3, 3), None), OpeningRoll((5, 2), 0), DiceRolled(1, Roll(6, 1), 2)]

@@ -7,14 +7,16 @@ table is looked up in :attr:`server.tables.host.TableHost.chouettes`, the comman
 becomes the core's action (:class:`backgammon.chouette.Chouette`), the core's
 refusals become :func:`protocol.replies.chouette_refusal`'s texts (D309), and what
 happened is announced (:mod:`server.tables.chouette_announce`). A finished game is
-followed by the next one at once while two players sit at the table (D305).
+followed by the next one at once while two players sit at the table (D305). Every game's
+dice are committed before it and revealed after it (D352-D354,
+:mod:`server.tables.dice_proof`).
 
 The tables are not saved yet (issue 31 item 5): a table lives while someone sits at it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import assert_never
 
 from backgammon.board import Colour
@@ -30,7 +32,7 @@ from protocol.chouette_view import settings_words, show_lines
 from protocol.replies import GameCommand, MoveErrorReason, Toggle
 from server.errors import Reply
 from server.tables import dice_proof
-from server.tables.chouette_announce import Movers, announce
+from server.tables.chouette_announce import Movers, Told, announce
 from server.tables.chouette_table import LiveChouette
 from server.tables.host import TableHost
 from server.tables.match_commands import command_name, named_point
@@ -56,7 +58,7 @@ from server.tables.seam import (
 )
 from server.world.presence import Caller
 
-Action = Callable[[Chouette], list[ChouetteEvent]]
+Action = Callable[[Chouette], Sequence[Told]]
 
 
 def table_of(host: TableHost, name: str) -> LiveChouette:
@@ -78,7 +80,7 @@ async def command(host: TableHost, session: Caller, command: ChouetteCommand) ->
             join(host, session, name)
         case ChouetteStart():
             table = table_of(host, session.name)
-            run(host, table, lambda c: c.start_game(), None)
+            run(host, table, lambda c: dice_proof.start_chouette_game(host, table, c.start_game))
         case ChouetteLeave():
             leave(host, session.name)
         case ChouetteShow(name):
@@ -108,9 +110,11 @@ def open_table(host: TableHost, session: Caller, settings: ChouetteSettings) -> 
     """``chouette open``: a new table with the settings, the opener at it (D303)."""
     _free(host, session.name)
     table = LiveChouette(session.name, Chouette(settings, dice_proof.resumed_roller(host)))
+    table.next_seed = dice_proof.invitation_seed(host)
     table.core.join(session.name)
     host.chouettes[session.name] = table
     session.send(replies.CHOUETTE_OPENED, replies.chouette_rules(settings_words(settings)))
+    _tell_next(session, table)
     _seat_states(host, table)
 
 
@@ -150,6 +154,14 @@ def join(host: TableHost, session: Caller, name: str) -> None:
     table.invited.discard(me)
     host.chouettes[me] = table
     _announce(host, table, events, before)
+    _tell_next(session, table)
+
+
+def _tell_next(session: Caller, table: LiveChouette) -> None:
+    """The commitment to the next game's dice, to a player who opens or joins (D352)."""
+    line = dice_proof.chouette_next(table)
+    if line is not None:
+        session.send(line)
 
 
 def leave(host: TableHost, name: str) -> None:
@@ -166,9 +178,10 @@ def leave(host: TableHost, name: str) -> None:
         host.presence.send(peer, replies.chouette_leaves(name))
     if not table.present():
         table.invited.clear()
+        if peer is not None and table.dice is not None:  # the last to leave: it is over
+            host.presence.send(peer, dice_proof.chouette_reveal(table))
         return
-    events += _next_game(table, events)
-    _announce(host, table, events, before)
+    _announce(host, table, _with_next_game(host, table, events), before)
 
 
 def team_talk(host: TableHost, session: Caller, text: str) -> None:
@@ -223,31 +236,34 @@ def act(host: TableHost, session: Caller, command: TableCommand) -> None:
         raise Reply(replies.move_error(MoveErrorReason.BAD_WORD, error.index)) from None
 
 
-def run(host: TableHost, table: LiveChouette, action: Action, named: GameCommand | None) -> None:
+def run(
+    host: TableHost, table: LiveChouette, action: Action, named: GameCommand | None = None
+) -> None:
     """Apply ``action`` to the table's core and announce it, the next game included
     when it ended one; a refusal answers its text (D309)."""
     before = _movers(table)
     events = _core(table, action, named)
     if not events:  # nothing changed (a delegation as it was)
         return
-    events += _next_game(table, events)
-    _announce(host, table, events, before)
+    _announce(host, table, _with_next_game(host, table, events), before)
 
 
-def _core(table: LiveChouette, action: Action, named: GameCommand | None) -> list[ChouetteEvent]:
+def _core(table: LiveChouette, action: Action, named: GameCommand | None) -> Sequence[Told]:
     try:
         return action(table.core)
     except ActionError as error:
         raise Reply(replies.chouette_refusal(named, error.reason)) from None
 
 
-def _next_game(table: LiveChouette, events: list[ChouetteEvent]) -> list[ChouetteEvent]:
-    """The next game, at once after one ended while it may start (D305)."""
+def _with_next_game(host: TableHost, table: LiveChouette, events: Sequence[Told]) -> list[Told]:
+    """``events``, the reveal of a game's dice after its end (D354) and the next game,
+    at once after one ended while it may start (D305)."""
     core = table.core
+    told = dice_proof.chouette_revealed(table, events)
     ended = any(isinstance(e, ChouetteGameFinished) for e in events)
     if ended and ChouetteAction.START_GAME in core.allowed(core.players[0]):
-        return core.start_game()
-    return []
+        told += dice_proof.start_chouette_game(host, table, core.start_game)
+    return told
 
 
 def _movers(table: LiveChouette) -> Movers:
@@ -255,9 +271,7 @@ def _movers(table: LiveChouette) -> Movers:
     return table.core.box, table.core.acting_captain()
 
 
-def _announce(
-    host: TableHost, table: LiveChouette, events: list[ChouetteEvent], before: Movers
-) -> None:
+def _announce(host: TableHost, table: LiveChouette, events: Sequence[Told], before: Movers) -> None:
     _seat_states(host, table)
     announce(host.presence, table, events, before)
 

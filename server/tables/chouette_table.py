@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from backgammon.board import Colour, Position
 from backgammon.chouette import Chouette
 from backgammon.chouette_state import BOX, TEAM, ChouettePhase, Cube, CubeOwner
+from backgammon.fair_dice import FairDice
 from protocol.board_view import NO_DICE, BoardState, SideState
 from protocol.match_view import board_lines
 from server.tables.sides import Side, Sides
@@ -38,6 +39,12 @@ class LiveChouette:
     invited: set[str] = field(default_factory=set)
     """Invited and not yet joined (D304)."""
     table_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    next_seed: bytes | None = field(default=None, repr=False)
+    """The server seed of the next game: its commitment is told (D352), the seed is
+    secret. None: the table rolls a test's dice, without proofs."""
+    dice: FairDice | None = None
+    """The dice of the game under way (or of the last draw of the seats), until its seed
+    is revealed (D354)."""
 
     def present(self) -> tuple[str, ...]:
         """Everyone at the table who has not left it, in the core's order."""

@@ -297,34 +297,34 @@ def test_the_roll_command_shows_a_block_by_hand() -> None:
 
 
 CHOUETTE_BLOCKS = {
-    0: "012c9af785478bbea123f4c29cc0291f34a11402d392915154de65322e92696d",
-    1: "ee1e166e3ec6ac8a06ef08177e48c882de3f60bfe2e1b18e312a3d63c0c34e3d",
-    2: "060e0678283c8b227c6e315e51f10ee7356d7879e6d19af8cf08b9f5b65549a1",
+    0: "e1b08460d8d1dc2ba8439a1e6f33f87aae04210c70eae0d0073648eeb24d983c",
+    1: "1e5f190b04d2b6b3589ef25c8b57075a3d805fd360f90319a94a1ebc41129902",
+    2: "c82a664a066cd1320661c95a600e1e33d5f7a8a9fa4dbbcf071bc3d99163253e",
 }
-"""``printf 'fibs-dice/1 ann tulip rose <n> 0' | openssl dgst -sha256 -mac HMAC -macopt
+"""``printf 'fibs-dice/1 lily tulip rose <n> 0' | openssl dgst -sha256 -mac HMAC -macopt
 hexkey:000102...1f``: a chouette game of three players (D353)."""
 
 
 def test_a_chouette_games_seeds_and_its_dice_one_at_a_time() -> None:
     """Three players' seeds in the message; the dice drawn one at a time (the first
-    draw's single dice too) are each roll's two in turn: 0x01 gives 2, 0x2c 3, 0xee 5..."""
-    seeds = DiceSeeds(SEED, ("ann", "tulip", "rose"))
+    draw's single dice too) are each roll's two in turn: 0xe1 gives 4, 0xb0 3, 0x1e 1..."""
+    seeds = DiceSeeds(SEED, ("lily", "tulip", "rose"))
     for number, block in CHOUETTE_BLOCKS.items():
-        assert seeds.message(number) == f"fibs-dice/1 ann tulip rose {number} 0".encode()
+        assert seeds.message(number) == f"fibs-dice/1 lily tulip rose {number} 0".encode()
         assert seeds.block(number).hex() == block
-    assert seeds.dice(6) == [2, 3, 5, 1, 1, 3]
+    assert seeds.dice(6) == [4, 3, 1, 6, 3, 1]
     roller = FairDice(seeds)
     assert [roller.die() for _ in range(6)] == seeds.dice(6)
     assert FairDice.from_json(roller.to_json()).seeds == seeds
     assert SEEDS.dice(4) == [*ROLLS[0], *ROLLS[1]]  # a match's, the same rule
     with pytest.raises(ValueError, match="two or more"):
-        DiceSeeds(SEED, ("ann",))
+        DiceSeeds(SEED, ("lily",))
     out = io.StringIO()
-    assert main(["dice", SEED.hex(), "ann", "tulip", "rose", "6"], out) == 0
-    assert out.getvalue() == "2 3 5 1 1 3\n"
+    assert main(["dice", SEED.hex(), "lily", "tulip", "rose", "6"], out) == 0
+    assert out.getvalue() == "4 3 1 6 3 1\n"
     out = io.StringIO()
-    assert main(["roll", SEED.hex(), "ann", "tulip", "rose", "1"], out) == 0
-    assert out.getvalue().splitlines()[0] == "message:      fibs-dice/1 ann tulip rose 1 0"
+    assert main(["roll", SEED.hex(), "lily", "tulip", "rose", "1"], out) == 0
+    assert out.getvalue().splitlines()[0] == "message:      fibs-dice/1 lily tulip rose 1 0"
     with pytest.raises(SystemExit):
         main(["dice", SEED.hex(), "ann", "tulip", "-1"])
     # a match's record holds two seeds: three are no match's proof

@@ -92,6 +92,8 @@ async def test_a_chouettes_games_commit_and_prove_their_dice(
     await bob.send("chouette open")
     await bob.expect(replies.CHOUETTE_OPENED)
     first = await next_commitment(bob)  # when it opens
+    await bob.send("chouette start")  # refused, alone: no dice drawn, none told
+    assert (await bob.line()).startswith("** ")
     for name in ("cat", "eve"):
         await bob.send(f"chouette invite {name}")
         await bob.expect(replies.you_invite_to_chouette(name))
@@ -113,6 +115,7 @@ async def test_a_chouettes_games_commit_and_prove_their_dice(
     for client in (*clients.values(), fay):
         game_line = await client.expect_prefix("*** Dice of this chouette game (")
         second = await next_commitment(client)
+    assert not any(GAME.match(line) for line in bob.seen[: bob.seen.index(game_line)])
     game = GAME.match(game_line)
     assert game is not None and game[1] == first
     names_seeds = game[2].split(" ")

@@ -13,10 +13,10 @@ The construction, ``fibs-dice/1`` (:data:`RULE`; docs/dice.md, with a worked exa
   a match always two.
 * Roll ``n`` (0, 1, 2, ... every roll of the match in order: each opening roll, ties
   included, and every roll of a turn) takes its two dice from the bytes of
-  ``HMAC-SHA-256(key=S, message="fibs-dice/1 P0 P1 n b")`` (a chouette game's: ``"fibs-dice/1 P0
-  P1 ... Pk n b"``): HMAC (RFC 2104, FIPS 198-1)
-  with SHA-256, the message ASCII with single spaces, ``n`` and the block number ``b`` in
-  decimal, ``b = 0`` first. Read in order, a byte below 252 is a die, ``byte % 6 + 1``; a
+  ``HMAC-SHA-256(key=S, message="fibs-dice/1 P0 P1 n b")`` (a chouette game's:
+  ``"fibs-dice/1 P0 P1 ... Pk n b"``): HMAC (RFC 2104, FIPS 198-1) with SHA-256, the
+  message ASCII with single spaces, ``n`` and the block number ``b`` in decimal, ``b = 0``
+  first. Read in order, a byte below 252 is a die, ``byte % 6 + 1``; a
   byte of 252 to 255 is skipped (rejection sampling: 252 = 6 x 42, so each face is
   exactly 42 of the 252 byte values kept, exactly 1/6 likely, as
   :class:`backgammon.dice.SystemDice` does). The first two dice are the roll's, in order.

@@ -27,6 +27,7 @@ from protocol import replies
 from protocol.replies import Toggle
 from server.app import App
 from server.config import Settings
+from tests.conftest import DbTarget
 
 from .conftest import Connect, ScriptedClient, check_known_lines, clip_login
 from .fibs_parsers import fcm_cookie
@@ -119,7 +120,7 @@ async def test_a_chouettes_games_commit_and_prove_their_dice(
     game = GAME.match(game_line)
     assert game is not None and game[1] == first
     names_seeds = game[2].split(" ")
-    assert names_seeds[0::2] == list(PLAYERS)  # in the order they came to the table
+    assert names_seeds[0::2] == list(PLAYERS)  # the table's order: as they came, till seated
     seeds = tuple(names_seeds[1::2])
     assert seeds[:2] == ("tulip", "cat's-own!") and re.fullmatch("[0-9a-f]{16}", seeds[2])
     assert second != first
@@ -164,3 +165,45 @@ async def test_a_chouettes_games_commit_and_prove_their_dice(
     for line in (game_line, reveal, replies.chouette_dice_next(second)):
         assert parse_event(line) == Text(line)
         assert fcm_cookie(line) == "FIBS_Unknown"
+
+
+async def test_a_draw_of_the_seats_whose_game_waits_is_revealed_before_the_next_dice(
+    settings: Settings, db_target: DbTarget
+) -> None:
+    """Six at the table: the first start draws the seats and offers the box's partner its
+    seat (§7), so the game waits. That draw's dice are revealed (D354) before the
+    start that follows tells its own (D353), whose commitment is the one told when that
+    draw began (D352). Through dispatch (tests/server/desk.py), with the production dice."""
+    from .desk import Desk  # desk.py imports the conftest's helpers
+
+    db = await db_target.open()
+    try:
+        desk = Desk(App(settings, db))
+        names = ("ann", "bea", "cid", "dot", "eli", "flo")
+        for name in names:
+            await desk.login(name)
+        opened = await desk.run("ann", "chouette open")
+        first = NEXT.match(opened[-1])
+        assert first is not None
+        for name in names[1:]:
+            await desk.run("ann", f"chouette invite {name}")
+            await desk.run(name, "chouette join ann")
+        core = desk.app.local_tables.chouettes["ann"].core
+        heard = await desk.run("ann", "chouette start")
+        draw = [m for line in heard if (m := GAME.match(line)) is not None]
+        assert [m[1] for m in draw] == [first[1]]
+        drawn = told_dice(heard)
+        assert core.partner_offer is not None and core.game == 0  # the game waits
+        second = next(m[1] for line in heard if (m := NEXT.match(line)) is not None)
+        await desk.run(core.partner_offer, "accept")
+        heard = await desk.run("ann", "chouette start")
+        dice_lines = [line for line in heard if line.startswith("*** Dice of this chouette")]
+        revealed, game = REVEALED.match(dice_lines[0]), GAME.match(dice_lines[1])
+        assert revealed is not None and int(revealed[2]) == len(drawn) >= len(names)
+        seed = bytes.fromhex(revealed[1])
+        assert hashlib.sha256(seed).hexdigest() == first[1]
+        seeds = tuple(draw[0][2].split(" ")[1::2])
+        assert DiceSeeds(seed, seeds).dice(len(drawn)) == drawn
+        assert game is not None and game[1] == second and core.game == 1
+    finally:
+        await db.close()

@@ -8,7 +8,9 @@ every player's seed before its first die (the first draw's) and commits the game
 it; its end reveals the seed, and every die the table was told, the first draw's single
 dice included, is the one the seeds give (the verifier's ``dice`` command too). No line
 nor log record shows a seed before its game is over; the last player to leave a table
-gets the reveal of the game they leave.
+gets the reveal of the game they leave. Through dispatch (tests/server/desk.py), six at a
+table: a draw of the seats whose game waits for the box's partner is revealed before the
+next start's dice.
 """
 
 from __future__ import annotations

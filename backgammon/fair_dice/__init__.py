@@ -8,12 +8,15 @@ The construction, ``fibs-dice/1`` (:data:`RULE`; docs/dice.md, with a worked exa
   match is over, then it is revealed and anyone can check ``SHA-256(S) == C``.
 * Each player has a **player seed**, ``P0`` for player 0 (the inviter) and ``P1``: 1 to 64
   characters of printable ASCII without spaces (``!`` to ``~``, :func:`is_player_seed`),
-  chosen by the player or drawn for them.
+  chosen by the player or drawn for them. A chouette game has one seed for each player
+  at the table when it starts, ``P0 P1 ... Pk`` in the order its dice line names them;
+  a match always two.
 * Roll ``n`` (0, 1, 2, ... every roll of the match in order: each opening roll, ties
   included, and every roll of a turn) takes its two dice from the bytes of
-  ``HMAC-SHA-256(key=S, message="fibs-dice/1 P0 P1 n b")``: HMAC (RFC 2104, FIPS 198-1)
-  with SHA-256, the message ASCII with single spaces, ``n`` and the block number ``b`` in
-  decimal, ``b = 0`` first. Read in order, a byte below 252 is a die, ``byte % 6 + 1``; a
+  ``HMAC-SHA-256(key=S, message="fibs-dice/1 P0 P1 n b")`` (a chouette game's:
+  ``"fibs-dice/1 P0 P1 ... Pk n b"``): HMAC (RFC 2104, FIPS 198-1) with SHA-256, the
+  message ASCII with single spaces, ``n`` and the block number ``b`` in decimal, ``b = 0``
+  first. Read in order, a byte below 252 is a die, ``byte % 6 + 1``; a
   byte of 252 to 255 is skipped (rejection sampling: 252 = 6 x 42, so each face is
   exactly 42 of the 252 byte values kept, exactly 1/6 likely, as
   :class:`backgammon.dice.SystemDice` does). The first two dice are the roll's, in order.
@@ -22,7 +25,8 @@ The construction, ``fibs-dice/1`` (:data:`RULE`; docs/dice.md, with a worked exa
 * The match draws one die at a time (:class:`backgammon.dice.DiceRoller`) and always
   two per roll: an opening roll's die of player 0, then of player 1; a turn's first
   die, then its second (the order of the events' dice). So die ``k`` of the match is die
-  ``k % 2`` of roll ``k // 2``.
+  ``k % 2`` of roll ``k // 2``. A chouette game draws the same way, its first draw of
+  the seats one die per player included (:meth:`DiceSeeds.dice` lists them in order).
 
 :class:`FairDice` is the roller; its state (the seeds and the number of dice drawn) is
 part of a match's JSON snapshot (:mod:`backgammon.snapshot`), so a saved match goes on
@@ -107,14 +111,16 @@ class DiceSeeds:
     server_seed: bytes = field(repr=False)
     """The secret until the match is over: kept out of the value's ``repr``, so that no
     log or traceback shows it."""
-    player_seeds: tuple[str, str]
-    """Player 0's seed (the inviter's), then player 1's."""
+    player_seeds: tuple[str, ...]
+    """Player 0's seed (a match's inviter's), then player 1's, and so on: two for a
+    match, one for each player at a chouette game."""
 
     def __post_init__(self) -> None:
         if len(self.server_seed) != SERVER_SEED_BYTES:
             raise ValueError(f"a server seed is {SERVER_SEED_BYTES} bytes")
-        if not all(is_player_seed(seed) for seed in self.player_seeds):
-            raise ValueError(f"not two player seeds: {self.player_seeds!r}")
+        seeds = self.player_seeds
+        if len(seeds) < 2 or not all(is_player_seed(seed) for seed in seeds):
+            raise ValueError(f"not two or more player seeds: {seeds!r}")
 
     @property
     def commitment(self) -> str:
@@ -122,9 +128,9 @@ class DiceSeeds:
         return commitment_of(self.server_seed)
 
     def message(self, roll: int, block: int = 0) -> bytes:
-        """The HMAC message of block ``block`` of roll ``roll``: ``fibs-dice/1 P0 P1 n b``."""
-        first, second = self.player_seeds
-        return f"{RULE} {first} {second} {roll} {block}".encode("ascii")
+        """The HMAC message of block ``block`` of roll ``roll``: ``fibs-dice/1 P0 P1 n b``
+        (a chouette game's with every player's seed, ``fibs-dice/1 P0 P1 ... Pk n b``)."""
+        return f"{RULE} {' '.join(self.player_seeds)} {roll} {block}".encode("ascii")
 
     def block(self, roll: int, block: int = 0) -> bytes:
         """``HMAC-SHA-256(key=server seed, message(roll, block))``: 32 bytes (RFC 2104 §2)."""
@@ -137,6 +143,12 @@ class DiceSeeds:
         blocks = (self.block(number, b) for b in count())
         first, second = dice_from(blocks)
         return first, second
+
+    def dice(self, count: int) -> list[int]:
+        """The first ``count`` dice drawn one at a time, as :class:`FairDice` draws them
+        (die ``k`` is die ``k % 2`` of roll ``k // 2``): what a chouette game's dice are
+        checked against, its first draw's single dice included."""
+        return [self.roll(k // 2)[k % 2] for k in range(count)]
 
 
 def dice_from(blocks: Iterable[bytes]) -> tuple[int, int]:
@@ -198,11 +210,11 @@ class FairDice:
         try:
             if data["rule"] != RULE:
                 raise SnapshotError(f"unknown dice rule {data['rule']!r}")
-            first, second = data["seeds"]
+            player_seeds = tuple(str(seed) for seed in data["seeds"])
             drawn = data["drawn"]
             if not isinstance(drawn, int) or isinstance(drawn, bool):
                 raise SnapshotError(f"not a number of dice: {drawn!r}")
-            seeds = DiceSeeds(bytes.fromhex(data["server_seed"]), (str(first), str(second)))
+            seeds = DiceSeeds(bytes.fromhex(data["server_seed"]), player_seeds)
             return cls(seeds, drawn)
         except SnapshotError:
             raise
@@ -230,7 +242,10 @@ def record_proof(data: Any) -> tuple[tuple[str, str], FairDice | None]:
             first, second = data["players"]
             names = (str(first), str(second))
         state = _match_data(data).get(SNAPSHOT_KEY)
-        return names, None if state is None else FairDice.from_json(state)
+        dice = None if state is None else FairDice.from_json(state)
+        if dice is not None and len(dice.seeds.player_seeds) != len(names):
+            raise SnapshotError("a match's dice have two player seeds")
+        return names, dice
     except SnapshotError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

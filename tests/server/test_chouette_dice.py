@@ -8,9 +8,12 @@ every player's seed before its first die (the first draw's) and commits the game
 it; its end reveals the seed, and every die the table was told, the first draw's single
 dice included, is the one the seeds give (the verifier's ``dice`` command too). No line
 nor log record shows a seed before its game is over; the last player to leave a table
-gets the reveal of the game they leave. Through dispatch (tests/server/desk.py), six at a
-table: a draw of the seats whose game waits for the box's partner is revealed before the
-next start's dice.
+gets the reveal of the game they leave. Both players of a game dropping is no end: the
+table leaves the process with its dice saved and reveals nothing; each who returns is told
+the game's dice line again and the next game's commitment, and the table restored from
+the database rolls on with the same dice (tests/server/test_chouette_sigkill.py: across
+a SIGKILL). Through dispatch (tests/server/desk.py), six at a table: a draw of the seats
+whose game waits for the box's partner is revealed before the next start's dice.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from tests.conftest import DbTarget
 
 from .conftest import Connect, ScriptedClient, check_known_lines, clip_login
 from .fibs_parsers import fcm_cookie
+from .test_chouette_away import drop, logged_in
 from .test_chouette_play import run, turn
 
 pytestmark = pytest.mark.known_lines
@@ -209,3 +213,63 @@ async def test_a_draw_of_the_seats_whose_game_waits_is_revealed_before_the_next_
         assert game is not None and game[1] == second and core.game == 1
     finally:
         await db.close()
+
+
+async def test_a_game_goes_on_with_its_dice_when_everyone_was_away(
+    app: App, connect: Connect
+) -> None:
+    """bob and cat drop mid-game (a watcher, eve, hears cat go): the table is not over, so
+    nothing is revealed (D354); it leaves the process, saved with its dice (D362). Each
+    who returns is told the game's dice line again, the same text, and the next game's
+    commitment (D352, D353); the table restored from the database rolls on, and at the
+    game's end every die the table was told, before the drop and after the return, is
+    the one the seeds give."""
+    clients = {name: await logged_in(connect, app, name, create=True) for name in PLAYERS[:2]}
+    bob, cat = clients["bob"], clients["cat"]
+    await bob.send("chouette open team_autoroll=off")  # no timer acts while they are gone
+    await bob.expect(replies.CHOUETTE_OPENED)
+    first = await next_commitment(bob)
+    await bob.send("chouette invite cat")
+    await cat.expect(replies.chouette_join_hint("bob"))
+    await run(clients, "cat", "chouette join bob", replies.chouette_joins("cat"))
+    eve = await logged_in(connect, app, "eve", create=True)
+    await eve.send("watch cat")
+    await eve.expect(replies.now_watching("cat"))
+    await bob.send("chouette start")
+    game_line = await cat.expect_prefix("*** Dice of this chouette game (")
+    second = await next_commitment(cat)
+    game = GAME.match(game_line)
+    assert game is not None and game[1] == first
+    seeds = tuple(game[2].split(" ")[1::2])
+    for _ in range(6):
+        await turn(clients, app.local_tables.chouettes["bob"])
+    await cat.send("show chouette")  # a round trip: cat has read every line of the game
+    await cat.expect(replies.CHOUETTE_END_LINE)
+    before = cat.seen[cat.seen.index(game_line) + 1 :]
+
+    await drop(clients, "bob", replies.chouette_presence("bob", False))
+    await cat.close()
+    await eve.expect(replies.chouette_presence("cat", False))
+    assert "bob" not in app.local_tables.chouettes  # the table left the process, saved
+    assert not any(REVEALED.match(line) for line in (*cat.seen, *eve.seen))
+
+    for name in ("bob", "cat"):
+        clients[name] = client = await logged_in(connect, app, name, create=False)
+        await client.send("chouette return")
+        await client.expect(replies.chouette_presence(name, True))
+        await client.expect(game_line)  # the game's dice again (D353)
+        assert await client.line() == replies.chouette_dice_next(second)  # D352
+    table = app.local_tables.chouettes["bob"]
+    while table.core.game == 1:
+        await turn(clients, table)
+    cat = clients["cat"]
+    reveal = await cat.expect_prefix("*** Dice of this chouette game revealed:")
+    revealed = REVEALED.match(reveal)
+    assert revealed is not None
+    seed, drawn = revealed[1], int(revealed[2])
+    assert hashlib.sha256(bytes.fromhex(seed)).hexdigest() == first
+    after = between(cat.seen, game_line, reveal)
+    dice = told_dice(before) + told_dice(after)
+    assert len(told_dice(after)) > 0 and len(dice) == drawn
+    assert dice == DiceSeeds(bytes.fromhex(seed), seeds).dice(drawn)
+    check_known_lines([*clients.values(), eve])

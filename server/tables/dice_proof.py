@@ -22,7 +22,11 @@ A chouette table (D352-D354) draws one server seed for each game, a game ahead: 
 commitment is told when the table opens, to each player who joins and, as a game
 starts, for the game after it, so a seed set after it is one the server could not
 suit. A game's dice are derived from that seed and the seeds of every player at the
-table when it starts; its end reveals the seed.
+table when it starts; its end reveals the seed. The table's saved state keeps the game's
+dice and the next seed (:func:`chouette_saved`), so a table restored after its players
+were all away, a restart or a SIGKILL rolls on with them (:func:`chouette_restore`) and
+a returning player is told its dice line again; only a table that is over (its last
+player left) reveals a game cut short.
 
 When the host's ``dice`` is set (tests that need exact rolls), matches roll those dice
 and carry no proof: nothing here sends a line for them.

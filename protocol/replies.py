@@ -2392,6 +2392,35 @@ def dice_not_committed(match_id: int) -> str:
     return f"** The dice of match {match_id} were not committed."
 
 
+def chouette_dice_next(commitment: str) -> str:
+    """D352: the commitment to the next chouette game's server seed: to the opener when
+    the table opens, to a player when they join it, and to the table and its watchers
+    when a game starts (the game after it)."""
+    return (
+        f"*** The dice of the next chouette game are committed: {commitment}. To add a seed"
+        " of your own, type 'set dice_seed <text>' before it starts."
+    )
+
+
+def seed_pairs(names: Sequence[str], seeds: Sequence[str]) -> str:
+    """D353's seeds: each player's name and seed, in the HMAC message's order, separated
+    by single spaces (neither a name nor a seed holds one, D276)."""
+    return " ".join(f"{name} {seed}" for name, seed in zip(names, seeds, strict=True))
+
+
+def chouette_dice_committed(commitment: str, seeds: str) -> str:
+    """D353: as a chouette game starts, before its first die (the first draw's, or the
+    opening roll's), to the table and its watchers: the commitment told before and the
+    seeds of the players at the table (:func:`seed_pairs`)."""
+    return f"*** Dice of this chouette game ({DICE_RULE}): commitment {commitment}, seeds {seeds}."
+
+
+def chouette_dice_revealed(server_seed: str, dice: int) -> str:
+    """D354: right after a chouette game's end, to the table and its watchers: its server
+    seed and how many dice it drew."""
+    return f"*** Dice of this chouette game revealed: server seed {server_seed}, {dice} dice drawn."
+
+
 # -- analysis <id> (issue 29; D285-D289; docs/analysis.md) ----------------------------------
 
 ANALYSIS_USAGE: Final = "** usage: analysis <match id>"

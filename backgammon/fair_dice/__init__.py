@@ -8,12 +8,15 @@ The construction, ``fibs-dice/1`` (:data:`RULE`; docs/dice.md, with a worked exa
   match is over, then it is revealed and anyone can check ``SHA-256(S) == C``.
 * Each player has a **player seed**, ``P0`` for player 0 (the inviter) and ``P1``: 1 to 64
   characters of printable ASCII without spaces (``!`` to ``~``, :func:`is_player_seed`),
-  chosen by the player or drawn for them.
+  chosen by the player or drawn for them. A chouette game has one seed for each player
+  at the table when it starts, ``P0 P1 ... Pk`` in the order its dice line names them;
+  a match always two.
 * Roll ``n`` (0, 1, 2, ... every roll of the match in order: each opening roll, ties
   included, and every roll of a turn) takes its two dice from the bytes of
-  ``HMAC-SHA-256(key=S, message="fibs-dice/1 P0 P1 n b")``: HMAC (RFC 2104, FIPS 198-1)
-  with SHA-256, the message ASCII with single spaces, ``n`` and the block number ``b`` in
-  decimal, ``b = 0`` first. Read in order, a byte below 252 is a die, ``byte % 6 + 1``; a
+  ``HMAC-SHA-256(key=S, message="fibs-dice/1 P0 P1 n b")`` (a chouette game's:
+  ``"fibs-dice/1 P0 P1 ... Pk n b"``): HMAC (RFC 2104, FIPS 198-1) with SHA-256, the
+  message ASCII with single spaces, ``n`` and the block number ``b`` in decimal, ``b = 0``
+  first. Read in order, a byte below 252 is a die, ``byte % 6 + 1``; a
   byte of 252 to 255 is skipped (rejection sampling: 252 = 6 x 42, so each face is
   exactly 42 of the 252 byte values kept, exactly 1/6 likely, as
   :class:`backgammon.dice.SystemDice` does). The first two dice are the roll's, in order.
@@ -22,7 +25,8 @@ The construction, ``fibs-dice/1`` (:data:`RULE`; docs/dice.md, with a worked exa
 * The match draws one die at a time (:class:`backgammon.dice.DiceRoller`) and always
   two per roll: an opening roll's die of player 0, then of player 1; a turn's first
   die, then its second (the order of the events' dice). So die ``k`` of the match is die
-  ``k % 2`` of roll ``k // 2``.
+  ``k % 2`` of roll ``k // 2``. A chouette game draws the same way, its first draw of
+  the seats one die per player included (:meth:`DiceSeeds.dice` lists them in order).
 
 :class:`FairDice` is the roller; its state (the seeds and the number of dice drawn) is
 part of a match's JSON snapshot (:mod:`backgammon.snapshot`), so a saved match goes on
@@ -108,22 +112,23 @@ class DiceSeeds:
     server_seed: bytes = field(repr=False)
     """The secret until the match is over: kept out of the value's ``repr``, so that no
     log or traceback shows it."""
-    player_seeds: tuple[str, str]
-    """Player 0's seed (the inviter's), then player 1's."""
+    player_seeds: tuple[str, ...]
+    """Player 0's seed (a match's inviter's), then player 1's, and so on: two for a
+    match, one for each player at a chouette game."""
     _keyed: hmac.HMAC = field(init=False, repr=False, compare=False)
     """HMAC-SHA-256 keyed with the server seed and fed nothing yet: each block copies it
     (the key's padding hashed once, RFC 2104 §4's precomputation)."""
     _prefix: str = field(init=False, repr=False, compare=False)
-    """``fibs-dice/1 P0 P1 ``: what every message starts with."""
+    """``fibs-dice/1 P0 P1 ... Pk ``: what every message starts with."""
 
     def __post_init__(self) -> None:
         if len(self.server_seed) != SERVER_SEED_BYTES:
             raise ValueError(f"a server seed is {SERVER_SEED_BYTES} bytes")
-        if not all(is_player_seed(seed) for seed in self.player_seeds):
-            raise ValueError(f"not two player seeds: {self.player_seeds!r}")
-        first, second = self.player_seeds
+        seeds = self.player_seeds
+        if len(seeds) < 2 or not all(is_player_seed(seed) for seed in seeds):
+            raise ValueError(f"not two or more player seeds: {seeds!r}")
         object.__setattr__(self, "_keyed", hmac.new(self.server_seed, digestmod=hashlib.sha256))
-        object.__setattr__(self, "_prefix", f"{RULE} {first} {second} ")
+        object.__setattr__(self, "_prefix", f"{RULE} {' '.join(seeds)} ")
 
     @property
     def commitment(self) -> str:
@@ -131,7 +136,8 @@ class DiceSeeds:
         return commitment_of(self.server_seed)
 
     def message(self, roll: int, block: int = 0) -> bytes:
-        """The HMAC message of block ``block`` of roll ``roll``: ``fibs-dice/1 P0 P1 n b``."""
+        """The HMAC message of block ``block`` of roll ``roll``: ``fibs-dice/1 P0 P1 n b``
+        (a chouette game's with every player's seed, ``fibs-dice/1 P0 P1 ... Pk n b``)."""
         return f"{self._prefix}{roll} {block}".encode("ascii")
 
     def block(self, roll: int, block: int = 0) -> bytes:
@@ -149,6 +155,12 @@ class DiceSeeds:
         blocks = (self.block(number, b) for b in count())
         first, second = dice_from(blocks)
         return first, second
+
+    def dice(self, count: int) -> list[int]:
+        """The first ``count`` dice drawn one at a time, as :class:`FairDice` draws them
+        (die ``k`` is die ``k % 2`` of roll ``k // 2``): what a chouette game's dice are
+        checked against, its first draw's single dice included."""
+        return [self.roll(k // 2)[k % 2] for k in range(count)]
 
 
 def dice_from(blocks: Iterable[bytes]) -> tuple[int, int]:
@@ -223,11 +235,11 @@ class FairDice:
         try:
             if data["rule"] != RULE:
                 raise SnapshotError(f"unknown dice rule {data['rule']!r}")
-            first, second = data["seeds"]
+            player_seeds = tuple(str(seed) for seed in data["seeds"])
             drawn = data["drawn"]
             if not isinstance(drawn, int) or isinstance(drawn, bool):
                 raise SnapshotError(f"not a number of dice: {drawn!r}")
-            seeds = DiceSeeds(bytes.fromhex(data["server_seed"]), (str(first), str(second)))
+            seeds = DiceSeeds(bytes.fromhex(data["server_seed"]), player_seeds)
             return cls(seeds, drawn)
         except SnapshotError:
             raise
@@ -255,7 +267,10 @@ def record_proof(data: Any) -> tuple[tuple[str, str], FairDice | None]:
             first, second = data["players"]
             names = (str(first), str(second))
         state = _match_data(data).get(SNAPSHOT_KEY)
-        return names, None if state is None else FairDice.from_json(state)
+        dice = None if state is None else FairDice.from_json(state)
+        if dice is not None and len(dice.seeds.player_seeds) != len(names):
+            raise SnapshotError("a match's dice have two player seeds")
+        return names, dice
     except SnapshotError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

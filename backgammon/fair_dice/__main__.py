@@ -8,9 +8,15 @@
     recomputes every roll and compares it with the record. Exit status 0: verified; 1: a
     roll differs, or the record has no proof; 2: the file cannot be read.
 
-``python -m backgammon.fair_dice roll SERVER_SEED P0 P1 N``
-    The dice of roll ``N`` from a server seed (64 hex digits) and the two player seeds,
-    with the HMAC message and block that give them: to check a roll by hand.
+``python -m backgammon.fair_dice roll SERVER_SEED P0 P1 [P2 ...] N``
+    The dice of roll ``N`` from a server seed (64 hex digits) and the player seeds (a
+    match's two, a chouette game's all), with the HMAC message and block that give them:
+    to check a roll by hand.
+
+``python -m backgammon.fair_dice dice SERVER_SEED P0 P1 [P2 ...] COUNT``
+    The first ``COUNT`` dice drawn one at a time, in order, on one line: a chouette
+    game's dice as its lines showed them (the first draw's one die a player, then each
+    roll's two), to compare with what the table was told.
 
 Standard library only, like the rest of :mod:`backgammon`: a player can run it anywhere
 Python 3.11 runs, with nothing installed but this package.
@@ -49,16 +55,25 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     check = commands.add_parser("verify", help="check every roll of a match record (JSON)")
     check.add_argument("file", help="the match record as JSON ('-': standard input)")
     one = commands.add_parser("roll", help="the dice of one roll, from the seeds")
-    one.add_argument("server_seed", help="the server seed, 64 hex digits")
-    one.add_argument("seed0", help="player 0's seed (the inviter's)")
-    one.add_argument("seed1", help="player 1's seed")
-    one.add_argument("number", type=int, help="the roll's number, from 0")
+    many = commands.add_parser("dice", help="the first dice drawn, from the seeds")
+    for sub, last, last_help in (
+        (one, "number", "the roll's number, from 0"),
+        (many, "count", "how many dice"),
+    ):
+        sub.add_argument("server_seed", help="the server seed, 64 hex digits")
+        sub.add_argument("seeds", nargs="+", help="the player seeds, player 0's first")
+        sub.add_argument(last, type=int, help=last_help)
     args = parser.parse_args(argv)
-    if args.command == "roll":
+    if args.command in ("roll", "dice"):
         try:
-            seeds = DiceSeeds(bytes.fromhex(args.server_seed), (args.seed0, args.seed1))
+            seeds = DiceSeeds(bytes.fromhex(args.server_seed), tuple(args.seeds))
         except ValueError as exc:
             parser.error(str(exc))
+        if args.command == "dice":
+            if args.count < 0:
+                parser.error("a count of dice is 0 or more")
+            print(" ".join(map(str, seeds.dice(args.count))), file=out)
+            return EXIT_VERIFIED
         if args.number < 0:
             parser.error("a roll's number is 0 or more")
         _print_roll(seeds, args.number, out)

@@ -28,12 +28,13 @@ export async function commitmentOf(serverSeedHex) {
   return bytesToHex(new Uint8Array(digest));
 }
 
-/** The two dice of roll `number`: HMAC-SHA-256(key = server seed, "fibs-dice/1 P0 P1 n b"),
- * each byte below 252 a die (byte % 6 + 1), blocks b = 0, 1, ... until there are two. */
+/** The two dice of roll `number`: HMAC-SHA-256(key = server seed, "fibs-dice/1 P0 P1 n b")
+ * (every player's seed in order: a match's two, a chouette game's all), each byte below
+ * 252 a die (byte % 6 + 1), blocks b = 0, 1, ... until there are two. */
 export async function rollOf(key, seeds, number) {
   const dice = [];
   for (let block = 0; ; block += 1) {
-    const message = new TextEncoder().encode(`${RULE} ${seeds[0]} ${seeds[1]} ${number} ${block}`);
+    const message = new TextEncoder().encode(`${RULE} ${seeds.join(" ")} ${number} ${block}`);
     const bytes = new Uint8Array(await subtle().sign("HMAC", key, message));
     for (const byte of bytes) {
       if (byte < ACCEPT) {

@@ -10,6 +10,8 @@ equal, :func:`server.tables.edge.send`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from backgammon.board import Colour
 from backgammon.chouette_events import (
     ActingCaptain,
@@ -55,12 +57,15 @@ from server.tables.chouette_table import LiveChouette
 from server.tables.edge import send
 from server.world.presence import Presence
 
+Told = ChouetteEvent | str
+"""What a table is told, in order: a core event, or a line the server tells among them
+(the dice's, D352-D354, :mod:`server.tables.dice_proof`)."""
 Movers = tuple[str | None, str | None]
 """Who plays for the box's side and for the team's (None: nobody yet)."""
 
 
 def announce(
-    presence: Presence, table: LiveChouette, events: list[ChouetteEvent], before: Movers
+    presence: Presence, table: LiveChouette, events: Sequence[Told], before: Movers
 ) -> None:
     """Tell the table and its watchers what ``events`` did; ``before``: who played for
     each side before them (the events name the side, the lines the player)."""
@@ -102,12 +107,14 @@ def _prompt(table: LiveChouette, name: str, *, doubled: bool) -> tuple[str, ...]
     return ()
 
 
-def event_lines(events: list[ChouetteEvent], before: Movers) -> list[str]:
+def event_lines(events: Sequence[Told], before: Movers) -> list[str]:
     """The lines of ``events`` in order (the same for every viewer)."""
     box, captain = before
     lines: list[str] = []
     for event in events:
         match event:
+            case str():
+                lines.append(event)
             case PlayerJoined(name, seated):
                 lines.append(replies.chouette_joins(name))
                 if not seated and box is not None:

@@ -7,14 +7,19 @@ table is looked up in :attr:`server.tables.host.TableHost.chouettes`, the comman
 becomes the core's action (:class:`backgammon.chouette.Chouette`), the core's
 refusals become :func:`protocol.replies.chouette_refusal`'s texts (D309), and what
 happened is announced (:mod:`server.tables.chouette_announce`). A finished game is
-followed by the next one at once while two players sit at the table (D305).
+followed by the next one at once while two players sit at the table (D305). Every game's
+dice are committed before it and revealed after it (D352-D354,
+:mod:`server.tables.dice_proof`).
 
 Every action is saved before it is announced (D362; the core's JSON without its events,
 with the players at the table), and each finished game's results are stored with that
 save (D363). A player whose connection ends stays at the table, away (D361): their cube
 follows the captain, the next member plays for an absent captain, an absent box holds
 the table; ``chouette return`` brings them back, restoring the table from the database
-when it is not running (nobody at it was present, or the server restarted). The timers
+when it is not running (nobody at it was present, or the server restarted). The saved
+state keeps the game's dice (its seeds and the dice drawn) and the next game's seed, so a
+restored table rolls the dice it would have rolled and its game still verifies; a
+returning player is told the game's dice and the next game's commitment. The timers
 of :mod:`server.tables.chouette_timers` act through :func:`run` like a player (D360).
 """
 
@@ -23,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, assert_never
 
 from backgammon.board import Colour
@@ -42,7 +47,7 @@ from protocol.chouette_view import Where, settings_words, show_lines
 from protocol.replies import GameCommand, MoveErrorReason, Toggle
 from server.errors import Reply
 from server.tables import dice_proof
-from server.tables.chouette_announce import Movers, announce
+from server.tables.chouette_announce import Movers, Told, announce
 from server.tables.chouette_table import LiveChouette
 from server.tables.chouette_timers import ChouetteClock, Timed, stage
 from server.tables.host import TableHost
@@ -73,7 +78,7 @@ from server.world.presence import Caller
 
 log = logging.getLogger(__name__)
 
-Action = Callable[[Chouette], list[ChouetteEvent]]
+Action = Callable[[Chouette], Sequence[Told]]
 Results = tuple[int, list[tuple[str, str, int]]]
 """A finished game: its number, what each player won in it and where they sat (D363)."""
 
@@ -100,7 +105,8 @@ async def command(host: TableHost, session: Caller, command: ChouetteCommand) ->
             await join(host, session, name)
         case ChouetteStart():
             table = table_of(host, session.name)
-            await run(host, table, lambda c: c.start_game(), None)
+            start = lambda c: dice_proof.start_chouette_game(host, table, c.start_game)  # noqa: E731
+            await run(host, table, start, None)
         case ChouetteLeave():
             await leave(host, session.name)
         case ChouetteShow(name):
@@ -136,11 +142,13 @@ async def open_table(host: TableHost, session: Caller, settings: ChouetteSetting
     """``chouette open``: a new table with the settings, the opener at it (D303)."""
     await _free(host, session.name)
     table = LiveChouette(session.name, Chouette(settings, dice_proof.resumed_roller(host)))
+    table.next_seed = dice_proof.invitation_seed(host)
     table.core.join(session.name)
     host.chouettes[session.name] = table
     async with table.lock:
         await _save(host, table, None)
     session.send(replies.CHOUETTE_OPENED, replies.chouette_rules(settings_words(settings)))
+    _tell_next(session, table)
     _seat_states(host, table)
 
 
@@ -182,13 +190,22 @@ async def join(host: TableHost, session: Caller, name: str) -> None:
         host.chouettes[me] = table
         return events
 
-    await run(host, table, sit_down, None)
+    await run(host, table, sit_down, None, then=lambda: _tell_next(session, table))
+
+
+def _tell_next(session: Caller, table: LiveChouette) -> None:
+    """The commitment to the next game's dice, to a player who opens, joins or returns
+    (D352)."""
+    line = dice_proof.chouette_next(table)
+    if line is not None:
+        session.send(line)
 
 
 async def leave(host: TableHost, name: str) -> None:
     """``name`` leaves their table (§8): mid-game their cube is resigned or follows the
     captain as the table's setting says; the others play on. A saved table is restored
-    to be left (D361); the last to leave deletes it."""
+    to be left (D361); the last to leave deletes it and is told the seed of the game
+    it leaves, which cannot go on (D354)."""
     table = host.chouettes.get(name) or await _restored(host, name)
     async with table.lock:
         seats = table.core.seats
@@ -200,11 +217,13 @@ async def leave(host: TableHost, name: str) -> None:
             host.presence.enter_lobby(peer)
             host.presence.send(peer, replies.chouette_leaves(name))
         if table.present():
-            events += _next_game(table, events)
+            events = _with_next_game(host, table, events)
         await _save(host, table, _results(events, seats))
         if not table.present():
             table.invited.clear()
             _close(table)
+            if peer is not None and table.dice is not None:  # the last to leave: over (D354)
+                host.presence.send(peer, dice_proof.chouette_reveal(table))
             return
         _announce(host, table, events, before)
     _unload_if_nobody_is_present(host, table)
@@ -245,12 +264,20 @@ async def come_back(host: TableHost, session: Caller) -> None:
         table = await _restored(host, me)
     if me not in table.core.absent:
         raise Reply(replies.CHOUETTE_NOT_AWAY)
-    await run(host, table, lambda c: c.set_present(me, True), None)
+
+    def tell() -> None:  # what a joiner is told, and the game under way's dice (D353)
+        line = dice_proof.chouette_game_dice(table)
+        if line is not None:
+            session.send(line)
+        _tell_next(session, table)
+
+    await run(host, table, lambda c: c.set_present(me, True), None, then=tell)
 
 
 async def _restored(host: TableHost, name: str) -> LiveChouette:
-    """``name``'s saved table, running again with everyone at it away (D361); the
-    players not at another table of this process are seated at it."""
+    """``name``'s saved table, running again with everyone at it away (D361) and its
+    dice as they were saved; the players not at another table of this process are
+    seated at it."""
     saved = await host.db.load_chouette_of(name)
     if saved is None:
         raise Reply(replies.NOT_AT_CHOUETTE)
@@ -264,10 +291,11 @@ async def _restored(host: TableHost, name: str) -> LiveChouette:
         core = chouette_from_json(data, roller)
         data["absent"] = [p for p in core.players if core.at_table(p)]
         core = chouette_from_json(data, roller)
+        table = LiveChouette(saved.host, core, table_id=saved.table_id)
+        dice_proof.chouette_restore(host, table, data)
     except SnapshotError as error:
         log.warning("saved chouette %s not restored: %s", saved.table_id, error)
         raise Reply(replies.SAVED_MATCH_CORRUPT) from None
-    table = LiveChouette(saved.host, core, table_id=saved.table_id)
     for player in table.present():
         if player not in host.chouettes and player not in host.matches:
             host.chouettes[player] = table
@@ -348,10 +376,12 @@ async def run(
     named: GameCommand | None,
     *,
     at: tuple[Any, ...] | None = None,
+    then: Callable[[], None] | None = None,
 ) -> None:
     """Apply ``action`` to the table's core, save it and announce it, the next game
     included when it ended one; a refusal answers its text (D309). ``at``: a timer's
-    :func:`stage`; nothing happens when the table is no longer there."""
+    :func:`stage`; nothing happens when the table is no longer there. ``then``: what
+    the caller is told after the announcement, still under the table's lock."""
     async with table.lock:
         if at is not None and stage(table.core) != at:
             return
@@ -360,9 +390,11 @@ async def run(
         events = _core(table, action, named)
         if not events:  # nothing changed (a delegation as it was)
             return
-        events += _next_game(table, events)
+        events = _with_next_game(host, table, events)
         await _save(host, table, _results(events, seats))
         _announce(host, table, events, before)
+        if then is not None:
+            then()
 
 
 async def _save(host: TableHost, table: LiveChouette, results: Results | None) -> None:
@@ -371,14 +403,14 @@ async def _save(host: TableHost, table: LiveChouette, results: Results | None) -
     goes on (logged, D296): the next save catches up."""
     core = table.core
     players = table.present()
-    snapshot = json.dumps(chouette_to_json(core, events=False))
+    snapshot = json.dumps(chouette_to_json(core, events=False) | dice_proof.chouette_saved(table))
     try:
         await host.db.save_chouette(table.table_id, table.host, players, snapshot, finished=results)
     except DatabaseOutage as error:
         host.outage_log.warning("saving a chouette table", error)
 
 
-def _results(events: list[ChouetteEvent], seats: Seats | None) -> Results | None:
+def _results(events: Sequence[Told], seats: Seats | None) -> Results | None:
     """Each player's result in the game ``events`` finished, if any (D363): the
     members' settlements, the box's net after its partner's share, the partner's share."""
     finished = next((e for e in events if isinstance(e, ChouetteGameFinished)), None)
@@ -426,20 +458,22 @@ async def _timed(host: TableHost, table: LiveChouette, timed: Timed, at: tuple[A
         log.exception("a chouette timer of %s failed", table.host)
 
 
-def _core(table: LiveChouette, action: Action, named: GameCommand | None) -> list[ChouetteEvent]:
+def _core(table: LiveChouette, action: Action, named: GameCommand | None) -> Sequence[Told]:
     try:
         return action(table.core)
     except ActionError as error:
         raise Reply(replies.chouette_refusal(named, error.reason)) from None
 
 
-def _next_game(table: LiveChouette, events: list[ChouetteEvent]) -> list[ChouetteEvent]:
-    """The next game, at once after one ended while it may start (D305)."""
+def _with_next_game(host: TableHost, table: LiveChouette, events: Sequence[Told]) -> list[Told]:
+    """``events``, the reveal of a game's dice after its end (D354) and the next game,
+    at once after one ended while it may start (D305)."""
     core = table.core
+    told = dice_proof.chouette_revealed(table, events)
     ended = any(isinstance(e, ChouetteGameFinished) for e in events)
     if ended and ChouetteAction.START_GAME in core.allowed(core.players[0]):
-        return core.start_game()
-    return []
+        told += dice_proof.start_chouette_game(host, table, core.start_game)
+    return told
 
 
 def _movers(table: LiveChouette) -> Movers:
@@ -447,9 +481,7 @@ def _movers(table: LiveChouette) -> Movers:
     return table.core.box, table.core.acting_captain()
 
 
-def _announce(
-    host: TableHost, table: LiveChouette, events: list[ChouetteEvent], before: Movers
-) -> None:
+def _announce(host: TableHost, table: LiveChouette, events: Sequence[Told], before: Movers) -> None:
     _seat_states(host, table)
     announce(host.presence, table, events, before)
     _clock(host, table).update(table.core)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from backgammon.board import Colour, Position
 from backgammon.chouette import Chouette
 from backgammon.chouette_state import BOX, TEAM, ChouettePhase, Cube, CubeOwner
+from backgammon.fair_dice import FairDice
 from protocol.board_view import NO_DICE, BoardState, SideState
 from protocol.match_view import board_lines
 from server.tables.chouette_timers import ChouetteClock
@@ -44,6 +45,15 @@ class LiveChouette:
     """Held from an action to its announcement (the save between them is awaited)."""
     clock: ChouetteClock | None = None
     """The table's timers (D360), set by :mod:`server.tables.chouette_commands`."""
+    next_seed: bytes | None = field(default=None, repr=False)
+    """The server seed of the next game: its commitment is told (D352), the seed is
+    secret. None: the table rolls a test's dice, without proofs."""
+    dice: FairDice | None = None
+    """The dice of the game under way (or of the last draw of the seats), until its seed
+    is revealed (D354)."""
+    seeded: tuple[str, ...] = ()
+    """Whose seeds ``dice`` has, in the HMAC message's order: the players at the table
+    when its game started (D353)."""
 
     def present(self) -> tuple[str, ...]:
         """Everyone at the table who has not left it, in the core's order."""

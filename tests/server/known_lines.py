@@ -75,6 +75,7 @@ _TEXT_PARAMS = frozenset(
         "server_seed",
         "first_seed",  # a player's dice seed: any printable ASCII (D276)
         "second_seed",
+        "seeds",  # a chouette game's names and seeds (D353)
     }
 )
 _HOST_PARAMS = frozenset(
@@ -95,6 +96,7 @@ _OVERRIDES: Mapping[tuple[str, str], Sequence[Any]] = {
     ("who_row", "status"): ("P", "R", "W", "A", "-"),
     ("who_row", "login"): ("12",),
     ("who_row", "idle"): ("3",),
+    ("chouette_game_over", "box_net"): (2, -2),  # signed: "+#" and "#" are two forms
     # CLIP lines are checked by parse_clip; the templates render the telnet forms only.
     **{(f, "mode"): (replies.Mode.TELNET,) for f in dir(replies)},
 }
@@ -109,6 +111,7 @@ _FRAGMENTS = frozenset(
         "asctime",
         "telnet_date",
         "whois_date",
+        "seed_pairs",
     }
 )
 """Helpers that build parts of lines, not lines."""

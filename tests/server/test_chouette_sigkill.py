@@ -4,16 +4,21 @@ PostgreSQL database of its own when ``FIBS_TEST_DATABASE_URL`` is set. Two CLIP 
 play a two-player chouette for some actions; the server is killed with SIGKILL, which
 gives it no chance to save anything; restarted on the same database, both log in again and
 ``chouette return``, and each gets exactly the board it last saw (the position, the dice,
-whose turn), and the game goes on with the stored dice."""
+whose turn), and the game goes on with the stored dice. Those are the committed dice of
+the game (D352-D354): each player who returns is told the game's dice line again and the
+next game's commitment, and when the last player leaves, the revealed seed gives every
+die the table was told, before the kill and after it."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from pathlib import Path
 
 import pytest
 
 from backgammon.dice import Roll
+from backgammon.fair_dice import DiceSeeds
 from backgammon.moves import legal_plays
 from backgammon.notation import format_moves
 from protocol import replies
@@ -21,6 +26,7 @@ from protocol.board_fibs import parse_board
 from protocol.board_view import BoardView
 
 from .conftest import ScriptedClient
+from .test_chouette_dice import GAME, NEXT, REVEALED, between, told_dice
 from .test_sigkill import CONFIG, NAMES, database, login, running_server
 
 ACTIONS = 9
@@ -64,6 +70,9 @@ async def test_a_chouette_survives_sigkill(tmp_path: Path, backend: str) -> None
             clients = {name: await login(server.port, name) for name in NAMES}
             await clients[alice].send("chouette open team_autoroll=off")
             await clients[alice].expect(replies.CHOUETTE_OPENED, timeout=10)
+            told = await clients[alice].expect_prefix("*** The dice of the next", timeout=10)
+            opened = NEXT.match(told)
+            assert opened is not None
             await clients[alice].send(f"chouette invite {bob}")
             await clients[bob].expect(replies.chouette_join_hint(alice), timeout=10)
             await clients[bob].send(f"chouette join {alice}")
@@ -72,6 +81,11 @@ async def test_a_chouette_survives_sigkill(tmp_path: Path, backend: str) -> None
             boards = {name: await next_board(client) for name, client in clients.items()}
             for _ in range(ACTIONS):
                 await act(clients, boards)
+            seen = clients[alice].seen
+            game_line = next(line for line in seen if GAME.match(line))
+            second = NEXT.match(seen[seen.index(game_line) + 1])
+            assert second is not None and f"commitment {opened[1]}," in game_line
+            before = told_dice(seen[seen.index(game_line) + 1 :])  # every die told
             await server.kill()
             for client in clients.values():
                 await client.close()
@@ -86,7 +100,25 @@ async def test_a_chouette_survives_sigkill(tmp_path: Path, backend: str) -> None
                 assert state(resumed) == state(boards[name])  # nothing was lost
                 boards[name] = resumed
             await act(clients, boards)  # the game goes on, with the stored dice
+            await act(clients, boards)
+            for name, client in clients.items():  # told on return: the game's dice, the next
+                seen = client.seen
+                again = seen.index(game_line)
+                assert seen.index(replies.chouette_presence(name, True)) < again
+                assert seen[again + 1] == replies.chouette_dice_next(second[1])
             await clients[alice].send("chouette record")
             await clients[alice].expect(replies.chouette_record_heading(alice), timeout=10)
+            await clients[alice].send("chouette leave")
+            await clients[alice].expect(replies.chouette_leaves(alice), timeout=10)
+            await clients[bob].send("chouette leave")  # the last: the table is over (D354)
+            reveal = await clients[bob].expect_prefix("*** Dice of this chouette game revealed")
+            revealed = REVEALED.match(reveal)
+            assert revealed is not None
+            seed, drawn = bytes.fromhex(revealed[1]), int(revealed[2])
+            assert hashlib.sha256(seed).hexdigest() == opened[1]
+            dice = before + told_dice(between(clients[bob].seen, game_line, reveal))
+            seeds = tuple(game_line.removesuffix(".").split(" seeds ")[1].split(" ")[1::2])
+            assert len(dice) == drawn > len(before) > 0
+            assert dice == DiceSeeds(seed, seeds).dice(drawn)  # before and after the kill
             for client in clients.values():
                 await client.close()

@@ -124,3 +124,27 @@ def test_the_page_verifies_every_roll_as_the_rules_core_does() -> None:
         assert verdict["verified"] is expected, verdict
     true_ones = [v for v in verdicts if v["verified"]]
     assert len(true_ones) == 12 and all(v["rolls"] >= 10 for v in true_ones)
+
+
+def test_the_pages_rolls_take_every_players_seed() -> None:
+    """A chouette game's message has every seat's seed (D353): the page's ``rollOf``
+    gives the rules core's rolls for three seeds too (docs/dice.md's example)."""
+    assert NODE is not None
+    seeds = DiceSeeds(bytes(range(32)), ("lily", "tulip", "rose"))
+    runner = """
+const { rollOf, hexToBytes } = await import(process.argv[1]);
+const key = await crypto.subtle.importKey(
+  "raw", hexToBytes(process.argv[2]), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+const out = [];
+for (let n = 0; n < 40; n += 1) out.push(await rollOf(key, process.argv.slice(3), n));
+console.log(JSON.stringify(out));
+"""
+    arguments = [seeds.server_seed.hex(), *seeds.player_seeds]
+    done = subprocess.run(
+        [NODE, "--input-type=module", "-e", runner, str(STATIC / "dice.js"), *arguments],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert [tuple(r) for r in json.loads(done.stdout)] == [seeds.roll(n) for n in range(40)]

@@ -72,6 +72,13 @@ _CANT_PLAY_TWO: Final = "** You can't play two games at once"
 """The refusal of ``join`` while the bot plays (§4.3): the invitation waits."""
 _INVITE_INTERVAL: Final = 2.0
 """Least seconds between two invitations of the bot to one player."""
+_INVITED_TOO_OFTEN: Final = re.compile(r"\*\* You invited (?P<name>[^\s.]+) too often\.")
+"""The server's refusal of an invitation past ``[limits] invitations_per_minute`` (D301):
+not sent, so the bot invites again after :data:`_INVITE_BACKOFF`."""
+_INVITE_BACKOFF: Final = 15.0
+"""Seconds before the bot invites a player again whose invitation was refused as too
+frequent: a resume after each of the opponent's reconnections can reach the limit, and
+without a retry the bot waited for ever (issue 27, GammonBot restarted after its exits)."""
 _STALE_WHO: Final = 5.0
 """Seconds after the last match line before the bot's own CLIP 5 ``not playing`` is
 believed: CLIP 5 can come late (a server coalesces them) and must not undo a newer
@@ -527,6 +534,13 @@ class FibsClient:
             self._spawn(self._send(f"toggle {name}"), "toggle")
 
     def _on_error(self, text: str) -> None:
+        too_often = _INVITED_TOO_OFTEN.match(text)
+        if too_often is not None:
+            name = too_often["name"]
+            log.info("%s: server: %s", self.config.name, text)
+            self._last_invite[name] = time.monotonic() + _INVITE_BACKOFF - _INVITE_INTERVAL
+            self._try_invite(name)
+            return
         unsaved = _NO_SAVED_MATCH.match(text)
         if unsaved is not None:
             self.saved.pop(unsaved["name"], None)

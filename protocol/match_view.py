@@ -116,11 +116,13 @@ def _game_state(match: Match, names: Sequence[str], one_away: bool) -> BoardStat
 
 def rolled_for_state(state: BoardState, roller: Colour) -> BoardState:
     """``state`` as shown the moment before the server rolls for ``roller`` by itself:
-    ``roller``'s may-double flag is 0 (D278).
+    ``roller``'s may-double flag is 0 (D278, D346).
 
-    FIBS rolls without asking for a player who may not double (the Crawford game) or
-    needs one point (D109); a board there that still says "may double" (1:1, D24) makes
-    the BaldLies client and GammonBot ask gnubg and send a ``roll`` the server refuses.
+    FIBS rolls without asking for a player who may not double (the Crawford game), needs
+    one point (D109) or turned ``double`` off; a board there that still says "may
+    double" (1:1, D24) makes the BaldLies client and GammonBot ask gnubg and send a
+    ``roll`` the server refuses, and MatchDog (``double`` off) ask gnubg for a cube
+    decision while its roll's board comes: gnubg lost one and MatchDog hung (D346).
     Both skip a board on their turn with no dice and their own flag 0 (BaldLies:
     "Opponent owns the cube server will roll"), as FIBS shows it when the cube is on
     the other side. Returns ``state`` itself when the flag is 0 already.

@@ -60,18 +60,16 @@ class Step:
         if events:
             self.told.append(Batch(tuple(events), Moment.of(self.live, events)))
 
-    def rolling_for(self, player: Player, *, barred: bool) -> None:
+    def rolling_for(self, player: Player) -> None:
         """The server rolls for ``player`` next, without asking: the last batch (which
         left it their turn, no dice) says so, and after ``can't move`` they get no board
-        before their roll's (D277). ``barred``: they may not double now (the Crawford
-        game, or one point to go, D109), and that batch's boards show their may-double
-        flag 0 rather than FIBS's 1 (D278)."""
+        before their roll's (D277). That batch's boards show their may-double flag 0
+        rather than FIBS's 1, whether they may not double now (the Crawford game, or one
+        point to go, D109; D278) or turned ``double`` off (D346)."""
         last = self.told[-1] if self.told else None
         if not isinstance(last, Batch) or last.moment.phase is not Phase.TURN:
             return
-        moment = last.moment
-        frame = moment.frame.rolled_for(player) if barred else moment.frame
-        moment = moment.rolled_for_by_server(frame)
+        moment = last.moment.rolled_for_by_server(last.moment.frame.rolled_for(player))
         self.told[-1] = Batch(last.events, moment)
 
     def notice(self, side: Player, line: str) -> None:
@@ -168,7 +166,7 @@ def follow_up(step: Step, *, resumed: bool = False) -> None:
             if offered and (peer is None or peer.toggles[Toggle.DOUBLE]):
                 step.notice(player, replies.ROLL_OR_DOUBLE)
                 return
-            step.rolling_for(player, barred=not offered)
+            step.rolling_for(player)
             step.act(match.roll(player))
             resumed = False
             continue

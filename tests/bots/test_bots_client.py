@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Sequence
 
 import pytest
 
+import bots.client
 from backgammon.board import Colour, Position
 from backgammon.dice import Roll
 from backgammon.moves import Move, Play
@@ -391,6 +392,23 @@ async def test_the_bot_invites_its_configured_opponent_when_free() -> None:
         async with running(client):
             session = await fibs.session()
             await session.expect("invite alice 3")
+
+
+async def test_an_invitation_refused_as_too_frequent_is_sent_again_later(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # issue 27: GammonBot, restarted after each of its exits, was invited to resume that
+    # often that the server refused the next invitation (D301); the bot then never
+    # invited again and both waited for ever
+    monkeypatch.setattr(bots.client, "_INVITE_BACKOFF", 1.0)
+    async with FakeFibs({NAME: PASSWORD}, others=[who("alice")]) as fibs:
+        client = FibsClient(config(fibs, invite="alice", invite_length=3), Scripted())
+        async with running(client):
+            session = await fibs.session()
+            await session.expect("invite alice 3")
+            await session.send(replies.invited_too_often("alice"))
+            assert "invite alice 3" not in await session.quiet(0.5)
+            await session.expect("invite alice 3", timeout=3.0)
 
 
 # -- several invitations ---------------------------------------------------------------------

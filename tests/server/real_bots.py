@@ -650,6 +650,9 @@ class MatchDogBot(ScriptedBot):
     * Line ends LF (``PrintWriter.println``). CLIP-numbered lines never reach the game
       play, nor lines with ``point match`` and ``wins a``/``start a``/``are resuming``
       (``processInput``).
+    * After login ``ensureToggleSettings`` turns ``double`` off (its readme's toggles):
+      the server rolls for it on every turn, and the opponent's move board before that
+      roll goes to gnubg for a cube decision only if field 38 says it may double.
     * A new invitation -> ``join NAME`` twice (``processInput``, "2nd 'join'"; its
       rating, experience and RepBot checks are not reproduced); a resume invitation ->
       ``join NAME``; ``** Player NAME has joined you ...`` / ``** You are now playing a``
@@ -777,7 +780,14 @@ class MatchDogBot(ScriptedBot):
             await self._game_play(line)
 
     async def _lobby(self, line: str) -> None:
-        if (
+        if line.startswith(f"2 {self.name} "):
+            # ensureToggleSettings: after login it lists the toggles and turns those
+            # its readme names to its values; of those the server has other, ``double``
+            # (reset to on at every login, §4.15) is the one that changes the play
+            # (off: the server rolls for it on every turn)
+            if line.split()[9] == "1":
+                await self.send("toggle double")
+        elif (
             " wants to play a" in line
             and "unlimited match" not in line
             and "saved match" not in line

@@ -30,6 +30,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from db.errors import DatabaseOutage
 from protocol import replies
 
 log = logging.getLogger(__name__)
@@ -289,7 +290,14 @@ class OutageLog:
         self._log = QuietLog(logger, interval, clock)
 
     def warning(self, what: str, error: Exception) -> bool:
-        """Log that the database could not do ``what``; True when the line was written."""
+        """Log that the database could not do ``what``; True when the line was written.
+
+        A full disk is named as such on both back ends (D390): SQLite's own text says
+        ``database or disk is full``, PostgreSQL's only ``No space left on device``."""
+        if isinstance(error, DatabaseOutage) and error.disk_full:
+            return self._log.warning(
+                "database not available, its disk is full (%s): %s", what, error
+            )
         return self._log.warning("database not available (%s): %s", what, error)
 
 

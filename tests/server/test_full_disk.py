@@ -1,6 +1,9 @@
-"""A full disk (issue 34 item 10, D296, D297): SQLite on a small tmpfs filled to its last
-byte, the real thing (the test mounts one; it is skipped where the machine does not let
-it, saying why).
+"""A full disk (issue 34 item 10, D296, D297, D390): the database on a small tmpfs filled to
+its last byte, the real thing (the test mounts one; it is skipped where the machine does
+not let it, saying why). SQLite's file lives there; on PostgreSQL a fresh database of the
+test's own is created in a tablespace there (its tables and catalogs, not the server's
+write-ahead log, which stays on the server's own disk: what fills up is where the rows
+go, PostgreSQL's ``could not extend file``, SQLSTATE 53100 ``disk_full``).
 
 What needs a write is refused with one clear line and no traceback, the log says so
 once a minute, a login goes ahead when only its bookkeeping write fails, a match action
@@ -15,16 +18,21 @@ import contextlib
 import errno
 import logging
 import os
+import shutil
 import subprocess
+import tempfile
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import asyncpg
 import pytest
+from sqlalchemy.engine import make_url
 
 from protocol import replies
 from protocol.replies import Mode
 from server.config import Settings
-from tests.conftest import DbTarget, only_on
+from tests.conftest import DbTarget, _admin_connection
 
 from .conftest import ScriptedClient, clip_login, connect_from, make_user, running
 from .sessions import start_match
@@ -82,11 +90,99 @@ async def lines_for(client: ScriptedClient, seconds: float) -> list[str]:
     return got
 
 
+async def answers_time(client: ScriptedClient) -> None:
+    """``client`` is logged in and served: ``time`` is answered (after any status lines
+    of others that come first)."""
+    await client.send("time")
+    while not (await client.line()).endswith(" UTC )"):
+        pass
+
+
+@contextlib.asynccontextmanager
+async def full(disk: Path, target: DbTarget) -> AsyncIterator[None]:
+    """``disk`` filled to its last byte until the end of the block, then freed.
+
+    On PostgreSQL that alone leaves the tables room: a row goes into free space of a page
+    the table already has, and only a new page needs the disk. A table that has grown to
+    its disk's end has none, and the saved matches' tables are made so: a transaction
+    holds a snapshot (the row versions it may see cannot be pruned) while their rows are
+    updated to themselves until PostgreSQL can add no page; their next write then needs
+    one, as on SQLite, where every commit needs the disk.
+    """
+    filler = fill(disk)
+    if target.backend != "postgresql":
+        try:
+            yield
+        finally:
+            filler.unlink()
+        return
+    holder = await _admin_connection(target.url)
+    writer = await _admin_connection(target.url)
+    try:
+        await holder.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        await holder.fetchval("SELECT count(*) FROM saved_matches")
+        for table, column in (("saved_matches", "updated_at"), ("saved_match_events", "events")):
+            with contextlib.suppress(asyncpg.exceptions.DiskFullError):
+                for _ in range(100_000):
+                    await writer.execute(f"UPDATE {table} SET {column} = {column}")
+                raise AssertionError(f"{table}: the disk never ran out")
+        yield
+    finally:
+        filler.unlink()
+        await holder.close()
+        await writer.close()
+
+
+@contextlib.asynccontextmanager
+async def postgres_on(disk: Path, url: str) -> AsyncIterator[DbTarget]:
+    """A new PostgreSQL database whose every file is on ``disk`` (a tablespace there, the
+    database created in it), on the server of ``url``; dropped afterwards. The server
+    runs on this machine (the tablespace is a directory of its own file system), as the
+    postgres user, who must own the directory."""
+    admin = await _admin_connection(url)
+    name = f"fibs_full_{uuid.uuid4().hex[:12]}"
+    try:
+        if not await admin.fetchval("SELECT rolsuper FROM pg_roles WHERE rolname = current_user"):
+            pytest.skip("a tablespace is created only by a PostgreSQL superuser")
+        home = await admin.fetchval("SHOW data_directory")
+        if not Path(home).is_dir():
+            pytest.skip("the PostgreSQL server is not on this machine: no tablespace here")
+        owner = Path(home).stat()
+        os.chown(disk, owner.st_uid, owner.st_gid)
+        await admin.execute(f"CREATE TABLESPACE \"{name}\" LOCATION '{disk}'")
+        try:
+            await admin.execute(f'CREATE DATABASE "{name}" TABLESPACE "{name}"')
+            try:
+                yield DbTarget(
+                    "postgresql",
+                    make_url(url).set(database=name).render_as_string(hide_password=False),
+                )
+            finally:
+                await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await admin.execute(f'DROP TABLESPACE IF EXISTS "{name}"')
+    finally:
+        await admin.close()
+
+
 @pytest.fixture
 async def on_tmpfs(tmp_path: Path, db_target: DbTarget) -> AsyncIterator[DbTarget]:
-    only_on("sqlite", db_target, "a full disk under SQLite")
-    with small_tmpfs(tmp_path / "disk") as disk:
-        yield DbTarget("sqlite", f"sqlite+aiosqlite:///{disk / 'fibs.db'}")
+    """The test's database on a tmpfs of its own at ``tmp_path / "disk"``: an SQLite file,
+    or a PostgreSQL database in a tablespace there (D390)."""
+    if db_target.backend == "sqlite":
+        with small_tmpfs(tmp_path / "disk") as disk:
+            yield DbTarget("sqlite", f"sqlite+aiosqlite:///{disk / 'fibs.db'}")
+        return
+    # The postgres user must reach the tablespace's directory: pytest's own is private.
+    reachable = Path(tempfile.mkdtemp(prefix="fibs-disk-"))
+    reachable.chmod(0o755)
+    try:
+        with small_tmpfs(reachable / "disk", "64m") as disk:
+            (tmp_path / "disk").symlink_to(disk)
+            async with postgres_on(disk, db_target.url) as target:
+                yield target
+    finally:
+        shutil.rmtree(reachable, ignore_errors=True)
 
 
 async def test_a_full_disk_refuses_writes_and_strands_nothing(
@@ -108,15 +204,15 @@ async def test_a_full_disk_refuses_writes_and_strands_nothing(
             await make_user(app, "carol")
             await make_user(app, "dave")
             alice, bob = await start_match(connect, app, 3)
-            filler = fill(tmp_path / "disk")
+            full_disk = full(tmp_path / "disk", on_tmpfs)
+            await full_disk.__aenter__()
 
             # A write a user asks for: one clear line, the session goes on.
             await alice.send("message dave hello")
             await alice.expect(replies.DATABASE_OUTAGE)
             # A login whose bookkeeping write fails goes ahead.
             carol = await clip_login(connect, app, "carol", create=False)
-            await carol.send("time")
-            assert (await carol.line()).endswith(" UTC )")
+            await answers_time(carol)
             # A move whose save fails: both players told; nothing else yet.
             await alice.send("move 8-5 6-5")
             for player in (alice, bob):
@@ -124,7 +220,7 @@ async def test_a_full_disk_refuses_writes_and_strands_nothing(
             meanwhile = await lines_for(bob, 1.5)  # retried every second, still full
             assert not [line for line in meanwhile if " moves " in line or "board:" in line]
 
-            filler.unlink()
+            await full_disk.__aexit__(None, None, None)
             loop = asyncio.get_running_loop()
             freed = loop.time()
             await bob.expect(replies.moves("alice", ["8-5", "6-5"]), timeout=BACK_WITHIN)
@@ -134,8 +230,7 @@ async def test_a_full_disk_refuses_writes_and_strands_nothing(
             await alice.send("message dave again")
             await alice.expect(replies.message_saved("dave", Mode.CLIP))
             dave = await clip_login(connect, app, "dave", create=False)
-            await dave.send("time")
-            assert (await dave.line()).endswith(" UTC )")
+            await answers_time(dave)
             assert any(line.endswith(" again") for line in dave.seen)
             assert not any(line.endswith(" hello") for line in dave.seen)
         finally:
@@ -185,7 +280,8 @@ async def test_a_player_who_leaves_during_a_failing_save_is_not_held(
 
         try:
             alice, bob = await start_match(connect, app, 3)
-            filler = fill(tmp_path / "disk")
+            full_disk = full(tmp_path / "disk", on_tmpfs)
+            await full_disk.__aenter__()
             await alice.send("move 8-5 6-5")
             await bob.expect(replies.MATCH_NOT_SAVED)
             bob.writer.transport.abort()
@@ -194,10 +290,8 @@ async def test_a_player_who_leaves_during_a_failing_save_is_not_held(
             while app.registry.get("bob") is not None:
                 assert loop.time() < end, "bob is still online 3 s after he dropped"
                 await asyncio.sleep(0.05)
-            filler.unlink()
-            await alice.send("time")  # alice goes on
-            while not (await alice.line()).endswith(" UTC )"):
-                pass
+            await full_disk.__aexit__(None, None, None)
+            await answers_time(alice)  # alice goes on
             saved = await app.db.load_match("alice", "bob")
             assert saved is not None  # saved at the start, without the move
         finally:

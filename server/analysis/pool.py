@@ -111,6 +111,7 @@ class Analyses:
             self._settings.analysis_processes,
             self._settings.analysis_queue,
         )
+        self.processes = Workers(self._settings.analysis_processes)  # none started yet
         left = await self._db.queued_analyses()
         if left:
             log.info("analysis: %d finished matches still to analyse", len(left))

@@ -135,6 +135,7 @@ class Workers:
     def __init__(self, count: int) -> None:
         self._all = [_Worker(slot) for slot in range(count)]
         self._free: asyncio.Queue[_Worker] = asyncio.Queue()
+        self._closed = False
         for worker in self._all:
             self._free.put_nowait(worker)
 
@@ -149,12 +150,16 @@ class Workers:
         :raises AnalysisError: the analysis failed (gnubg's error, its time-out, bad data,
             or two workers died on it).
         """
+        if self._closed:
+            raise AnalysisError("the analysis workers are stopped")
         line = json.dumps({**request, "timeout": timeout}).encode() + b"\n"
         worker = await self._free.get()
         try:
             try:
                 return await worker.ask(line, timeout + GRACE)
             except WorkerDied as exc:
+                if self._closed:  # ended by close(), not to be started again
+                    raise AnalysisError("the analysis workers are stopped") from exc
                 log.warning("%s; started again, its request redone", exc)
             try:
                 return await worker.ask(line, timeout + GRACE)
@@ -165,6 +170,7 @@ class Workers:
 
     async def close(self) -> None:
         """End every worker process (a request still running is cancelled by its
-        caller, which kills its worker)."""
+        caller, which kills its worker; one asked meanwhile fails)."""
+        self._closed = True
         for worker in self._all:
             await worker.close()

@@ -346,8 +346,9 @@ class ProcSample:
     database_cpu: float = 0.0
     """With ``--postgres``: CPU seconds of the machine's ``postgres`` processes."""
     children_cpu: float = 0.0
-    """cutime + cstime: CPU seconds of the server's children that ended (the gnubg
-    processes of the analyses, docs/analysis.md)."""
+    """CPU seconds of the server's descendants: the analysis worker processes and their
+    gnubg (docs/analysis.md), running (:func:`descendants_cpu`) or ended (cutime +
+    cstime)."""
 
 
 def stat_cpu(stat: str) -> float:
@@ -357,6 +358,26 @@ def stat_cpu(stat: str) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+def descendants_cpu(pid: int) -> float:
+    """CPU seconds of the running descendants of ``pid`` (their own, and their children's
+    that ended): the long-lived analysis workers are reaped only when the server stops."""
+    total = 0.0
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
+            children = [int(word) for word in f.read().split()]
+    except OSError:
+        return total
+    for child in children:
+        try:
+            with open(f"/proc/{child}/stat", encoding="ascii") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        # utime, stime, cutime, cstime: fields 14-17
+        total += sum(int(n) for n in fields[11:15]) / CLK_TCK + descendants_cpu(child)
+    return total
+
+
 def read_proc(pid: int) -> ProcSample:
     """CPU seconds and memory of ``pid`` from /proc/<pid>/stat and /proc/<pid>/status."""
     with open(f"/proc/{pid}/stat", encoding="ascii") as f:
@@ -364,6 +385,7 @@ def read_proc(pid: int) -> ProcSample:
     cpu = stat_cpu(stat)
     fields = stat[stat.rindex(")") + 2 :].split()
     children = (int(fields[13]) + int(fields[14])) / CLK_TCK  # cutime, cstime
+    children += descendants_cpu(pid)
     status: dict[str, int] = {}
     with open(f"/proc/{pid}/status", encoding="ascii") as f:
         for line in f:

@@ -399,6 +399,9 @@ OPERATOR_MODULES = {
     "server/config.py": "fibs.conf's keys and the operator's configuration errors",
     "server/analysis/gnubg.py": "gnubg's command line, its script and its files: what the "
     "server says to GNU Backgammon, never to a client",
+    "server/analysis/worker.py": "the analysis worker process's wire to the server",
+    "server/analysis/workers.py": "the worker processes' command line and wire: what the "
+    "server says to its analysis workers, never to a client",
 }
 """Modules of server/ whose text is the operator's, never a client's."""
 

@@ -9,14 +9,20 @@ own ``mwc2eq`` at that decision's score and cube (navigating to it), and writes 
 ``match()`` dictionary as JSON. :func:`protocol.analysis.from_gnubg` reads it. The
 process runs with one thread (``set threads 1``), so a worker uses one core at most, and
 at the lowest priority (``nice -n 19``), so it takes only what the server leaves.
+
+These functions run in an analysis worker's process (:mod:`server.analysis.worker`), never
+in the server's: gnubg is the worker's child and dies with it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import json
 import shutil
+import signal
+import sys
 import tempfile
 from pathlib import Path
 from typing import Final
@@ -88,6 +94,17 @@ with open(OUT, "w") as out:
 """The analysed match as gnubg's ``match()`` data, in JSON (:func:`analyse_mat`)."""
 
 
+_PR_SET_PDEATHSIG: Final = 1
+_prctl = ctypes.CDLL(None).prctl if sys.platform == "linux" else None
+
+
+def _die_with_parent() -> None:
+    """In gnubg's process before it starts: Linux kills it when its parent (the worker)
+    dies, so a worker killed, or ended by the server, leaves no gnubg running."""
+    if _prctl is not None:
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def find_gnubg(binary: str | None = None) -> str | None:
     """The gnubg executable: ``binary`` if given (and only it), else Debian's path, else
     ``gnubg`` on the PATH; None when there is none."""
@@ -147,6 +164,7 @@ async def _run(
         "-p",
         str(code),
         cwd=here,
+        preexec_fn=_die_with_parent,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,

@@ -4,14 +4,15 @@ analyse them, in the background (issue 29; docs/analysis.md).
 * :meth:`Analyses.submit` is what the tables call when a match ends: it returns at once
   (play never waits for it); the request is stored (``match_analyses``, state
   ``queued``) by a task of its own, and the match waits in memory for a worker.
-* ``[analysis] processes`` workers each run one gnubg at a time
-  (:func:`server.analysis.gnubg.analyse_mat`), so no more gnubg processes than that run
-  at once, whatever the number of matches ending.
+* ``[analysis] processes`` workers each hand one match at a time to a worker process
+  of their own (:mod:`server.analysis.workers`), which builds its ``.mat``, runs gnubg
+  and returns the analysis ready to store: so no more gnubg processes than that run at
+  once, whatever the number of matches ending, and none is started by the server.
 * Over ``[analysis] queue`` requests waiting, the oldest is dropped (its stored request
   deleted) with a log line.
 * The queue survives a restart: the requests still ``queued`` in the database (waiting,
   or being analysed when the server stopped) are read back at :meth:`start` and
-  analysed again. :meth:`stop` kills the gnubg processes running.
+  analysed again. :meth:`stop` ends the worker processes (and their gnubg).
 * ``[analysis] enabled``: ``auto`` (the default) is on when gnubg is found, with one log
   line when it is not; ``no`` never starts one.
 """
@@ -20,19 +21,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-from backgammon.errors import SnapshotError
 from db.errors import DatabaseError, UnknownMatchError
 from db.records import MatchRecord
 from db.repository import Database
-from protocol.analysis import AnalysisError, MatchAnalysis, analysis_to_json
-from protocol.mat_export import snapshot_to_mat
-from server.analysis.gnubg import analyse_mat, find_gnubg, sgf_of_mat
+from protocol.analysis import AnalysisError
+from server.analysis.gnubg import find_gnubg
+from server.analysis.workers import ANALYSIS, SGF, Reply, Workers
 from server.config import Settings
 
 log = logging.getLogger(__name__)
@@ -46,14 +45,16 @@ class Analyses:
         settings: Settings,
         db: Database,
         *,
-        analyse: Callable[..., Awaitable[MatchAnalysis]] | None = None,
+        around: Callable[[Callable[[], Awaitable[Reply]]], Awaitable[Reply]] | None = None,
     ) -> None:
         self._settings = settings
         self._db = db
-        self._analyse: Callable[..., Awaitable[MatchAnalysis]] = (
-            analyse_mat if analyse is None else analyse
-        )
-        """What runs gnubg (tests may slow it down to look at the queue meanwhile)."""
+        self._around = around
+        """Called with each analysis's run instead of it (tests hold the workers with it
+        to look at the queue meanwhile)."""
+        self.processes = Workers(settings.analysis_processes)
+        """The worker processes, each running one gnubg at a time (the workers' and
+        ``export <id> sgf``'s)."""
         self.binary: str | None = None
         """The gnubg executable, None when analysis is off."""
         if settings.analysis != "no":
@@ -72,8 +73,6 @@ class Analyses:
         self._storing: dict[int, asyncio.Task[None]] = {}
         """Requests being stored, by match id: a worker waits for its request's row."""
         self._workers: list[asyncio.Task[None]] = []
-        self._slots = asyncio.Semaphore(settings.analysis_processes)
-        """One per gnubg process that may run: the workers' and ``export <id> sgf``'s."""
         self._background: set[asyncio.Task[object]] = set()
         self.dropped = 0
         """Requests dropped because the queue was over its bound, since the start."""
@@ -112,6 +111,7 @@ class Analyses:
             self._settings.analysis_processes,
             self._settings.analysis_queue,
         )
+        self.processes = Workers(self._settings.analysis_processes)  # none started yet
         left = await self._db.queued_analyses()
         if left:
             log.info("analysis: %d finished matches still to analyse", len(left))
@@ -122,8 +122,8 @@ class Analyses:
         ]
 
     async def stop(self) -> None:
-        """Stop the workers (their gnubg processes are killed); the requests not analysed
-        stay stored, for the next start."""
+        """Stop the workers and end their processes (and so their gnubg); the requests
+        not analysed stay stored, for the next start."""
         tasks = [*self._workers, *self._storing.values(), *self._background]
         for task in tasks:
             task.cancel()
@@ -131,6 +131,7 @@ class Analyses:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._workers = []
+        await self.processes.close()
 
     async def wait_idle(self) -> None:
         """Until nothing waits or runs (tests)."""
@@ -226,63 +227,50 @@ class Analyses:
         record = await self._db.get_match_record(match_id)
         if stored is None or stored.state != "queued" or record is None:
             return  # dropped, or already analysed
-        binary = self.binary
-        assert binary is not None
+        request = self._request(ANALYSIS, record, stored.ply)
         try:
-            mat, jacoby = self._mat(record)
-            async with self._slots:
-                analysis = await self._analyse(
-                    mat,
-                    ply=stored.ply,
-                    binary=binary,
-                    jacoby=jacoby,
-                    timeout=self._settings.analysis_timeout,
-                )
-        except (AnalysisError, SnapshotError, ValueError) as exc:
+            if self._around is None:
+                reply = await self._run(request)
+            else:
+                reply = await self._around(lambda: self._run(request))
+        except AnalysisError as exc:
             log.warning("analysis of match %d failed: %s", match_id, exc)
             await self._db.finish_analysis(match_id, result=str(exc)[:1000], rates=None)
             return
-        first, second = analysis.players
-        await self._db.finish_analysis(
-            match_id, result=analysis_to_json(analysis), rates=(first.rate, second.rate)
-        )
+        assert reply.rates is not None
+        await self._db.finish_analysis(match_id, result=reply.text, rates=reply.rates)
         log.info(
             "analysis of match %d at %d-ply: rates %.1f and %.1f",
             match_id,
             stored.ply,
-            first.rate,
-            second.rate,
+            *reply.rates,
         )
 
-    def _mat(self, record: MatchRecord) -> tuple[str, bool]:
-        """The record's ``.mat`` text, and whether gnubg must play it with the Jacoby
-        rule (a money session's rule, which the file cannot say)."""
-        mat = snapshot_to_mat(
-            record.moves, site=self._settings.server_name, started_at=record.started_at
-        )
-        return mat, not record.match_length and bool(json.loads(record.rules).get("jacoby"))
+    def _request(self, kind: str, record: MatchRecord, ply: int) -> dict[str, Any]:
+        """What a worker process needs to analyse the record (it builds the ``.mat``)."""
+        return {
+            "kind": kind,
+            "moves": record.moves,
+            "site": self._settings.server_name,
+            "started_at": record.started_at,
+            "rules": record.rules,
+            "length": record.match_length,
+            "ply": ply,
+            "binary": self.binary,
+        }
+
+    async def _run(self, request: dict[str, Any]) -> Reply:
+        return await self.processes.run(request, self._settings.analysis_timeout)
 
     # -- gnubg's own file ------------------------------------------------------------------
 
     async def sgf(self, record: MatchRecord) -> str:
         """The match analysed and saved by gnubg in its own format (SGF, with the
-        analysis), at the configured depth; it waits for a free gnubg slot, so no more
-        than ``[analysis] processes`` gnubg run at once.
+        analysis), at the configured depth, by a worker process when one is free: so no
+        more than ``[analysis] processes`` gnubg run at once.
 
         :raises AnalysisError: analysis is off, or gnubg failed.
         """
-        binary = self.binary
-        if binary is None:
+        if self.binary is None:
             raise AnalysisError("analysis is off")
-        try:
-            mat, jacoby = self._mat(record)
-        except (SnapshotError, ValueError) as exc:
-            raise AnalysisError(str(exc)) from exc
-        async with self._slots:
-            return await sgf_of_mat(
-                mat,
-                ply=self.ply,
-                binary=binary,
-                jacoby=jacoby,
-                timeout=self._settings.analysis_timeout,
-            )
+        return (await self._run(self._request(SGF, record, self.ply))).text

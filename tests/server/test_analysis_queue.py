@@ -10,7 +10,7 @@ import logging
 import random
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +20,9 @@ from backgammon.dice import SeededDice
 from backgammon.match import Match, MatchOptions, Phase
 from backgammon.snapshot import match_to_json
 from db.repository import Database
-from protocol.analysis import MatchAnalysis, analysis_from_json
-from server.analysis.gnubg import analyse_mat
+from protocol.analysis import analysis_from_json
 from server.analysis.pool import Analyses
+from server.analysis.workers import Reply
 from server.config import Settings
 from tests.conftest import DbTarget
 from tests.server.random_match import random_action
@@ -70,7 +70,8 @@ async def database(db_target: DbTarget) -> AsyncIterator[Database]:
 
 
 class Gate:
-    """Real gnubg behind a gate: each analysis waits until the test opens it."""
+    """Real gnubg (in the worker processes) behind a gate: each analysis waits until the
+    test opens it."""
 
     def __init__(self) -> None:
         self.open = asyncio.Event()
@@ -78,13 +79,13 @@ class Gate:
         self.running = 0
         self.most = 0
 
-    async def __call__(self, mat: str, **options: Any) -> MatchAnalysis:
+    async def __call__(self, run: Callable[[], Awaitable[Reply]]) -> Reply:
         self.started.append(len(self.started))
         self.running += 1
         self.most = max(self.most, self.running)
         try:
             await self.open.wait()
-            return await analyse_mat(mat, **options)
+            return await run()
         finally:
             self.running -= 1
 
@@ -120,7 +121,7 @@ async def test_over_its_bound_the_queue_drops_the_oldest(
     ids = [await record_random_match(database, seed) for seed in range(5)]
     gate = Gate()
     analyses = Analyses(
-        _settings(db_target, analysis_queue=2, analysis_processes=1), database, analyse=gate
+        _settings(db_target, analysis_queue=2, analysis_processes=1), database, around=gate
     )
     await analyses.start()
     try:
@@ -150,7 +151,7 @@ async def test_over_its_bound_the_queue_drops_the_oldest(
 async def test_the_queue_survives_a_restart(database: Database, db_target: DbTarget) -> None:
     ids = [await record_random_match(database, seed) for seed in range(3)]
     gate = Gate()
-    first = Analyses(_settings(db_target, analysis_processes=2), database, analyse=gate)
+    first = Analyses(_settings(db_target, analysis_processes=2), database, around=gate)
     await first.start()
     for match_id in ids:
         first.submit(match_id)

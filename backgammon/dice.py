@@ -79,47 +79,6 @@ class DiceRoller(Protocol):
         ...
 
 
-class SystemDice:
-    """Dice from the operating system's CSPRNG: production.
-
-    Random bytes are read ``block`` at a time and each die takes one byte: ``byte % 6 +
-    1`` for bytes 0..251, which hold each face exactly 42 times; bytes 252..255 are
-    skipped (rejection sampling), so every face stays exactly 1/6 likely. Reading a die
-    at a time (``random.SystemRandom``) cost a system call per die, ~2 % of the event
-    loop under load (docs/performance.md §6). Every match has its own roller, so the
-    block is small: 1,024 bytes are about 500 rolls, more than most 1-point matches use.
-
-    ``source(n)`` gives ``n`` random bytes (``os.urandom``; tests inject their own).
-    """
-
-    ACCEPT = 252
-    """Bytes below this make a die: the largest multiple of 6 that fits a byte."""
-
-    def __init__(self, source: Callable[[int], bytes] = os.urandom, block: int = 1024) -> None:
-        if block < 1:
-            raise ValueError(f"the block must be 1 byte or more, not {block}")
-        self._source = source
-        self._block = block
-        self._buffer = b""
-        self._next = 0
-
-    def die(self) -> int:
-        """Return one die, 1..6, each exactly equally likely.
-
-        :raises ValueError: the source gave no bytes (``os.urandom`` never does).
-        """
-        while True:
-            if self._next >= len(self._buffer):
-                self._buffer = self._source(self._block)
-                self._next = 0
-                if not self._buffer:
-                    raise ValueError("the random source gave no bytes")
-            byte = self._buffer[self._next]
-            self._next += 1
-            if byte < self.ACCEPT:
-                return byte % 6 + 1
-
-
 class BlockEntropy:
     """Random bytes from ``source`` (the operating system's CSPRNG) read ``block`` at a
     time and handed out in order, each byte once: a callable like ``os.urandom``.
@@ -154,6 +113,36 @@ class BlockEntropy:
             start = 0
         self._next = start + size
         return self._buffer[start : self._next]
+
+
+class SystemDice:
+    """Dice from the operating system's CSPRNG, read in blocks (:class:`BlockEntropy`).
+
+    Random bytes are read ``block`` at a time and each die takes one byte: ``byte % 6 +
+    1`` for bytes 0..251, which hold each face exactly 42 times; bytes 252..255 are
+    skipped (rejection sampling), so every face stays exactly 1/6 likely. Reading a die
+    at a time (``random.SystemRandom``) cost a system call per die, ~2 % of the event
+    loop under load (docs/performance.md §6). Every match has its own roller, so the
+    block is small: 1,024 bytes are about 500 rolls, more than most 1-point matches use.
+
+    ``source(n)`` gives ``n`` random bytes (``os.urandom``; tests inject their own).
+    """
+
+    ACCEPT = 252
+    """Bytes below this make a die: the largest multiple of 6 that fits a byte."""
+
+    def __init__(self, source: Callable[[int], bytes] = os.urandom, block: int = 1024) -> None:
+        self._bytes = BlockEntropy(source, block)
+
+    def die(self) -> int:
+        """Return one die, 1..6, each exactly equally likely.
+
+        :raises ValueError: the source ran dry (``os.urandom`` never does).
+        """
+        while True:
+            byte = self._bytes(1)[0]
+            if byte < self.ACCEPT:
+                return byte % 6 + 1
 
 
 class SeededDice:

@@ -33,7 +33,7 @@ def dice_of(data: bytes, block: int = 1024) -> list[int]:
     """Every die ``data`` makes, until the source runs dry."""
     roller = SystemDice(Source(data), block=block)
     out: list[int] = []
-    with pytest.raises(ValueError, match="no bytes"):
+    with pytest.raises(ValueError, match="too few bytes"):
         while True:
             out.append(roller.die())
     return out

@@ -68,6 +68,8 @@ class LocalTables:
         """Told every update of this node's tables, after its edge."""
         self.on_closed: Callable[[str], None] | None = None
         """Told of every table of this node that closes."""
+        self.node = "local"
+        """This node's name in the tables' owner rows (a cluster's node name)."""
 
     # -- the host's services (server.tables.host.TableServices) ---------------------------
 

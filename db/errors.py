@@ -9,6 +9,7 @@ __all__ = [
     "DatabaseUnavailable",
     "MigrationError",
     "StaleRatingError",
+    "TableFencedError",
     "UnknownMatchError",
     "UnknownUserError",
     "UserExistsError",
@@ -93,6 +94,17 @@ class StaleRatingError(DatabaseError):
     def __init__(self, current: dict[str, tuple[float, int]]) -> None:
         super().__init__(f"ratings changed meanwhile: {sorted(current)!r}")
         self.current = current
+
+
+class TableFencedError(DatabaseError):
+    """A save or the end of a table by a node that no longer owns it: another node has
+    taken the table since (a higher epoch in ``table_owners``), or it has ended there.
+    Nothing was written (docs/cluster.md, "Fencing")."""
+
+    def __init__(self, table_id: str, epoch: int) -> None:
+        super().__init__(f"table {table_id} is no longer ours at epoch {epoch}")
+        self.table_id = table_id
+        self.epoch = epoch
 
 
 class UnknownMatchError(DatabaseError, LookupError):

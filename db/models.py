@@ -328,3 +328,21 @@ class ChouetteResultRow(Base):
     """Where they sat: ``box``, ``partner`` or ``line`` (as in ``show chouette``)."""
     points: Mapped[int] = mapped_column(Integer)
     finished_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class TableOwnerRow(Base):
+    """Which node runs a match's table, with its fencing token (revision 0011, issue 32).
+
+    ``epoch`` goes up by one each time a node takes the table (a new match, a resume,
+    another node resuming it after its owner was lost); every save and the end of the
+    table are written only while the row still has the epoch the writer took it with
+    (checked in the write itself), so an old owner that wakes cannot write
+    (docs/cluster.md, "Fencing"). The row goes with the match's end."""
+
+    __tablename__ = "table_owners"
+
+    table_id: Mapped[str] = mapped_column(String, primary_key=True)
+    node: Mapped[str] = mapped_column(String)
+    """The name of the node that took it last (for people reading the database)."""
+    epoch: Mapped[int] = mapped_column(Integer)
+    claimed_at: Mapped[int] = mapped_column(BigInteger)

@@ -25,9 +25,10 @@ so a batch makes few of them:
 * A *single-statement write* (:meth:`PgRunner.write_statement`, the save of a running
   match: its state and its new events in one statement) needs no Python between its
   statements, so consecutive ones of a batch go to the server as one pipelined
-  ``executemany``. A batch of nothing else (the usual one under load) is that
-  ``executemany`` alone, without ``BEGIN`` or ``COMMIT``: PostgreSQL runs it in one
-  implicit transaction committed at its ``Sync``, one round trip in all. A batch of
+  ``executemany`` (``fetchmany`` when each returns a row, as saves and ends do). A
+  batch of nothing else (the usual one under load) is that call alone, without
+  ``BEGIN`` or ``COMMIT``: PostgreSQL runs it in one implicit transaction committed at
+  its ``Sync``, one round trip in all. A batch of
   such statements that all have a replay form (saves and match ends) runs as one such
   round trip per statement (:func:`_trips`).
 * Other jobs are plain synchronous functions of a :class:`~db.runner.Transaction`; they

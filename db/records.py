@@ -14,6 +14,7 @@ from backgammon.rating import INITIAL_RATING
 
 __all__ = [
     "DEFAULT_RATING",
+    "ONE_NODE",
     "SORTWHO_VALUES",
     "ChouetteRecord",
     "ChouetteStanding",
@@ -31,6 +32,9 @@ __all__ = [
 
 DEFAULT_RATING: Final = INITIAL_RATING
 """Every new account starts at 1500.00 with experience 0 (spec §5.1)."""
+
+ONE_NODE: Final = "local"
+"""The node name in ``table_owners`` of a server that is one process, not a cluster."""
 
 SORTWHO_VALUES: Final = ("login", "name", "rating", "rrating")
 """The values ``set sortwho`` accepts (spec §4.14, §4.16)."""

@@ -55,6 +55,7 @@ from db.errors import (
     ConstraintViolation,
     MessageLimitError,
     StaleRatingError,
+    TableFencedError,
     UnknownMatchError,
     UnknownUserError,
     UserExistsError,
@@ -585,6 +586,7 @@ class Database:
         score_b: int,
         events: Sequence[SavedEvents] = (),
         append: bool = False,
+        epoch: int | None = None,
         at: float | None = None,
     ) -> SavedMatch:
         """Store the saved match of a table, in one transaction.
@@ -600,7 +602,11 @@ class Database:
         :param snapshot: the server's JSON text, stored verbatim.
         :param match_length: points to win, or ``None`` for an unlimited match.
         :param events: event rows, stored verbatim.
+        :param epoch: the writer's fencing token (:meth:`claim_table`), checked in the
+            same transaction; ``None``: not checked.
         :returns: the table's row as stored, without events (:meth:`load_match` reads them).
+        :raises TableFencedError: the table's epoch is no longer ``epoch`` (another node
+            took it, or it ended): nothing was written.
         :raises UnknownUserError: either player does not exist.
         :raises ConstraintViolation: an appended event row is already stored, or (with
             ``append``) the pair has a saved match of another table.
@@ -631,17 +637,22 @@ class Database:
                     "games": [chunk.game for chunk in events],
                     "first_events": [chunk.first_event for chunk in events],
                     "events": [chunk.events for chunk in events],
+                    "epoch": epoch,
                 }
-                await self._runner.write_statement(
+                row = await self._runner.write_statement(
                     sql.save_match_with_events,
                     whole,
                     key=table_id,
                     replay=sql.save_match_replayed,
+                    returns_row=True,
                 )
+                if not cast(Row, row)[0]:
+                    raise TableFencedError(table_id, cast(int, epoch))
             else:
                 rows = [{**table, **_saved_events_values(chunk)} for chunk in events]
 
                 def job(tx: Transaction) -> None:
+                    _check_fence(tx, sql.table_epoch, table_id, epoch)
                     if not append:
                         tx.execute(sql.displace_saved, params)
                     # The table's row first: the event rows refer to it.
@@ -679,12 +690,28 @@ class Database:
         return await self._runner.read(job)
 
     async def delete_match(self, table_id: str) -> bool:
-        """Delete the saved match of the table, with its event rows; ``False`` if there
-        was none."""
+        """Delete the saved match of the table, with its event rows and its owner row
+        (a node still running it can no longer write it); ``False`` if there was no
+        saved match."""
         params = {"table_id": table_id}
-        statement = self._sql.delete_match
-        deleted = await self._runner.write(lambda tx: tx.execute(statement, params), key=table_id)
-        return bool(deleted)
+        sql = self._sql
+
+        def job(tx: Transaction) -> list[Row]:
+            tx.execute(sql.release_table, params)
+            return tx.execute(sql.delete_match, params)
+
+        return bool(await self._runner.write(job, key=table_id))
+
+    async def claim_table(self, table_id: str, node: str, *, at: float | None = None) -> int:
+        """``node`` takes the table ``table_id`` (a match starts or resumes there): its
+        epoch goes up by one (1 for a table never taken) in one statement, and is
+        returned: the fencing token of every later save and of the end
+        (:meth:`save_match`, :meth:`record_finished_match`). A node that took it before
+        can no longer write it."""
+        params = {"table_id": table_id, "node": node, "claimed_at": self._now(at)}
+        statement = self._sql.claim_table
+        rows = await self._runner.write(lambda tx: tx.execute(statement, params), key=table_id)
+        return int(rows[0][0])
 
     async def list_saved_matches(self, name: str) -> list[SavedMatch]:
         """Every saved match ``name`` plays in, ordered by opponent name (code point)."""
@@ -786,6 +813,7 @@ class Database:
         moves: str,
         rating_updates: Sequence[RatingUpdate] = (),
         delete_saved: bool = True,
+        epoch: int | None = None,
     ) -> MatchRecord:
         """Store a finished match and, in the same transaction, its consequences.
 
@@ -797,12 +825,16 @@ class Database:
           (``RatingUpdate.before``): the ratings a match is rated from are the stored
           ones, checked in the transaction that stores the new ones;
         * with ``delete_saved``, the table's saved match is removed (the match that was
-          resumed has ended).
+          resumed has ended);
+        * the table's owner row (:meth:`claim_table`) is removed, after checking, with
+          ``epoch``, that it still has the writer's epoch.
 
         :param table_id: the table that played it (the key of its saved match).
         :param rules: JSON text of the match rules, stored verbatim.
         :param moves: JSON text of the move record, stored verbatim.
         :raises UnknownUserError: a rating update names an unknown user.
+        :raises TableFencedError: the table's epoch is no longer ``epoch``: nothing was
+            written.
         :raises StaleRatingError: a rating update's ``before`` is not what is stored
             (``current`` has the stored values); nothing was written.
         :raises ValueError: the winner is not one of the players, both are the same, or a
@@ -841,11 +873,14 @@ class Database:
                 "ratings_before": [_before(change)[0] for change in rating_updates],
                 "experiences_before": [_before(change)[1] for change in rating_updates],
                 "delete_saved": delete_saved,
+                "epoch": epoch,
             }
             row = await self._runner.write_statement(
                 sql.end_match, whole, key=table_id, replay=sql.end_match_replayed, returns_row=True
             )
-            stored_id, written, current = cast(Row, row)
+            stored_id, written, owned, current = cast(Row, row)
+            if not owned:
+                raise TableFencedError(table_id, cast(int, epoch))
             if not written and current:  # rated from other ratings: nothing was written
                 raise StaleRatingError(_ratings_of(current, rating_updates))
             if not written:  # a rated player is not a user: nothing was written
@@ -856,6 +891,7 @@ class Database:
         rate = sql.update_user(("rating", "experience"))
 
         def job(tx: Transaction) -> int:
+            _check_fence(tx, sql.table_epoch, table_id, epoch)
             _check_ratings(tx, sql.rating_of, rating_updates)
             (record_id,) = tx.execute(sql.insert_record, values)[0]
             for change in rating_updates:
@@ -868,6 +904,7 @@ class Database:
                     raise UnknownUserError(change.name)
             if delete_saved:
                 tx.execute(sql.delete_match, table)
+            tx.execute(sql.release_table, table)
             return int(record_id)
 
         record_id = await self._runner.write(job, key=table_id)
@@ -1121,6 +1158,17 @@ def _user(row: Row, gagged: Iterable[str], blinded: Iterable[str]) -> User:
 def _before(change: RatingUpdate) -> tuple[float | None, int | None]:
     """What ``change`` was computed from, or (None, None): not checked."""
     return change.before if change.before is not None else (None, None)
+
+
+def _check_fence(tx: Transaction, read: Any, table_id: str, epoch: int | None) -> None:
+    """SQLite: raise :class:`TableFencedError` unless the table's owner row has ``epoch``
+    (``None``: not checked). The writes are one at a time, so the check holds until the
+    transaction's end."""
+    if epoch is None:
+        return
+    rows = tx.execute(read, {"table_id": table_id})
+    if not rows or rows[0][0] != epoch:
+        raise TableFencedError(table_id, epoch)
 
 
 def _check_ratings(tx: Transaction, read: Any, updates: Sequence[RatingUpdate]) -> None:

@@ -43,6 +43,7 @@ from db.models import (
     SavedChouetteRow,
     SavedEventsRow,
     SavedMatchRow,
+    TableOwnerRow,
     UserRow,
     WebTokenRow,
 )
@@ -210,6 +211,21 @@ class Statements:
             .where(events_of_table)
             .order_by(SavedEventsRow.game, SavedEventsRow.first_event)
         )
+        # -- who runs a match's table: its fencing token (docs/cluster.md, "Fencing")
+        owner = TableOwnerRow.table_id == _param(TableOwnerRow.table_id)
+        claim = _dialect_insert(TableOwnerRow, dialect).values(
+            {**_values(TableOwnerRow, ("table_id", "node", "claimed_at")), "epoch": 1}
+        )
+        self.claim_table: Final = claim.on_conflict_do_update(
+            index_elements=["table_id"],
+            set_={
+                "epoch": TableOwnerRow.epoch + 1,
+                "node": claim.excluded.node,
+                "claimed_at": claim.excluded.claimed_at,
+            },
+        ).returning(TableOwnerRow.epoch)
+        self.table_epoch: Final = select(TableOwnerRow.epoch).where(owner)
+        self.release_table: Final = delete(TableOwnerRow).where(owner)
         self.save_match_with_events: Final = _save_match_with_events(replay=False)
         self.save_match_replayed: Final = _save_match_with_events(replay=True)
         self.end_match: Final = _end_match(replay=False)
@@ -383,6 +399,17 @@ class Statements:
         return column.collate("C") if self._dialect == "postgresql" else column
 
 
+_FENCE: Final = """owner AS (
+    SELECT epoch FROM table_owners WHERE table_id = CAST(:table_id AS VARCHAR) FOR UPDATE
+), fence AS (
+    SELECT CAST(:epoch AS INTEGER) IS NULL
+        OR EXISTS (SELECT 1 FROM owner WHERE epoch = CAST(:epoch AS INTEGER)) AS ok
+)"""
+"""PostgreSQL: the fencing check of a table's write (``epoch``, NULL: none), for a
+``WITH``: ``fence.ok`` is whether the table's ``table_owners`` row has the writer's
+epoch, read with a row lock so that a node taking the table meanwhile is waited for."""
+
+
 def _save_match_with_events(*, replay: bool) -> Any:
     """PostgreSQL: a save of a running match as one statement, its state and its events.
 
@@ -396,6 +423,11 @@ def _save_match_with_events(*, replay: bool) -> Any:
     one of the same key). The foreign key of the new rows is checked at the statement's
     end, after the upsert of their saved match (docs/database.md).
 
+    ``epoch``: the writer's fencing token (NULL: not checked). Nothing is written unless
+    the table's ``table_owners`` row has it, read with a row lock in this statement, so
+    a node taking the table meanwhile (which raises the epoch) is waited for and then
+    wins. The row: whether it was written (false: fenced).
+
     ``replay``: the form run again when the outcome of the first is unknown (a lost
     connection): event rows already there are left as they are, so it has the same
     effect whether or not the first was committed (the table's later saves wait behind
@@ -403,15 +435,17 @@ def _save_match_with_events(*, replay: bool) -> Any:
     """
     conflict = "ON CONFLICT (table_id, game, first_event) DO NOTHING" if replay else ""
     return text(
-        """
-WITH gone AS (
+        f"""
+WITH {_FENCE}, gone AS (
     DELETE FROM saved_match_events
     WHERE table_id = CAST(:table_id AS VARCHAR) AND NOT CAST(:append AS BOOLEAN)
+        AND (SELECT ok FROM fence)
     RETURNING 1
 ), displaced AS (
     DELETE FROM saved_matches
     WHERE player1 = CAST(:player1 AS VARCHAR) AND player2 = CAST(:player2 AS VARCHAR)
         AND table_id <> CAST(:table_id AS VARCHAR) AND NOT CAST(:append AS BOOLEAN)
+        AND (SELECT ok FROM fence)
     RETURNING 1
 ), state AS (
     INSERT INTO saved_matches
@@ -419,20 +453,23 @@ WITH gone AS (
     SELECT CAST(:table_id AS VARCHAR), CAST(:player1 AS VARCHAR), CAST(:player2 AS VARCHAR),
         CAST(:match_length AS INTEGER), CAST(:score1 AS INTEGER), CAST(:score2 AS INTEGER),
         CAST(:snapshot AS TEXT), CAST(:updated_at AS BIGINT)
-    WHERE (SELECT count(*) FROM displaced) >= 0
+    WHERE (SELECT count(*) FROM displaced) >= 0 AND (SELECT ok FROM fence)
     ON CONFLICT (table_id) DO UPDATE SET
         match_length = excluded.match_length, score1 = excluded.score1,
         score2 = excluded.score2, snapshot = excluded.snapshot,
         updated_at = excluded.updated_at
     RETURNING 1
+), added AS (
+    INSERT INTO saved_match_events (table_id, game, first_event, events)
+    SELECT CAST(:table_id AS VARCHAR), e.game, e.first_event, e.events
+    FROM unnest(CAST(:games AS INTEGER[]), CAST(:first_events AS INTEGER[]),
+        CAST(:events AS TEXT[])) AS e(game, first_event, events)
+    WHERE (SELECT count(*) FROM gone) >= 0 AND (SELECT count(*) FROM state) = 1
+    {conflict}
+    RETURNING 1
 )
-INSERT INTO saved_match_events (table_id, game, first_event, events)
-SELECT CAST(:table_id AS VARCHAR), e.game, e.first_event, e.events
-FROM unnest(CAST(:games AS INTEGER[]), CAST(:first_events AS INTEGER[]),
-    CAST(:events AS TEXT[])) AS e(game, first_event, events)
-WHERE (SELECT count(*) FROM gone) >= 0 AND (SELECT count(*) FROM state) = 1
+SELECT (SELECT ok FROM fence) FROM (SELECT count(*) FROM added) AS done
 """
-        + conflict
     )
 
 
@@ -450,7 +487,12 @@ def _end_match(*, replay: bool) -> Any:
     lock in this statement. One statement, so that the writer sends the ends waiting
     together as one round trip, as it does the saves (db/pgwriter.py).
 
-    The row: the new record's id; whether anything was written; and when nothing was
+    ``epoch``: the writer's fencing token, checked as a save checks it
+    (:func:`_save_match_with_events`); the table's ``table_owners`` row goes with the
+    end.
+
+    The row: the new record's id; whether anything was written; whether the table was
+    still the writer's (false: fenced, nothing written); and when nothing was
     because a stored rating differs, every rated player's stored ``[rating,
     experience]``, in the order of ``rated`` (else NULL: a name in ``rated`` is not a
     user).
@@ -477,7 +519,7 @@ def _end_match(*, replay: bool) -> Any:
     )
     return text(
         f"""
-WITH rated_now AS (
+WITH {_FENCE}, rated_now AS (
     SELECT r.ord, u.rating, u.experience, r.rating_before, r.experience_before
     FROM unnest(CAST(:rated AS VARCHAR[]), CAST(:ratings_before AS FLOAT[]),
         CAST(:experiences_before AS INTEGER[]))
@@ -490,8 +532,10 @@ WITH rated_now AS (
             SELECT 1 FROM rated_now
             WHERE rating <> rating_before OR experience <> experience_before
         ) AS fresh
+), owned AS (
+    SELECT {stored} OR (SELECT ok FROM fence) AS ok
 ), allowed AS (
-    SELECT known AND fresh AS ok FROM checked
+    SELECT known AND fresh AND (SELECT ok FROM owned) AS ok FROM checked
 ), record AS (
     INSERT INTO match_records (table_id, player1, player2, match_length, score1, score2,
         winner, started_at, ended_at, rules, moves)
@@ -514,8 +558,12 @@ WITH rated_now AS (
     WHERE CAST(:delete_saved AS BOOLEAN) AND (SELECT ok FROM allowed)
         AND table_id = CAST(:table_id AS VARCHAR)
     RETURNING 1
+), released AS (
+    DELETE FROM table_owners
+    WHERE (SELECT ok FROM allowed) AND table_id = CAST(:table_id AS VARCHAR)
+    RETURNING 1
 )
-SELECT {record_id}, (SELECT ok FROM allowed),
+SELECT {record_id}, (SELECT ok FROM allowed), (SELECT ok FROM owned),
     CASE WHEN (SELECT known AND NOT fresh FROM checked) THEN
         (SELECT array_agg(ARRAY[rating, CAST(experience AS FLOAT)] ORDER BY ord)
             FROM rated_now)
@@ -525,7 +573,11 @@ SELECT {record_id}, (SELECT ok FROM allowed),
 
 
 def _dialect_insert(
-    table: type[UserRow] | _ListTable | type[SavedMatchRow] | type[SavedChouetteRow],
+    table: type[UserRow]
+    | _ListTable
+    | type[SavedMatchRow]
+    | type[SavedChouetteRow]
+    | type[TableOwnerRow],
     dialect: str,
 ) -> postgresql.Insert | sqlite.Insert:
     """An INSERT that supports ``ON CONFLICT`` on the back end."""

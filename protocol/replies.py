@@ -1944,6 +1944,12 @@ MATCH_NOT_SAVED: Final = (
 )
 """D297: to both players when a match action's save fails; the action's lines follow
 once a retry has saved it."""
+MATCH_TAKEN_OVER: Final = (
+    "** Your match is now run by another server node; your last action was not saved."
+    " Please log in again and type 'board'."
+)
+"""D370: to a match's players at a node that no longer owns the table (another node took
+it over while this one was cut off; its save was refused): the match leaves this node."""
 SHOUTING_TOO_MUCH: Final = (
     "** You are shouting too much. Please wait a moment before you shout again."
 )

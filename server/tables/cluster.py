@@ -170,6 +170,7 @@ class ClusterTables:
         self.presence = presence
         self.bus = bus
         self.node = bus.node
+        local.node = bus.node
         self._tables: dict[str, RemoteTable] = {}
         """The other nodes' tables by id."""
         self._seated: dict[str, str] = {}
@@ -579,9 +580,10 @@ class ClusterTables:
             self._invited.pop(name, None)
 
     def _on_closed(self, node: str, message: Json) -> None:
-        table = self._tables.pop(message["table"], None)
-        if table is None:
+        table = self._tables.get(message["table"])
+        if table is None or table.node != node:  # a node that lost the table to another
             return
+        del self._tables[message["table"]]
         for name in table.names:
             if self._seated.get(name) == message["table"]:
                 del self._seated[name]

@@ -97,6 +97,12 @@ class TableHost(TableServices, Protocol):
     where their updates go."""
 
     @property
+    def node(self) -> str:
+        """This node's name, as it takes a table in the database (its owner row, the
+        fencing token: docs/cluster.md)."""
+        ...
+
+    @property
     def matches(self) -> dict[str, LiveMatch]:
         """Running matches by each player's name."""
         ...

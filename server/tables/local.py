@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from backgammon.dice import DiceRoller
 from backgammon.errors import SnapshotError
-from db.records import SavedMatch
+from db.records import ONE_NODE, SavedMatch
 from db.repository import Database
 from protocol import replies
 from protocol.game_record import last_game, oldmoves_lines
@@ -68,6 +68,8 @@ class LocalTables:
         """Told every update of this node's tables, after its edge."""
         self.on_closed: Callable[[str], None] | None = None
         """Told of every table of this node that closes."""
+        self.node = ONE_NODE
+        """This node's name in the tables' owner rows (a cluster's node name)."""
 
     # -- the host's services (server.tables.host.TableServices) ---------------------------
 

@@ -268,6 +268,7 @@ async def save(app: TableHost, live: LiveMatch, settlement: Settlement) -> Settl
                 score_b=match.score[1],
                 events=pending.events,
                 append=pending.append,
+                epoch=live.epoch,
             )
         except BaseException:
             # Failed, or cancelled with the write going on (it runs to its commit): the
@@ -293,6 +294,7 @@ async def save(app: TableHost, live: LiveMatch, settlement: Settlement) -> Settl
                 moves=live.snapshot(),
                 rating_updates=rating_updates(settlement),
                 delete_saved=True,
+                epoch=live.epoch,
             )
         except StaleRatingError as stale:
             attempts += 1

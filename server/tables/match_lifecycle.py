@@ -20,6 +20,7 @@ from collections.abc import Callable
 from backgammon.errors import SnapshotError
 from backgammon.events import CubeOffered, CubeRedoubled, Event, ResignationOffered
 from backgammon.match import Match, MatchOptionsError, Phase
+from db.errors import TableFencedError
 from db.records import SavedMatch
 from protocol import replies
 from protocol.replies import Toggle
@@ -176,6 +177,7 @@ async def _start(app: TableHost, inviter: Peer, invitee: Caller, invitation: Inv
     roller = dice_proof.new_roller(app, invitation.server_seed, (inviter, invitee))
     match = Match(options, roller, o_player=app.coin())
     live = LiveMatch((inviter.name, invitee.name), match, started_at=int(app.clock()))
+    live.epoch = await app.db.claim_table(live.table_id, app.node)
     if not _begin(app, live):
         return
     invitee.send(replies.now_playing(inviter.name, length))
@@ -192,10 +194,17 @@ async def _start(app: TableHost, inviter: Peer, invitee: Caller, invitation: Inv
 async def _resume(app: TableHost, inviter: Peer, invitee: Caller) -> None:
     """The saved match of ``inviter`` and ``invitee`` (the caller) goes on."""
     saved = await app.db.load_match(inviter.name, invitee.name)
+    epoch = None
+    if saved is not None:
+        # This node takes the table, then reads it again: a save by the node that ran it
+        # before is in what is read, or refused from now on (docs/cluster.md, "Fencing").
+        epoch = await app.db.claim_table(saved.table_id, app.node)
+        saved = await app.db.load_match(inviter.name, invitee.name)
     try:
         if saved is None:
             raise SnapshotError("the saved match is gone")
         live = LiveMatch.from_saved(saved, dice_proof.resumed_roller(app))
+        live.epoch = epoch
     except SnapshotError:
         log.warning("saved match of %s and %s is corrupt", inviter.name, invitee.name)
         app.presence.send(inviter, replies.SAVED_MATCH_CORRUPT)
@@ -223,6 +232,8 @@ async def _resume(app: TableHost, inviter: Peer, invitee: Caller) -> None:
     mover, position = match.to_act, match.position
     rolled = match.phase is Phase.MOVE and match.dice is not None
     await play(app, live, lambda: pending_offer(match), resumed=True)
+    if app.matches.get(inviter.name) is not live:  # taken over meanwhile (D370)
+        return
     if rolled and mover is not None and match.to_act == mover and match.position == position:
         _remind_to_move(app, live, mover)
 
@@ -332,12 +343,42 @@ async def play(
 
     :raises backgammon.errors.BackgammonError: the action is refused; nothing changed.
     """
-    await match_flow.run(app, live, action, resumed=resumed, notice=notice)
+    try:
+        await match_flow.run(app, live, action, resumed=resumed, notice=notice)
+    except TableFencedError:
+        taken_over(app, live)
+        return
     if live.match.phase is Phase.MATCH_OVER:
         dice_proof.reveal(app, live)
         finish(app, live)
     else:
         watch_the_clock(app, live)
+
+
+def taken_over(app: TableHost, live: LiveMatch) -> None:
+    """Another node took ``live``'s table since this one did (its save was refused: the
+    table's epoch in the database is higher, docs/cluster.md "Fencing"): this node was
+    cut off or paused meanwhile and its players were taken for gone. The match leaves
+    this node without a write (the action just made is lost: it was never stored nor
+    announced) and its players here are told (D370); wherever they are logged in now,
+    the match goes on from what the database has."""
+    log.warning(
+        "the match of %s and %s (table %s) is run by another node now: dropped here",
+        *live.names,
+        live.table_id,
+    )
+    stop_the_clock(live)
+    if any(app.matches.get(name) is live for name in live.names):
+        app.table_closed(live.table_id)
+    presence = app.presence
+    for name in live.names:
+        if app.matches.get(name) is live:
+            del app.matches[name]
+        player = presence.get(name)
+        # Only this node's own sessions: a player elsewhere is the new owner's to seat.
+        if isinstance(player, Session) and not player.closed:
+            presence.enter_lobby(player)
+            presence.send(player, replies.MATCH_TAKEN_OVER)
 
 
 # -- leaving (§4.9) ---------------------------------------------------------------------------

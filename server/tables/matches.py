@@ -123,6 +123,9 @@ class LiveMatch:
     alone on theirs, in the rules core's order, as :attr:`names`."""
     record_id: int | None = None
     """The finished match's record, once its last save stored it (``show dice``)."""
+    epoch: int | None = None
+    """The fencing token this node took the table with (:meth:`db.repository.Database.claim_table`),
+    checked by every save and by the end; None before it is taken."""
     _head_text: tuple[tuple[tuple[str, str], int], str] | None = field(default=None, repr=False)
     """The saved state's text between the version and the games, with the names and start
     time it is of."""

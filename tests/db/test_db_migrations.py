@@ -50,6 +50,7 @@ TABLES = {
     "saved_chouettes",
     "saved_chouette_players",
     "chouette_results",
+    "table_owners",
 }
 
 

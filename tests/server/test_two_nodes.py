@@ -544,3 +544,41 @@ async def test_a_match_with_its_watcher_on_a_third_node_sounds_as_on_one(
     async with world(settings, db_target, 3, bus) as three:
         spread = await match_with_a_watcher(three, {"alice": 0, "bob": 1, "carol": 2})
     assert spread == alone
+
+
+async def test_a_node_cut_off_cannot_write_a_match_another_node_took(nodes: Nodes) -> None:
+    """Issue 32 item 4 (D370): node 0 runs alice and bob's match, then loses the bus
+    while it still reaches the database (a partition, or a pause). Taken for gone, its
+    users log in on node 1 and resume the match there, which takes the table (its epoch
+    goes up). Node 0's next action of that match is refused by the database: its players
+    there are told and the match leaves node 0, the stored match unchanged; at node 1
+    the match goes on."""
+    alice, bob = await players(nodes, {"alice": 0, "bob": 0})
+    await alice.send("invite bob 5")
+    await bob.expect(replies.type_join("alice"))
+    await bob.send("join alice")
+    await bob.expect_prefix("board:")
+    await alice.expect_prefix("board:")
+    await nodes.lose(0)
+    await until(lambda: nodes.apps[1].presence.get("alice") is None, timeout=10)
+    alice1, bob1 = await players(nodes, {"alice": 1, "bob": 1})
+    await alice1.send("invite bob")
+    await bob1.expect(replies.type_join("alice"))
+    await bob1.send("join alice")
+    await alice1.expect(replies.joined_resumed("bob"))
+    await bob1.expect(replies.now_playing_resumed("alice"))
+    db = nodes.apps[1].db
+    before = await db.load_match("alice", "bob")
+
+    await alice.send("resign n")  # at node 0, which still holds the match in memory
+    await alice.expect(replies.MATCH_TAKEN_OVER)
+    await bob.expect(replies.MATCH_TAKEN_OVER)
+    assert not nodes.apps[0].tables.playing("alice") and nodes.apps[0].tables.games() == []
+    await alice.send("board")
+    await alice.expect(replies.NOT_PLAYING)
+    assert await db.load_match("alice", "bob") == before
+
+    await alice1.send("resign n")  # the owner writes on
+    await bob1.expect_prefix("alice wants to resign.")
+    after = await db.load_match("alice", "bob")
+    assert after is not None and before is not None and after.events != before.events

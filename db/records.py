@@ -34,7 +34,8 @@ DEFAULT_RATING: Final = INITIAL_RATING
 """Every new account starts at 1500.00 with experience 0 (spec §5.1)."""
 
 ONE_NODE: Final = "local"
-"""The node name in ``table_owners`` of a server that is one process, not a cluster."""
+"""The node name of a server that is one process, not a cluster: it takes no table in
+``table_owners`` (nobody to fence out)."""
 
 SORTWHO_VALUES: Final = ("login", "name", "rating", "rrating")
 """The values ``set sortwho`` accepts (spec §4.14, §4.16)."""

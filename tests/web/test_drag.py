@@ -5,7 +5,9 @@ player's turn, off until switched on."""
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -64,7 +66,7 @@ def test_a_whole_match_by_drag_and_drop(server: ServerThread) -> None:
                 acted = acted or done is not None
                 if done in ("to", "off"):
                     # The checker moved: the undo offered, or the whole play sendable.
-                    page.wait(lambda p=page: p.visible("undo"), "the move made")
+                    page.wait(functools.partial(page.visible, "undo"), "the move made")
                     assert sum(counts.values()) == before + 1
             if not acted:
                 time.sleep(0.05)
@@ -78,15 +80,28 @@ def tap(driver: Any, element: Any) -> None:
     from selenium.webdriver.common.actions.action_builder import ActionBuilder
     from selenium.webdriver.common.actions.pointer_input import PointerInput
 
-    actions = ActionBuilder(driver, mouse=PointerInput(interaction.POINTER_TOUCH, "finger"))
-    actions.pointer_action.move_to(element).pointer_down().pointer_up()
+    finger = PointerInput(interaction.POINTER_TOUCH, "finger")  # type: ignore[no-untyped-call]
+    actions = ActionBuilder(driver, mouse=finger)
+    actions.pointer_action.move_to(element).pointer_down().pointer_up()  # type: ignore[no-untyped-call]
     actions.perform()
+
+
+POSITION = "return document.getElementById('position-text').textContent"
+
+
+def answered(page: Page, before: str) -> Callable[[], bool]:
+    """Whether a tap was answered: the checker selected (its destinations marked) or
+    played (the position as text changed)."""
+
+    def check() -> bool:
+        return bool(page.all("rect.hit.target")) or page.driver.execute_script(POSITION) != before
+
+    return check
 
 
 def test_a_tap_on_a_checker_with_one_destination_plays_it(server: ServerThread) -> None:
     from selenium.common.exceptions import StaleElementReferenceException
 
-    position = "return document.getElementById('position-text').textContent"
     with chromium(390, 844) as a, chromium(390, 844) as b:
         alice, bob = at_a_match(server, a, b, 1)
         direct = chosen = 0
@@ -98,14 +113,9 @@ def test_a_tap_on_a_checker_with_one_destination_plays_it(server: ServerThread) 
                 step(mover)
                 continue
             try:
-                before = mover.driver.execute_script(position)
+                before = str(mover.driver.execute_script(POSITION))
                 tap(mover.driver, mover.all("rect.hit.source")[0])
-                mover.wait(
-                    lambda m=mover, b=before: (
-                        m.all("rect.hit.target") or m.driver.execute_script(position) != b
-                    ),
-                    "the tap answered",
-                )
+                mover.wait(answered(mover, before), "the tap answered")
                 targets = mover.all("rect.hit.target")
                 if targets:
                     # Selected: it had more than one way to go.
@@ -114,7 +124,7 @@ def test_a_tap_on_a_checker_with_one_destination_plays_it(server: ServerThread) 
                     tap(mover.driver, targets[0])
                 else:
                     direct += 1
-                mover.wait(lambda m=mover: m.visible("undo"), "the checker played")
+                mover.wait(functools.partial(mover.visible, "undo"), "the checker played")
             except StaleElementReferenceException:
                 continue
 

@@ -182,9 +182,14 @@ function die(g, x, y, value, cls) {
   return face;
 }
 
+/** A point's name for a screen reader: the bar (25), off the board (0), or point p. */
+function place(p) {
+  return p === 25 ? "the bar" : p === 0 ? "off the board" : `point ${p}`;
+}
+
 /** What a screen reader says of a point that may be played. */
 function pointLabel(p, mine, theirs, target) {
-  const where = p === 25 ? "the bar" : p === 0 ? "off the board" : `point ${p}`;
+  const where = place(p);
   const own = p >= 1 && p <= 25 ? mine[p] : 0;
   const other = p >= 1 && p <= 24 ? theirs[p] : 0;
   const what = own ? `, ${own} of yours` : other ? `, ${other} of the opponent's` : "";
@@ -307,8 +312,7 @@ export function drawBoard(svg, view, ui) {
       face.classList.add("playable");
       face.setAttribute("tabindex", "0");
       face.setAttribute("role", "button");
-      const where = (q) => (q === 25 ? "the bar" : q === 0 ? "off the board" : `point ${q}`);
-      face.setAttribute("aria-label", `Move ${where(ui.selected)} by the ${value}, to ${where(choice.to)}`);
+      face.setAttribute("aria-label", `Move from ${place(ui.selected)} by the ${value}, to ${place(choice.to)}`);
       const play = () => ui.onPoint(choice.to);
       face.addEventListener("click", play);
       face.addEventListener("keydown", (event) => {

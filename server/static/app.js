@@ -32,6 +32,7 @@ const NAME = /^[A-Za-z_]+$/; // a name the server takes (§1.7: letters and the 
 const NAME_INVALID = "Your name may only contain letters and the underscore character _ .";
 const BOARDSTYLE_SET = "Value of 'boardstyle' set to 3."; // the reply to the page's own setting
 const LENGTH_KEY = "fibs-invite-length"; // the match length last chosen, kept in the browser
+const SOUND_KEY = "fibs-turn-sound"; // "on": a sound for the player's turn (off by default)
 const LEAVE_CONFIRM_MS = 4000; // how long Leave waits for its second click
 const DOUBLE_CLICK_MS = 400; // two clicks on one checker this close together play it
 const REPLAY_PAUSE_MS = 900; // how long the board before the last move is shown again
@@ -92,6 +93,7 @@ const state = {
   replayTrail: null, // the trail drawn once more by "Show the last move again"
   replayTimer: null,
   asked: null, // the page of a finished match or a player asked for: {kind, key}
+  audio: null, // the AudioContext of the turn's sound, made when the switch is turned on
 };
 
 /** The answers to the page's own `match! <id>` and `profile! <name>` (D377), and the
@@ -916,6 +918,11 @@ function restoreLength() {
     kept = null;
   }
   if (kept && Number(kept) >= 1 && Number(kept) <= 99) $("invite-length").value = kept;
+  try {
+    $("sound").checked = localStorage.getItem(SOUND_KEY) === "on";
+  } catch {
+    $("sound").checked = false;
+  }
 }
 
 function drawGames() {
@@ -970,6 +977,57 @@ function newBoard(view) {
   }
   show("table", true);
   drawTable();
+  // The player's turn (to roll, move or answer a double) has come: a sound if they want
+  // one, and the focus, when it is nowhere, on what to do (Roll, or a checker).
+  const mineNow = mine && !state.matchOver && myTurn() && view.turn !== 0;
+  const newTurn = !old || old.turn !== view.turn || (!old.wasDoubled && view.wasDoubled);
+  if (mineNow && newTurn) {
+    turnSound();
+    const focus = document.activeElement;
+    if (!focus || focus === document.body || !focus.isConnected) {
+      const next = !$("roll").hidden ? $("roll") : document.querySelector("#board rect.hit.source");
+      if (next) next.focus({ preventScroll: true });
+    }
+  }
+}
+
+/** A short chime for the player's turn, when the Sound switch is on (off by default,
+ * kept in the browser). The audio starts at the switch's click: browsers let a page
+ * make sounds only after the player did something on it. */
+function turnSound() {
+  const toggle = $("sound");
+  if (!toggle.checked) return;
+  try {
+    state.audio = state.audio || new AudioContext();
+    const audio = state.audio;
+    const tone = audio.createOscillator();
+    const gain = audio.createGain();
+    tone.frequency.value = 660;
+    gain.gain.setValueAtTime(0.2, audio.currentTime);
+    gain.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + 0.25);
+    tone.connect(gain).connect(audio.destination);
+    tone.start();
+    tone.stop(audio.currentTime + 0.25);
+  } catch {
+    return; // no audio here: nothing to play
+  }
+  toggle.dataset.played = String(Number(toggle.dataset.played || 0) + 1);
+}
+
+function soundSwitched() {
+  const on = $("sound").checked;
+  if (on && !state.audio) {
+    try {
+      state.audio = new AudioContext();
+    } catch {
+      state.audio = null;
+    }
+  }
+  try {
+    localStorage.setItem(SOUND_KEY, on ? "on" : "off");
+  } catch {
+    // storage refused (a private window): the choice is simply not kept
+  }
 }
 
 function playing() {
@@ -1001,8 +1059,15 @@ function shownView() {
   return copy;
 }
 
-function onPoint(p) {
+/** A point, the bar or the tray clicked (``how``: the pointer's type, "touch" for a
+ * tap), or played with the keyboard or a die. */
+function onPoint(p, how) {
   const next = nextMoves(state.plays, state.done);
+  if (how === "touch" && state.selected === null) {
+    // A tap on a checker with one legal destination plays it.
+    const ways = next.filter((m) => m[0] === p);
+    if (ways.length === 1) return played(ways[0]);
+  }
   const now = Date.now();
   const again = state.selected === p && now - state.pickedAt < DOUBLE_CLICK_MS;
   state.pickedAt = now;
@@ -1010,26 +1075,38 @@ function onPoint(p) {
     // A double click on a checker plays it: to its one destination, or the furthest.
     const ways = next.filter((m) => m[0] === p);
     const far = ways.reduce((best, m) => (best === null || m[0] - m[1] > best[0] - best[1] ? m : best), null);
-    if (far) {
-      state.done.push(far);
-      state.selected = null;
-      drawTable();
-      return keepFocus();
-    }
+    if (far) return played(far);
   }
   if (state.selected !== null) {
     const move = next.find((m) => m[0] === state.selected && m[1] === p);
-    if (move) {
-      state.done.push(move);
-      state.selected = null;
-      // A checker with one way to go from here on moves on its own next click.
-      drawTable();
-      return keepFocus();
-    }
+    if (move) return played(move);
   }
   state.selected = next.some((m) => m[0] === p) ? p : null;
   drawTable();
   keepFocus();
+}
+
+/** One move made on the page (not yet sent). */
+function played(move) {
+  state.done.push(move);
+  state.selected = null;
+  drawTable();
+  keepFocus();
+}
+
+/** A checker picked up by dragging: its destinations are marked. */
+function dragStarted(from) {
+  state.selected = from;
+  drawTable();
+}
+
+/** A dragged checker let go on ``to`` (0: off the board; null: the drag was cancelled):
+ * played when that is one of its moves, else put back. */
+function dropped(from, to) {
+  const move = nextMoves(state.plays, state.done).find((m) => m[0] === from && m[1] === to);
+  if (move) return played(move);
+  state.selected = null;
+  drawTable();
 }
 
 /** After a point was played with the keyboard the board is drawn anew: the focus goes
@@ -1124,6 +1201,7 @@ function drawTable() {
   const offered = doubling ? "opponent" : view.wasDoubled ? "player" : null;
   drawBoard($("board"), shown, {
     sources, targets, selected: state.selected, onPoint, trail, offered, done: state.done,
+    onDragStart: dragStarted, onDrop: dropped,
   });
   drawPlayers(me, view.opponent, playing());
   $("position-text").textContent = positionText(shown, me, view.opponent);
@@ -1478,6 +1556,7 @@ function wire() {
   $("resign").addEventListener("click", () => send(`resign ${$("resign-kind").value}`));
   $("leave").addEventListener("click", leaveClicked);
   $("replay-last").addEventListener("click", replayLastMove);
+  $("sound").addEventListener("change", soundSwitched);
   $("analyse").addEventListener("click", () => askAnalysis(state.finished));
   $("analysis-form").addEventListener("submit", (event) => {
     event.preventDefault();

@@ -69,8 +69,106 @@ export function usedDice(dice, done) {
   return used;
 }
 
+/**
+ * The dice the selected checker (on ``from``) may be moved by, each with where it lands:
+ * [{index, to}] for the unused dice whose move is one of ``targets`` (doubles: one die).
+ * Bearing off with a higher die is offered only when no unused die takes it off exactly,
+ * as ``usedDice`` reads such a move.
+ */
+export function dieChoices(dice, done, from, targets) {
+  const used = usedDice(dice, done);
+  const exact = [0, 1].some((k) => !used[k] && dice[k] === from);
+  const out = [];
+  for (const i of [0, 1]) {
+    if (used[i] || (dice[0] === dice[1] && out.length)) continue;
+    const to = Math.max(from - dice[i], 0);
+    if (targets.has(to) && (to > 0 || dice[i] === from || !exact)) out.push({ index: i, to });
+  }
+  return out;
+}
+
+/** Where a checker dropped at (x, y) of the board's drawing lands: a point (in the
+ * player's numbering), the bar (25), or 0 (off) anywhere outside the playing area. */
+export function dropPoint(x, y) {
+  if (x < LEFT || x >= END || y < 0 || y > BOTTOM + TOP) return 0;
+  if (x >= BAR_X && x < RIGHT) return 25;
+  const top = y < (TOP + BOTTOM) / 2;
+  if (x < BAR_X) {
+    const i = Math.floor((x - LEFT) / W);
+    return top ? 13 + i : 12 - i;
+  }
+  const i = Math.floor((x - RIGHT) / W);
+  return top ? 19 + i : 6 - i;
+}
+
+/** The drag under way on each board: {from, id, x0, y0, x, y, moved}; and what each
+ * board was last drawn with (the drag outlives the drawing it started on). */
+const drags = new WeakMap();
+const drawnWith = new WeakMap();
+
+function svgPoint(svg, event) {
+  const point = new DOMPoint(event.clientX, event.clientY).matrixTransform(svg.getScreenCTM().inverse());
+  return [point.x, point.y];
+}
+
+/**
+ * Drag and drop: a checker that may move is picked up by pressing on it and moving
+ * (a few pixels: less is a click), its destinations are marked, and it is played where
+ * it is let go: on a point, or off the board (anywhere outside the playing area) to bear
+ * off. The board is drawn anew meanwhile, so the pointer is followed on the window, not
+ * on the elements of one drawing.
+ */
+function wireDrag(svg, ui) {
+  if (!ui.onDrop) {
+    svg.onpointerdown = null;
+    drawnWith.delete(svg);
+    return;
+  }
+  drawnWith.set(svg, ui);
+  svg.onpointerdown = (event) => {
+    const target = event.target;
+    if (event.button !== 0 || drags.has(svg) || !target.classList.contains("source")) return;
+    const drag = { from: Number(target.dataset.point), id: event.pointerId, x0: event.clientX, y0: event.clientY, moved: false };
+    drags.set(svg, drag);
+    const move = (e) => {
+      if (e.pointerId !== drag.id) return;
+      [drag.x, drag.y] = svgPoint(svg, e);
+      if (!drag.moved) {
+        if (Math.hypot(e.clientX - drag.x0, e.clientY - drag.y0) < 6) return;
+        drag.moved = true;
+        drawnWith.get(svg).onDragStart(drag.from); // draws the board anew, with the ghost
+      }
+      const ghost = svg.querySelector(".ghost");
+      if (ghost) {
+        ghost.setAttribute("cx", drag.x);
+        ghost.setAttribute("cy", drag.y);
+      }
+    };
+    const end = (e, dropped) => {
+      if (e.pointerId !== drag.id) return;
+      window.removeEventListener("pointermove", move);
+      window.removeEventListener("pointerup", up);
+      window.removeEventListener("pointercancel", cancel);
+      drags.delete(svg);
+      if (!drag.moved) return;
+      const [x, y] = svgPoint(svg, e);
+      const ui = drawnWith.get(svg);
+      if (ui) ui.onDrop(drag.from, dropped ? dropPoint(x, y) : null);
+    };
+    const up = (e) => end(e, true);
+    const cancel = (e) => end(e, false);
+    window.addEventListener("pointermove", move);
+    window.addEventListener("pointerup", up);
+    window.addEventListener("pointercancel", cancel);
+  };
+  const drag = drags.get(svg);
+  if (drag && drag.moved) {
+    el("circle", { cx: drag.x, cy: drag.y, r: R - 1, class: "checker mine ghost" }, svg);
+  }
+}
+
 function die(g, x, y, value, cls) {
-  el("rect", { x: x - 15, y: y - 15, width: 30, height: 30, rx: 5, class: `die ${cls}`, "data-die": value }, g);
+  const face = el("rect", { x: x - 15, y: y - 15, width: 30, height: 30, rx: 5, class: `die ${cls}`, "data-die": value }, g);
   const pips = {
     1: [[0, 0]],
     2: [[-1, -1], [1, 1]],
@@ -81,11 +179,17 @@ function die(g, x, y, value, cls) {
   }[value] || [];
   for (const [dx, dy] of pips) el("circle", { cx: x + dx * 8, cy: y + dy * 8, r: 3, class: "pip" }, g);
   el("title", {}, g).textContent = String(value);
+  return face;
+}
+
+/** A point's name for a screen reader: the bar (25), off the board (0), or point p. */
+function place(p) {
+  return p === 25 ? "the bar" : p === 0 ? "off the board" : `point ${p}`;
 }
 
 /** What a screen reader says of a point that may be played. */
 function pointLabel(p, mine, theirs, target) {
-  const where = p === 25 ? "the bar" : p === 0 ? "off the board" : `point ${p}`;
+  const where = place(p);
   const own = p >= 1 && p <= 25 ? mine[p] : 0;
   const other = p >= 1 && p <= 24 ? theirs[p] : 0;
   const what = own ? `, ${own} of yours` : other ? `, ${other} of the opponent's` : "";
@@ -175,7 +279,7 @@ export function drawBoard(svg, view, ui) {
     if (ui.selected === p) cls.push("selected");
     const r = el("rect", { x, y, width: w, height: h, class: cls.join(" "), "data-point": p }, g);
     if (ui.sources.has(p) || ui.targets.has(p)) {
-      r.addEventListener("click", () => ui.onPoint(p));
+      r.addEventListener("click", (event) => ui.onPoint(p, event.pointerType));
       r.setAttribute("tabindex", "0");
       r.setAttribute("role", "button");
       r.setAttribute("aria-label", pointLabel(p, mine, theirs, ui.targets.has(p)));
@@ -197,8 +301,34 @@ export function drawBoard(svg, view, ui) {
   // The dice: the player's in the right half, the opponent's in the left.
   if (view.playerDice[0]) {
     const used = usedDice(view.playerDice, ui.done || []);
-    die(g, RIGHT + 2.5 * W, 210, view.playerDice[0], `mine${used[0] ? " used" : ""}`);
-    die(g, RIGHT + 3.5 * W, 210, view.playerDice[1], `mine${used[1] ? " used" : ""}`);
+    const choices = ui.selected === null ? [] : dieChoices(view.playerDice, ui.done || [], ui.selected, ui.targets);
+    for (const i of [0, 1]) {
+      const value = view.playerDice[i];
+      const face = die(g, RIGHT + (2.5 + i) * W, 210, value, `mine${used[i] ? " used" : ""}`);
+      // The dice the selected checker may move by are buttons too: a die picked with
+      // the keyboard (Tab and Enter, or its number's key) or a click moves it by that die.
+      const choice = choices.find((c) => c.index === i);
+      if (!choice) continue;
+      face.classList.add("playable");
+      face.setAttribute("tabindex", "0");
+      face.setAttribute("role", "button");
+      face.setAttribute("aria-label", `Move from ${place(ui.selected)} by the ${value}, to ${place(choice.to)}`);
+      const play = () => ui.onPoint(choice.to);
+      face.addEventListener("click", play);
+      face.addEventListener("keydown", (event) => {
+        if (event.key !== "Enter" && event.key !== " ") return;
+        event.preventDefault();
+        play();
+      });
+    }
+    svg.onkeydown = (event) => {
+      const choice = choices.find((c) => String(view.playerDice[c.index]) === event.key);
+      if (!choice) return;
+      event.preventDefault();
+      ui.onPoint(choice.to);
+    };
+  } else {
+    svg.onkeydown = null;
   }
   if (view.opponentDice[0]) {
     die(g, LEFT + 2.5 * W, 210, view.opponentDice[0], "theirs");
@@ -214,5 +344,6 @@ export function drawBoard(svg, view, ui) {
   el("rect", { x: TRAY_X + 12, y: cubeY - 18, width: 36, height: 36, rx: 4 }, cube);
   const value = ui.offered ? 2 * view.cube : view.cube === 1 ? 64 : view.cube;
   text(cube, TRAY_X + 30, cubeY, value, "cube-value");
+  wireDrag(svg, ui);
 }
 

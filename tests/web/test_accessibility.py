@@ -93,6 +93,12 @@ def test_a_turn_played_with_the_keyboard_alone(server: ServerThread) -> None:
                 break
         else:
             raise AssertionError("Tab never reached a checker that may move")
+        # Picked: its destinations and its dice are buttons, labelled.
+        driver.switch_to.active_element.send_keys(Keys.ENTER)
+        mover.wait(lambda: mover.all("rect.hit.target"), "its destinations")
+        dice = mover.all("rect.die.playable")
+        assert dice and all(str(d.get_attribute("aria-label")).startswith("Move ") for d in dice)
+        assert violations(driver) == [], "a checker picked"
         for _ in range(12):  # Enter on whatever has the focus, until the play is whole
             active = driver.switch_to.active_element
             if active.get_attribute("id") == "send":

@@ -1,0 +1,115 @@
+"""Keyboard-only play of a whole 1-point match (issue 28 item 5): two players, each in a
+browser of their own, roll and move with Tab, Enter and the dice's number keys alone,
+from the first roll to the match's end: a point is picked, then a destination, a die
+(Tab to it and Enter) or a die's number key, and Send move, Roll reached with Tab."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from protocol import replies
+
+from .browsers import ServerThread, browser_missing, chromium
+from .pages import Page, at_a_match
+
+MISSING = browser_missing()
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"browser tests: {MISSING}")
+
+TABS = 150
+"""More Tab presses than the page has controls: a control never reached fails."""
+
+
+class Keyboard:
+    """One player's keyboard; counts how each move was made."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.moves = 0
+        self.ways = {"destination": 0, "die": 0, "key": 0}
+
+    def active(self) -> Any:
+        return self.page.driver.switch_to.active_element
+
+    def tab_to(self, wanted: Callable[[Any], bool], what: str) -> Any:
+        """Press Tab until the focus is on what ``wanted`` accepts."""
+        from selenium.webdriver.common.keys import Keys
+
+        for _ in range(TABS):
+            active = self.active()
+            if wanted(active):
+                return active
+            active.send_keys(Keys.TAB)
+        raise AssertionError(f"{self.page.label}: Tab never reached {what}")
+
+    def step(self) -> str | None:
+        """The next thing to do, done with the keyboard; what was done."""
+        from selenium.common.exceptions import StaleElementReferenceException
+        from selenium.webdriver.common.keys import Keys
+
+        page = self.page
+        try:
+            if page.visible("roll"):
+                self.tab_to(lambda e: e.get_attribute("id") == "roll", "Roll").send_keys(Keys.ENTER)
+                return "roll"
+            if page.visible("send"):
+                self.tab_to(lambda e: e.get_attribute("id") == "send", "Send move")
+                self.active().send_keys(Keys.ENTER)
+                return "send"
+            targets = page.all("rect.hit.target")
+            if targets:
+                dice = page.all("rect.die.playable")
+                way = ("destination", "die", "key")[self.moves % 3]
+                if way != "destination" and not dice:
+                    way = "destination"
+                if way == "key":
+                    self.active().send_keys(str(dice[-1].get_attribute("data-die")))
+                elif way == "die":
+                    self.tab_to(lambda e: "playable" in str(e.get_attribute("class")), "a die")
+                    self.active().send_keys(Keys.ENTER)
+                else:
+                    self.tab_to(lambda e: "target" in str(e.get_attribute("class")), "a target")
+                    self.active().send_keys(Keys.ENTER)
+                self.moves += 1
+                self.ways[way] += 1
+                return way
+            if page.all("rect.hit.source"):
+                picked = self.tab_to(
+                    lambda e: "source" in str(e.get_attribute("class")), "a checker"
+                )
+                label = str(picked.get_attribute("aria-label"))
+                assert label.startswith("Move from "), label  # labelled for a screen reader
+                picked.send_keys(Keys.ENTER)
+                return "from"
+        except StaleElementReferenceException:
+            return None  # the board was drawn anew under the key: try again
+        return None
+
+
+def test_a_whole_match_with_the_keyboard_alone(server: ServerThread) -> None:
+    with chromium(1366, 768) as a, chromium(390, 844) as b:
+        alice, bob = at_a_match(server, a, b, 1)
+        players = [Keyboard(alice), Keyboard(bob)]
+        sends = 0
+        deadline = time.monotonic() + 600
+        while not all("point match" in p.text("prompt") for p in (alice, bob)):
+            assert time.monotonic() < deadline, "the match did not end"
+            acted = False
+            for player in players:
+                done = player.step()
+                acted = acted or done is not None
+                sends += done == "send"
+            if not acted:
+                time.sleep(0.05)
+        winner = alice if alice.text("prompt").startswith("You win") else bob
+        loser = bob if winner is alice else alice
+        won = winner.text("prompt")
+        points = next(n for n in (1, 2, 3) if won == replies.you_win_match(1, n, 0))
+        assert loser.text("prompt") == replies.wins_match(winner.label, 1, points, 0)
+        assert sends >= 10
+        # Each way of picking where a checker goes was used, by both players.
+        for player in players:
+            assert all(player.ways.values()), (player.page.label, player.ways)

@@ -93,15 +93,14 @@ def test_two_browsers_and_a_bot_play_a_chouette_game(server: ServerThread, bot: 
         doubled = answered = False
         answers = 0
         deadline = time.monotonic() + GAME_TIME
+        mine, boxed = pages[member], pages[box]
         while not all(said(p, "Chouette game 1 is over") for p in pages.values()):
             assert time.monotonic() < deadline, "the game did not end"
-            mine = pages[member]
             team_turn = "the team on roll" in mine.text("chouette-seats")
             if not doubled and team_turn and "(turn)" in mine.text("chouette-title"):
                 mine.click("chouette-double")
                 mine.wait_line("messages", f"{member} doubles the box: the cube to 2.")
                 doubled = True
-            boxed = pages[box]
             if doubled and not answered and boxed.visible("accept"):
                 boxed.click("accept")  # the box answers the member's double on its page
                 boxed.wait(lambda: said(boxed, f"The box accepts the double of {member}"), "taken")

@@ -14,6 +14,7 @@ const HINT = /^Type 'chouette join (\S+)' to join it\.$/;
 const TEAM = /^(\S+) tells the team: (.*)$/;
 const OWN_TEAM = /^\*\* You tell the team: (.*)$/;
 const NOT_AT = /^\*\* You are not at a chouette table/;
+const GAMES_ROW = /\(chouette of \d+, game \d+\)$/; // `show games`: news for the lobby only
 
 const chouette = { send: null, me: () => null, asked: false, reading: null, table: null, timer: null };
 
@@ -93,7 +94,7 @@ export function chouetteLine(line) {
     draw();
     return false;
   }
-  if (EVENT.test(line)) ask();
+  if (EVENT.test(line) && !GAMES_ROW.test(line)) ask();
   return false;
 }
 

@@ -19,6 +19,7 @@ import { lengthText, stepText, stepView } from "./record.js";
 import { drawBoard, positionText } from "./board.js";
 import { commitmentOf, verifyRecord } from "./dice.js";
 import { complete, legalPlays, moveText, nextMoves } from "./moves.js";
+import { chouetteBoard, chouetteLine, chouetteReset, wireChouette } from "./chouette.js";
 
 const CLIENT = "fibsweb";
 const $ = (id) => document.getElementById(id);
@@ -414,6 +415,7 @@ function loggedIn(name, { again = false } = {}) {
   show("logout", true);
   show("lobby", true);
   show("talk", true);
+  show("chouette-panel", true);
   state.quietBoardstyle = true;
   send("set boardstyle 3");
   askGames();
@@ -466,6 +468,8 @@ function loggedOut() {
   show("lobby", false);
   show("talk", false);
   show("table", false);
+  show("chouette-panel", false);
+  chouetteReset();
   $("who").replaceChildren();
   $("games").replaceChildren();
   $("invitations").replaceChildren();
@@ -488,8 +492,10 @@ function onLine(line) {
   if (line.startsWith(ELSEWHERE) || line === TIMED_OUT) state.goodbye = line.replace(/^\*\* /, "");
   if (line.startsWith("board:")) {
     const view = parseBoard(line);
+    chouetteBoard();
     if (view) return newBoard(view);
   }
+  if (chouetteLine(line)) return; // the chouette panel's own lines (chouette.js)
   if (diceLine(line)) return;
   if (analysisLine(line)) return;
   if (state.quietBoardstyle && line === BOARDSTYLE_SET) {
@@ -1564,6 +1570,7 @@ function wire() {
     if (Number.isInteger(id) && id > 0) askAnalysis(id);
   });
   wireRecord();
+  wireChouette(send, () => state.me);
   $("analysis-close").addEventListener("click", () => {
     if (state.analysis) clearTimeout(state.analysis.timer);
     state.analysis = null;

@@ -20,6 +20,7 @@ when its input ends (the server stopped or closed it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -72,9 +73,19 @@ def serve(source: BinaryIO, sink: BinaryIO) -> None:
         sink.flush()
 
 
+def idle_priority() -> None:
+    """This process and the gnubg it starts (the policy is inherited) run only on a core
+    nobody else wants: Linux's ``SCHED_IDLE`` (sched(7)), below even ``nice 19``, which
+    still took a share of the server's core often enough to triple the 500-match p99
+    (docs/performance.md §21). Elsewhere the niceness alone."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
 def main() -> None:
     """Serve the server on stdin and stdout; anything else written to stdout goes to
     stderr, so that nothing but the replies reaches the server."""
+    idle_priority()
     with os.fdopen(os.dup(sys.stdout.fileno()), "wb") as sink:
         os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
         serve(sys.stdin.buffer, sink)

@@ -77,6 +77,9 @@ async def test_a_workers_result_is_the_in_process_analysis_byte_for_byte(
         with pytest.raises(AnalysisError) as broken:
             await workers.run({**request, "moves": "{}"}, 300)
         pid = workers.pids()[0]
+        assert pid is not None
+        # it runs, and its gnubg after it, only on a core nobody else wants
+        assert os.sched_getscheduler(pid) == os.SCHED_IDLE
     finally:
         await workers.close()
     mat = snapshot_to_mat(record.moves, site="fibs.test", started_at=record.started_at)

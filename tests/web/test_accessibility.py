@@ -76,6 +76,7 @@ def test_a_turn_played_with_the_keyboard_alone(server: ServerThread) -> None:
     """Tab reaches the checkers that may move, Enter picks one and then its destination
     (the focus goes on to what comes next), and Enter on Send move sends the play; the
     position is readable as text."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.keys import Keys
 
     with chromium() as a, chromium() as b:
@@ -88,9 +89,12 @@ def test_a_turn_played_with_the_keyboard_alone(server: ServerThread) -> None:
         assert "Cube 1." in mover.text("position-text")
         driver = mover.driver
         for _ in range(60):  # Tab from the top of the page to the first checker
-            driver.switch_to.active_element.send_keys(Keys.TAB)
-            if "source" in str(driver.switch_to.active_element.get_attribute("class")):
-                break
+            try:
+                driver.switch_to.active_element.send_keys(Keys.TAB)
+                if "source" in str(driver.switch_to.active_element.get_attribute("class")):
+                    break
+            except StaleElementReferenceException:  # the board redrawn under the focus
+                continue
         else:
             raise AssertionError("Tab never reached a checker that may move")
         # Picked: its destinations and its dice are buttons, labelled.

@@ -160,11 +160,8 @@ class InputBudget:
         # Nothing is held and the input fits a slice (a command line, nearly always):
         # parsed at once if the bucket holds it, without the copy and the checks that
         # held input needs (docs/performance.md §21).
-        now = asyncio.get_running_loop().time()
-        tokens = min(float(rate), self._tokens + (now - self._stamp) * rate)
-        self._stamp = now
+        tokens = self._refill(asyncio.get_running_loop().time())
         if tokens < len(data):
-            self._tokens = tokens
             self._queue(data, first=False)
             return
         used, cost = self._parse(data, tokens)
@@ -195,6 +192,13 @@ class InputBudget:
             self._pump_handle = None
         self._held.clear()
 
+    def _refill(self, now: float) -> float:
+        """The bucket refilled for the time since the last refill (one second's worth at
+        most): the tokens there are now."""
+        self._tokens = min(float(self.rate), self._tokens + (now - self._stamp) * self.rate)
+        self._stamp = now
+        return self._tokens
+
     def _closing(self) -> bool:
         return self._gate is not None and self._gate.is_closing()
 
@@ -216,9 +220,7 @@ class InputBudget:
             return
         rate = self.rate
         loop = asyncio.get_running_loop()
-        now = loop.time()
-        self._tokens = min(float(rate), self._tokens + (now - self._stamp) * rate)
-        self._stamp = now
+        self._refill(loop.time())
         size = min(len(held), INPUT_SLICE, int(self._tokens))
         if size > 0:
             used, cost = self._parse(bytes(held[:size]), self._tokens)

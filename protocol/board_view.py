@@ -20,6 +20,7 @@ docs/protocol-decisions.md.
 from __future__ import annotations
 
 import enum
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final, TypeAlias
@@ -170,8 +171,8 @@ class BoardState:
         ``dataclasses.replace`` ran the checks and derivations each time)."""
         state = object.__new__(BoardState)
         set_ = object.__setattr__
-        for name in BoardState.__slots__:
-            set_(state, name, getattr(self, name))
+        for name, value in zip(_STATE_SLOTS, _state_values(self), strict=True):
+            set_(state, name, value)
         set_(state, "o", o)
         set_(state, "x", x)
         return state
@@ -179,6 +180,11 @@ class BoardState:
     def position(self, o_player: Player = 0) -> Position:
         """The core :class:`Position` of this board, with ``o_player`` as the O player."""
         return Position.from_fibs_board(self.board, o_player)
+
+
+_STATE_SLOTS: Final[tuple[str, ...]] = BoardState.__slots__
+_state_values: Final = operator.attrgetter(*_STATE_SLOTS)
+"""Every slot's value of a :class:`BoardState` in one call (:meth:`BoardState.with_sides`)."""
 
 
 def _off_and_bar(board: Sequence[int]) -> tuple[int, int, int, int]:

@@ -44,7 +44,6 @@ to suit that seed.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -70,6 +69,10 @@ PLAYER_SEED_LENGTH = 64
 DEFAULT_SEED_BYTES = 8
 """Random bytes in a player seed the server draws for a player who set none (16 hex
 digits)."""
+_SHA256_BLOCK = 64
+"""SHA-256's block size in bytes (FIPS 180-4 §1), HMAC's ``B`` (RFC 2104 §2)."""
+_ACCEPT = SystemDice.ACCEPT
+"""Bytes below this are dice (the rejection sampling of :class:`SystemDice`)."""
 _FIRST_SEED_CHAR, _LAST_SEED_CHAR = "!", "~"
 """A player seed's characters: printable ASCII without the space (0x21 to 0x7E), so the
 message's single spaces separate its fields unambiguously."""
@@ -115,9 +118,10 @@ class DiceSeeds:
     player_seeds: tuple[str, ...]
     """Player 0's seed (a match's inviter's), then player 1's, and so on: two for a
     match, one for each player at a chouette game."""
-    _keyed: hmac.HMAC = field(init=False, repr=False, compare=False)
-    """HMAC-SHA-256 keyed with the server seed and fed nothing yet: each block copies it
-    (the key's padding hashed once, RFC 2104 §4's precomputation)."""
+    _keyed: tuple[Any, Any] = field(init=False, repr=False, compare=False)
+    """HMAC-SHA-256's inner and outer SHA-256, keyed with the server seed and fed nothing
+    else yet: each block copies them (the key's padding hashed once, RFC 2104 §4's
+    precomputation)."""
     _prefix: str = field(init=False, repr=False, compare=False)
     """``fibs-dice/1 P0 P1 ... Pk ``: what every message starts with."""
 
@@ -127,7 +131,7 @@ class DiceSeeds:
         seeds = self.player_seeds
         if len(seeds) < 2 or not all(is_player_seed(seed) for seed in seeds):
             raise ValueError(f"not two or more player seeds: {seeds!r}")
-        object.__setattr__(self, "_keyed", hmac.new(self.server_seed, digestmod=hashlib.sha256))
+        object.__setattr__(self, "_keyed", _keyed_sha256(self.server_seed))
         object.__setattr__(self, "_prefix", f"{RULE} {' '.join(seeds)} ")
 
     @property
@@ -142,25 +146,46 @@ class DiceSeeds:
 
     def block(self, roll: int, block: int = 0) -> bytes:
         """``HMAC-SHA-256(key=server seed, message(roll, block))``: 32 bytes (RFC 2104 §2)."""
-        # A copy of the keyed HMAC object, not hmac.digest(): the one-shot releases the
-        # GIL for OpenSSL's call whatever the message's size, and the event loop then
-        # waits for the database thread to let it go again (up to the 5 ms switch
-        # interval), at every roll (docs/performance.md §21).
-        mac = self._keyed.copy()
-        mac.update(self.message(roll, block))
-        return mac.digest()
+        # Copies of the keyed hashes, not hmac.digest(): the one-shot releases the GIL
+        # for OpenSSL's call whatever the message's size, and the event loop then waits
+        # for the database thread to let it go again (up to the 5 ms switch interval),
+        # at every roll (docs/performance.md §21). The two hashes directly, not an
+        # hmac.HMAC's copy: four Python calls fewer at every roll.
+        inner, outer = self._keyed
+        inner = inner.copy()
+        inner.update(f"{self._prefix}{roll} {block}".encode("ascii"))
+        outer = outer.copy()
+        outer.update(inner.digest())
+        digest: bytes = outer.digest()
+        return digest
 
     def roll(self, number: int) -> tuple[int, int]:
         """The two dice of roll ``number`` (from 0), in order."""
-        blocks = (self.block(number, b) for b in count())
-        first, second = dice_from(blocks)
-        return first, second
+        # dice_from written out for block 0, which holds two dice but with a chance
+        # of about 2^-180: this runs at every roll.
+        first = 0
+        for byte in self.block(number):
+            if byte < _ACCEPT:
+                if first:
+                    return first, byte % 6 + 1
+                first = byte % 6 + 1
+        return dice_from(self.block(number, b) for b in count())
 
     def dice(self, count: int) -> list[int]:
         """The first ``count`` dice drawn one at a time, as :class:`FairDice` draws them
         (die ``k`` is die ``k % 2`` of roll ``k // 2``): what a chouette game's dice are
         checked against, its first draw's single dice included."""
         return [self.roll(k // 2)[k % 2] for k in range(count)]
+
+
+def _keyed_sha256(key: bytes) -> tuple[Any, Any]:
+    """HMAC-SHA-256's inner and outer hashes for ``key``, fed its padded key alone
+    (RFC 2104 §2: ``H(K XOR opad, H(K XOR ipad, text))``; a key of 32 bytes is shorter
+    than SHA-256's 64-byte block, so it is padded with zeros, not hashed)."""
+    padded = key.ljust(_SHA256_BLOCK, b"\0")
+    inner = hashlib.sha256(bytes(b ^ 0x36 for b in padded))
+    outer = hashlib.sha256(bytes(b ^ 0x5C for b in padded))
+    return inner, outer
 
 
 def dice_from(blocks: Iterable[bytes]) -> tuple[int, int]:
@@ -199,11 +224,13 @@ class FairDice:
 
     def die(self) -> int:
         """Die number :attr:`drawn` of the match: die ``drawn % 2`` of roll ``drawn // 2``."""
-        number, which = divmod(self.drawn, 2)
-        if self._roll is None or self._roll[0] != number:
-            self._roll = (number, self.seeds.roll(number))
-        self.drawn += 1
-        return self._roll[1][which]
+        drawn = self.drawn
+        number = drawn >> 1
+        last = self._roll
+        if last is None or last[0] != number:
+            last = self._roll = (number, self.seeds.roll(number))
+        self.drawn = drawn + 1
+        return last[1][drawn & 1]
 
     def to_json(self) -> dict[str, Any]:
         """The roller's state as JSON data (the ``dice_proof`` of a match snapshot); the

@@ -23,7 +23,6 @@ from __future__ import annotations
 import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TypeGuard
 
 from backgammon.board import Player
 from backgammon.events import (
@@ -117,22 +116,17 @@ def announce(presence: Presence, update: TableUpdate) -> tuple[Outbox, list[Broa
 
 
 def seated(presence: Presence, name: str) -> Peer | None:
-    """``name`` while they sit at a table (whom a table's lines go to); None once they
-    left it."""
+    """``name`` while they sit at a table (online, with an opponent: whom a table's
+    lines go to); None once they left it."""
     peer = presence.get(name)
-    return peer if _at_a_table(peer) else None
+    return peer if peer is not None and peer.opponent is not None else None
 
 
 def seated_side(presence: Presence, sides: Sides, index: Player) -> tuple[Peer, ...]:
     """The members of side ``index`` who sit at the table now."""
-    # _at_a_table written out: this runs for both sides of every action
-    peers = map(presence.get, sides.members(index))
+    # seated() and Sides.members written out: this runs for both sides of every action
+    peers = map(presence.get, (sides.second if index else sides.first).members)
     return tuple([p for p in peers if p is not None and p.opponent is not None])
-
-
-def _at_a_table(peer: Peer | None) -> TypeGuard[Peer]:
-    """Whether ``peer`` (if online) sits at a table: whom a table's lines go to."""
-    return peer is not None and peer.opponent is not None
 
 
 @dataclass

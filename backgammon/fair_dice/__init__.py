@@ -71,6 +71,9 @@ DEFAULT_SEED_BYTES = 8
 digits)."""
 _SHA256_BLOCK = 64
 """SHA-256's block size in bytes (FIPS 180-4 §1), HMAC's ``B`` (RFC 2104 §2)."""
+_IPAD = bytes(b ^ 0x36 for b in range(256))
+_OPAD = bytes(b ^ 0x5C for b in range(256))
+"""Each byte XOR HMAC's ``ipad`` and ``opad`` (RFC 2104 §2), as tables for ``bytes.translate``."""
 _ACCEPT = SystemDice.ACCEPT
 """Bytes below this are dice (the rejection sampling of :class:`SystemDice`)."""
 _FIRST_SEED_CHAR, _LAST_SEED_CHAR = "!", "~"
@@ -183,8 +186,8 @@ def _keyed_sha256(key: bytes) -> tuple[Any, Any]:
     (RFC 2104 §2: ``H(K XOR opad, H(K XOR ipad, text))``; a key of 32 bytes is shorter
     than SHA-256's 64-byte block, so it is padded with zeros, not hashed)."""
     padded = key.ljust(_SHA256_BLOCK, b"\0")
-    inner = hashlib.sha256(bytes(b ^ 0x36 for b in padded))
-    outer = hashlib.sha256(bytes(b ^ 0x5C for b in padded))
+    inner = hashlib.sha256(padded.translate(_IPAD))
+    outer = hashlib.sha256(padded.translate(_OPAD))
     return inner, outer
 
 

@@ -109,9 +109,9 @@ async def command(host: TableHost, session: Caller, command: ChouetteCommand) ->
             await run(host, table, start, None)
         case ChouetteLeave():
             await leave(host, session.name)
-        case ChouetteShow(name):
+        case ChouetteShow(name, clip):
             table = table_of(host, session.name if name is None else name)
-            session.send_lines(show_lines(table.host, table.core, clip=session.clip))
+            session.send_lines(show_lines(table.host, table.core, clip=clip))
         case ChouetteDelegate(proxy):
             me = session.name
             await run(host, table_of(host, me), lambda c: c.delegate(me, proxy), None)

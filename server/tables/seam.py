@@ -133,6 +133,9 @@ class ChouetteShow:
     """``show chouette [NAME]`` (D308): the caller's table, or the one ``NAME`` sits at."""
 
     name: str | None
+    clip: bool
+    """The line form for programs (a CLIP session's reply), else the text for people (a
+    telnet session, or a ``text!`` command from the page's command box, D376)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -199,9 +199,8 @@ async def test_a_chouette_is_there_after_a_restart(settings: Settings, db_target
         before = (core.position, core.turn, core.phase, tuple(core.team_doubles), core.game)
     async with running(settings, db_target, dice=lambda: SeededDice(5)) as app:
         clients = {n: await logged_in(connect, app, n, create=False) for n in names}
-        for name, client in clients.items():
-            await client.send("chouette return")
-            await client.expect(replies.chouette_presence(name, True))
+        for name, client in clients.items():  # each seated again as they log in (D410)
+            assert replies.chouette_presence(name, True) in client.seen
         table = app.local_tables.chouettes["ann"]
         core = table.core
         assert (core.position, core.turn, core.phase, tuple(core.team_doubles), core.game) == (

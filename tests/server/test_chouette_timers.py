@@ -246,9 +246,9 @@ async def test_a_table_left_by_everyone_is_restored_from_the_database(
     assert not tables  # out of the process, saved
     await desk.login("dan", clip=False)
     assert await desk.run("dan", "chouette return") == [replies.NOT_AT_CHOUETTE, "> "]
-    await desk.login("bob", clip=False)
-    assert await desk.run("bob", "chouette open") == [replies.CHOUETTE_SAVED_TABLE, "> "]
-    await desk.run("bob", "chouette return")
+    await desk.login("bob", clip=False)  # restored as bob logs in (D410)
+    assert await desk.run("bob", "chouette open") == [replies.ALREADY_AT_CHOUETTE, "> "]
+    assert await desk.run("bob", "chouette return") == [replies.CHOUETTE_NOT_AWAY, "> "]
     restored = tables["bob"]
     assert restored is not table and restored.table_id == table.table_id
     after = restored.core

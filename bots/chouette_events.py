@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
+from bots.events import first_match
 from protocol import replies
 
 # -- event types ---------------------------------------------------------------------
@@ -355,9 +356,4 @@ _PATTERNS: Final[list[tuple[re.Pattern[str], _Builder]]] = [
 
 def parse_chouette(line: str) -> ChouetteEvent | None:
     """The chouette event of one line read from the server, or None for any other line."""
-    text = line.rstrip()
-    for pattern, build in _PATTERNS:
-        match = pattern.fullmatch(text)
-        if match is not None:
-            return build(match)
-    return None
+    return first_match(_PATTERNS, line.rstrip())

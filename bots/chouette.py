@@ -36,6 +36,7 @@ from bots.chouette_events import (
     BoxAnswers,
     BoxDoubles,
     BoxDoublesYou,
+    ChouetteBack,
     ChouetteCube,
     ChouetteEnd,
     ChouetteEvent,
@@ -117,8 +118,8 @@ async def box_doubles(
     not (a centred cube under the Jacoby rule is doubled where an owned one is too good)."""
     chosen = []
     for cube in cubes:
-        in_game = cube.result is None and cube.owner != "member"
-        if in_game and await strategy.should_double(cube_view(view, cube)):
+        may_turn = cube.result is None and cube.owner != "member"
+        if may_turn and await strategy.should_double(cube_view(view, cube)):
             chosen.append(cube.member)
     return chosen
 
@@ -176,6 +177,9 @@ class ChouetteClient(FibsClient):
         self._doublers: tuple[str, ...] = ()
         """The members whose doubles the box answers now (``The box answers ...``)."""
         self._show_waiters: list[asyncio.Future[ChouetteShow]] = []
+        self._returning = False
+        """Seated again at a login (D410): the table is known from the ``show chouette``
+        that follows; the boards before it wait for it."""
 
     # -- lines ----------------------------------------------------------------------------
 
@@ -207,6 +211,8 @@ class ChouetteClient(FibsClient):
                 self.table, self.seats, self.view = None, None, None
                 self.strategy.jacoby = False  # matches have no Jacoby rule
                 self._now_free()
+            case ChouetteBack(name=back) if back == name and self.table is None:
+                self._returning = True
             case ChouetteSeats():
                 self.seats = event
                 self.seat_history.append(event)
@@ -250,9 +256,10 @@ class ChouetteClient(FibsClient):
         mine = totals.get(self.config.name)
         if self.table is None and mine is not None and mine.seat != "gone":
             # Seated again by the server at a login (D410): the rules line came first.
-            self.table = show.table.host
+            self.table, self._returning = show.table.host, False
             self._use_rules(self._pending_rules)
             log.info("%s: back at the chouette of %s", self.config.name, self.table)
+            self._decide()  # on the board that came before
         waiters, self._show_waiters = self._show_waiters, []
         for waiter in waiters:
             if not waiter.done():
@@ -274,6 +281,20 @@ class ChouetteClient(FibsClient):
         except TimeoutError:
             log.warning("%s: no show chouette came; the cubes as last seen", self.config.name)
             return self.show
+
+    async def _cleanup(self) -> None:
+        """The session is over: the table is forgotten with it. The server seats the bot
+        again as it logs in (D410) and says the table again (the rules line, ``show
+        chouette``), as to a bot process started anew."""
+        await super()._cleanup()
+        self.table, self.seats, self._joining_table = None, None, None
+        self._invited.clear()
+        self._box_offer = self._out = self._returning = False
+        self._doublers = ()
+        for waiter in self._show_waiters:
+            waiter.cancel()
+        self._show_waiters.clear()
+        self.strategy.jacoby = False
 
     # -- joining --------------------------------------------------------------------------
 
@@ -305,7 +326,7 @@ class ChouetteClient(FibsClient):
     # -- boards and decisions ----------------------------------------------------------------
 
     def _on_board(self, event: ev.Board) -> None:
-        if self.table is None:
+        if self.table is None and not self._returning:
             super()._on_board(event)
             return
         view = event.view
@@ -320,7 +341,8 @@ class ChouetteClient(FibsClient):
 
     def _decide(self) -> None:
         if self.table is None:
-            super()._decide()
+            if not self._returning:
+                super()._decide()
             return
         view = self.view
         if view is None or self._conn is None:

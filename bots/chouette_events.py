@@ -64,6 +64,13 @@ class ChouetteLeft:
 
 
 @dataclass(frozen=True, slots=True)
+class ChouetteBack:
+    """``X is back at the table.`` (D361, D410): X returned, or was seated at a login."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class ChouetteSeats:
     """``The box: X. The line: a, b.``: the seats after the draw and after each rotation;
     ``line[0]`` is the captain (D305)."""
@@ -205,6 +212,7 @@ ChouetteEvent: TypeAlias = (
     | ChouetteRules
     | ChouetteJoined
     | ChouetteLeft
+    | ChouetteBack
     | ChouetteSeats
     | ChouetteGameStarts
     | ActingCaptain
@@ -260,6 +268,7 @@ _PATTERNS: Final[list[tuple[re.Pattern[str], _Builder]]] = [
     ),
     (re.compile(rf"{_N} joins the chouette\."), lambda m: ChouetteJoined(m["name"])),
     (re.compile(rf"{_N} leaves the chouette\."), lambda m: ChouetteLeft(m["name"])),
+    (re.compile(rf"{_N} is back at the table\."), lambda m: ChouetteBack(m["name"])),
     (
         re.compile(rf"The box: {_N}\. The line: (?P<line>.*)\."),
         lambda m: ChouetteSeats(m["name"], _names(m["line"])),

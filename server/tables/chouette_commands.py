@@ -263,10 +263,10 @@ async def come_back(host: TableHost, session: Caller, *, at_login: bool = False)
     me = session.name
     table = host.chouettes.get(me)
     if table is None:
+        if at_login and (me in host.matches or await host.db.load_chouette_of(me) is None):
+            return  # a match's player (a replaced session's) or nobody at a table
         if me in host.matches:
             raise Reply(replies.ALREADY_PLAYING)
-        if at_login and await host.db.load_chouette_of(me) is None:
-            return
         table = await _restored(host, me)
     if me not in table.core.absent:
         if not at_login:
@@ -276,9 +276,8 @@ async def come_back(host: TableHost, session: Caller, *, at_login: bool = False)
             session.send_lines(table.board_for(me, session.settings.boardstyle))
             _tell_returner(session, table)
         return
-    await run(
-        host, table, lambda c: c.set_present(me, True), None, then=lambda: _tell_returner(session, table)
-    )
+    tell = lambda: _tell_returner(session, table)  # noqa: E731
+    await run(host, table, lambda c: c.set_present(me, True), None, then=tell)
 
 
 def _tell_returner(session: Caller, table: LiveChouette) -> None:

@@ -218,6 +218,7 @@ class ChouetteClient(FibsClient):
                 self.seat_history.append(event)
             case ChouetteGameStarts():
                 self._box_offer = self._out = False
+                self._doublers = ()
                 self._spawn(self._send("chouette show"), "show")
             case BoxAnswers(members=members):
                 self._doublers = members
@@ -378,7 +379,8 @@ class ChouetteClient(FibsClient):
     async def _chouette_answer(self, view: BoardView) -> str:
         """The box's answer to the team's doubles, or a member's to the box's double."""
         if view.colour is Colour.O and self._doublers and not self._single():
-            return await self._box_answer(view, self._doublers)
+            doublers, self._doublers = self._doublers, ()  # a retry answers all alike
+            return await self._box_answer(view, doublers)
         if view.colour is Colour.X:  # the member's board shows the offer as 0/0 flags
             view = dataclasses.replace(view, was_doubled=True)
         try:

@@ -332,7 +332,9 @@ async def test_a_member_who_logs_out_stays_at_the_table_away(desk: Desk) -> None
     assert other in core.absent and core.in_game(other)
     assert replies.chouette_presence(other, False) in desk.heard(core.line[0])
     await desk.login("eve")  # a CLIP client
-    assert replies.chouette_away_line(other) in await desk.run("eve", f"show chouette {core.line[0]}")
+    assert replies.chouette_away_line(other) in await desk.run(
+        "eve", f"show chouette {core.line[0]}"
+    )
 
 
 async def test_a_player_who_logs_out_before_the_first_game_leaves(desk: Desk) -> None:

@@ -50,9 +50,7 @@ def play_until(pages: dict[str, Page], done: str, condition: object, team: Page)
         time.sleep(0.05)
 
 
-def test_seats_delegation_beaver_answer_by_name_and_return(
-    server: ServerThread, bot: None
-) -> None:
+def test_seats_delegation_beaver_answer_by_name_and_return(server: ServerThread, bot: None) -> None:
     with chromium() as a, chromium() as b:
         ann = Page(a, server.url, "ann")
         bob = Page(b, server.url, "bob")
@@ -91,9 +89,14 @@ def test_seats_delegation_beaver_answer_by_name_and_return(
         assert not mine.visible("unwatch")
         assert (box, member) == ("ann", "bob") and "the captain: cat" in seats, seats
         title = mine.text("match-title")
-        assert title == "Chouette game 1: the team of cat, bob against the box, ann; the captain: cat"
+        assert (
+            title == "Chouette game 1: the team of cat, bob against the box, ann; the captain: cat"
+        )
         assert mine.text("prompt") == "The box, ann, to play. Your cube: 1, in the centre."
-        assert boxed.text("match-title") == "Chouette game 1: you are the box, against the team of cat, bob"
+        assert (
+            boxed.text("match-title")
+            == "Chouette game 1: you are the box, against the team of cat, bob"
+        )
         if AXE.exists():
             assert violations(a) == [], "the chouette page at the table"
 

@@ -23,7 +23,7 @@ const SAVED = /^\*\* You have a saved chouette table\./; // D361: `chouette retu
 const GAMES_ROW = /\(chouette of \d+, game \d+\)$/; // `show games`: news for the lobby only
 
 const chouette = {
-  send: null, me: () => null, redraw: () => {}, asked: false, reading: null, table: null, timer: null, saved: false,
+  send: null, me: () => null, redraw: () => {}, asked: false, reading: null, table: null, timer: null, saved: false, seatKey: "",
 };
 
 /** Wire the panel: `send` sends a line; `me()` is the logged-in name; `redraw()` draws
@@ -224,7 +224,7 @@ function draw() {
   if (!t) {
     $("chouette-title").textContent = "Chouette";
     for (const id of ["chouette-proxied", "chouette-box-answer", "chouette-raccoon", "chouette-delegate-form"]) $(id).hidden = true;
-    chouette.redraw();
+    redrawSeat(null, me);
     return;
   }
   $("chouette-title").textContent = `Chouette of ${t.host}, game ${t.game} (${t.phase})`;
@@ -312,6 +312,18 @@ function draw() {
   $("chouette-undelegate").hidden = !proxy;
   const inGame = t.cubes.some((c) => c.member === me && c.result === "-");
   $("chouette-team-form").hidden = !inGame;
+  redrawSeat(t, me);
+}
+
+/** Draw the board again when what `chouetteSeat` reads changed (not at every answer to
+ * `show chouette`: a board drawn anew loses a keyboard's focus on a checker). */
+function redrawSeat(t, me) {
+  const key = t
+    ? JSON.stringify([t.game, t.phase, t.turn, t.box, t.partner, t.line, t.cubes.find((c) => c.member === me),
+      [...mayOf(t, me)], t.away.has(me)])
+    : "";
+  if (key === chouette.seatKey) return;
+  chouette.seatKey = key;
   chouette.redraw();
 }
 

@@ -56,9 +56,7 @@ export function wireChouette(send, me, redraw) {
     event.preventDefault();
     const boxes = [...$("chouette-box-doubles").querySelectorAll("input[type=checkbox]")];
     const taken = boxes.filter((b) => b.checked).map((b) => b.value);
-    if (taken.length === boxes.length) send("accept");
-    else if (taken.length) send(`accept ${taken.join(" ")}`);
-    else send("reject");
+    send(taken.length ? `accept ${taken.join(" ")}` : "reject"); // by name: the others rejected
   });
   $("chouette-delegate-form").addEventListener("submit", (event) => {
     event.preventDefault();

@@ -9,7 +9,7 @@ axe-core finds nothing wrong with the page at the table."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -36,11 +36,13 @@ PLAY_TIME = 120.0
 """Seconds the game may take to reach each decision before the test fails."""
 
 
-def play_until(pages: dict[str, Page], done: str, condition: object, team: Page) -> None:
+def play_until(
+    pages: dict[str, Page], done: str, condition: Callable[[], object], team: Page
+) -> None:
     """Click what each page offers (rolls, moves) until ``condition()`` holds; the
     ``team`` page never rolls (the team autorolls once its doubling window closed)."""
     deadline = time.monotonic() + PLAY_TIME
-    while not condition():  # type: ignore[operator]
+    while not condition():
         assert time.monotonic() < deadline, f"never {done}: " + " | ".join(
             f"{p.text('prompt')} / {p.text('chouette-seats')}" for p in pages.values()
         )

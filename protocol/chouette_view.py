@@ -19,7 +19,7 @@ from backgammon.chouette_settings import (
     settings_from_json,
     settings_to_json,
 )
-from backgammon.chouette_state import BOX, ChouettePhase, ChouetteState
+from backgammon.chouette_state import BOX, ChouetteAction, ChouettePhase, ChouetteState
 from protocol import replies
 from protocol.arguments import Invalid
 
@@ -115,6 +115,39 @@ def where(core: ChouetteState, name: str) -> Where:
     return Where.LINE
 
 
+def _concerned(core: ChouetteState, name: str, action: ChouetteAction) -> tuple[str, ...]:
+    """The members whose cubes ``action`` by ``name`` would concern (D405)."""
+    match action:
+        case ChouetteAction.DOUBLE:
+            return core.doubles_for(name)
+        case ChouetteAction.TAKE | ChouetteAction.DROP | ChouetteAction.BEAVER:
+            return core.answers_for(name)
+        case ChouetteAction.ANSWER_DOUBLES:
+            return tuple(core.team_doubles)
+        case ChouetteAction.BOX_DOUBLE:
+            return core.box_may_double()
+        case ChouetteAction.RACCOON:
+            return core.raccoons_possible()
+        case _:
+            return ()
+
+
+def decision_lines(core: ChouetteState) -> list[str]:
+    """D405: what each player at the table may do now (the core's ``allowed``, with the
+    cubes concerned), who is away, and the delegations, for programs (a page's buttons)."""
+    lines = []
+    for name in core.players:
+        allowed = core.allowed(name) if core.at_table(name) else frozenset()
+        lines += [
+            replies.chouette_may_line(name, action.value, _concerned(core, name, action))
+            for action in ChouetteAction
+            if action in allowed
+        ]
+    lines += [replies.chouette_away_line(name) for name in core.players if name in core.absent]
+    lines += [replies.chouette_proxy_line(m, p) for m, p in core.proxies.items()]
+    return lines
+
+
 def show_lines(host: str, core: ChouetteState, *, clip: bool) -> list[str]:
     """``show chouette`` (D308): lines for programs in CLIP mode, for people else."""
     seats = core.seats
@@ -143,7 +176,7 @@ def show_lines(host: str, core: ChouetteState, *, clip: bool) -> list[str]:
         lines += [
             replies.chouette_total_line(n, t, where(core, n).value) for n, t in core.standings()
         ]
-        return [*lines, replies.CHOUETTE_END_LINE]
+        return [*lines, *decision_lines(core), replies.CHOUETTE_END_LINE]
     lines = [replies.chouette_heading(host, core.game)]
     if box is not None:
         lines.append(replies.chouette_show_seats(box, partner, line))

@@ -3008,6 +3008,22 @@ def chouette_total_line(name: str, total: int, seat: str) -> str:
     return f"chouette-total:{name}:{total}:{seat}"
 
 
+def chouette_may_line(name: str, action: str, members: Sequence[str]) -> str:
+    """D405: one action ``name`` may take now (the core's ``ChouetteAction`` values) and
+    the members whose cubes it concerns (``-``: none)."""
+    return f"chouette-may:{name}:{action}:{','.join(members) or '-'}"
+
+
+def chouette_away_line(name: str) -> str:
+    """D405: a player away from the table (``chouette return`` takes the seat again)."""
+    return f"chouette-away:{name}"
+
+
+def chouette_proxy_line(member: str, proxy: str) -> str:
+    """D405: ``proxy`` decides for ``member``'s cube too (``chouette delegate``)."""
+    return f"chouette-proxy:{member}:{proxy}"
+
+
 CHOUETTE_END_LINE: Final = "chouette-end"
 """D308: the last line of ``show chouette`` for programs."""
 

@@ -19,7 +19,7 @@ import { lengthText, stepText, stepView } from "./record.js";
 import { drawBoard, positionText } from "./board.js";
 import { commitmentOf, verifyRecord } from "./dice.js";
 import { complete, legalPlays, moveText, nextMoves } from "./moves.js";
-import { chouetteBoard, chouetteLine, chouetteReset, wireChouette } from "./chouette.js";
+import { chouetteAsk, chouetteBoard, chouetteLine, chouetteReset, chouetteSeat, wireChouette } from "./chouette.js";
 
 const CLIENT = "fibsweb";
 const $ = (id) => document.getElementById(id);
@@ -416,6 +416,7 @@ function loggedIn(name, { again = false } = {}) {
   show("lobby", true);
   show("talk", true);
   show("chouette-panel", true);
+  chouetteAsk(); // a chouette table the player is away from offers its Return
   state.quietBoardstyle = true;
   send("set boardstyle 3");
   askGames();
@@ -968,7 +969,8 @@ function newBoard(view) {
   const old = state.view;
   state.view = view;
   const mine = view.player === "You";
-  notePlace({ playing: mine ? view.opponent : null, watching: mine ? null : view.player });
+  const seated = chouetteSeat(view, mine) !== null; // a chouette's seat: no match, no watching
+  notePlace({ playing: mine && !seated ? view.opponent : null, watching: mine || seated ? null : view.player });
   if (view.player === "You") state.matchOver = false;
   if (view.turn !== 0) state.nextGame = false;
   if (old && (old.turn !== view.turn || old.playerDice[0] !== view.playerDice[0])) {
@@ -1226,7 +1228,8 @@ function drawTable() {
   show("join-next", mine && state.nextGame);
   show("resign-box", mine && view.turn !== 0);
   show("leave", mine);
-  show("unwatch", !playing());
+  const seat = chouetteSeat(view, playing()); // at a chouette: its heading and prompt
+  show("unwatch", !playing() && !seat);
   show("replay-last", state.lastMove !== null && state.done.length === 0);
   show("analyse", state.matchOver && state.finished !== null);
   show("replay", state.matchOver && state.finished !== null);
@@ -1241,6 +1244,10 @@ function drawTable() {
   else if (moving) prompt = complete(state.plays, state.done) ? "Send your move, or undo." : "Your move: click a checker, then where it goes.";
   else if (turn && view.playerDice[0]) prompt = "No move possible.";
   else if (view.turn !== 0) prompt = `${view.opponent} to play.`;
+  if (seat) {
+    $("match-title").textContent = seat.title;
+    if (seat.prompt && !state.matchOver) prompt = seat.prompt;
+  }
   $("prompt").textContent = prompt;
 }
 
@@ -1570,7 +1577,7 @@ function wire() {
     if (Number.isInteger(id) && id > 0) askAnalysis(id);
   });
   wireRecord();
-  wireChouette(send, () => state.me);
+  wireChouette(send, () => state.me, drawTable);
   $("analysis-close").addEventListener("click", () => {
     if (state.analysis) clearTimeout(state.analysis.timer);
     state.analysis = null;

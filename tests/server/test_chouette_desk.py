@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from backgammon.board import Colour
 from backgammon.chouette_events import OrderRolled
-from backgammon.chouette_state import BOX, ChouettePhase, Cube, CubeOwner
+from backgammon.chouette_state import BOX, ChouetteAction, ChouettePhase, Cube, CubeOwner
 from backgammon.events import WinKind
 from backgammon.notation import format_moves
 from protocol import replies
@@ -219,16 +219,26 @@ async def test_a_member_leaves_mid_game_and_the_game_goes_on_to_the_rotation(des
 
 
 async def test_show_chouette_lines_for_programs(desk: Desk) -> None:
-    await started(desk, "ann", "bob")
+    table = await started(desk, "ann", "bob")
     await desk.login("eve")  # a CLIP client
     shown = await desk.run("eve", "show chouette ann")
+
     assert shown[0].startswith("chouette:ann:1:")
     assert shown[-1] == replies.CHOUETTE_END_LINE
     fields = shown[0].split(":")
     assert len(fields) == 8
-    assert [line.split(":")[0] for line in shown[1:-1]] == ["chouette-cube"] + [
-        "chouette-total"
-    ] * 2
+    kinds = [line.split(":")[0] for line in shown[1:-1]]
+    assert kinds[:3] == ["chouette-cube"] + ["chouette-total"] * 2
+    # D405: what each player may do now, from the core's ``allowed``: the side with the
+    # dice moves, both may resign; nobody is away and nobody delegated.
+    mover = table.core.mover()
+    assert f"chouette-may:{mover}:move:-" in shown
+    assert [line for line in shown if line.startswith("chouette-may:")] == [
+        replies.chouette_may_line(name, action.value, ())
+        for name in table.core.players
+        for action in sorted(table.core.allowed(name), key=list(ChouetteAction).index)
+    ]
+    assert set(kinds[3:]) == {"chouette-may"}
     assert await desk.run("eve", "show chouette") == [replies.NOT_AT_CHOUETTE]
     # The page's command box (D376): the text for people, between the markers.
     typed = await desk.run("eve", "text! show chouette ann")
@@ -325,6 +335,10 @@ async def test_a_member_who_logs_out_stays_at_the_table_away(desk: Desk) -> None
     assert desk.app.local_tables.chouettes[other] is table
     assert other in core.absent and core.in_game(other)
     assert replies.chouette_presence(other, False) in desk.heard(core.line[0])
+    await desk.login("eve")  # a CLIP client
+    assert replies.chouette_away_line(other) in await desk.run(
+        "eve", f"show chouette {core.line[0]}"
+    )
 
 
 async def test_a_player_who_logs_out_before_the_first_game_leaves(desk: Desk) -> None:
@@ -408,6 +422,10 @@ async def test_a_proxy_doubles_and_answers_for_a_member(desk: Desk) -> None:
     assert core.proxies == {other: captain}
     while not (core.turn != BOX and core.phase is ChouettePhase.TURN):
         await play_turn(desk, table)
+    await desk.login("eve")  # a CLIP client: D405's lines, the delegation and its cubes
+    shown = await desk.run("eve", f"show chouette {box}")
+    assert replies.chouette_proxy_line(other, captain) in shown
+    assert replies.chouette_may_line(captain, "double", (captain, other)) in shown
     heard = await desk.run(captain, f"double {other}")
     assert replies.chouette_doubles_for(captain, other, 2) in heard
     assert replies.chouette_proxy_ended(other) in await desk.run(other, "chouette delegate")

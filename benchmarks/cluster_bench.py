@@ -120,6 +120,9 @@ class Teller(load.Role):
         assert isinstance(bench, ClusterBench)
         if not client.open or not bench.acting:
             return
+        if bench.meter.phase not in ("warmup", "measure"):
+            self._schedule()  # the partner may not be known here yet
+            return
         self.seq += 1
         text = f"m{self.seq}"
         bench.sent[(client.name, text)] = time.monotonic()
@@ -236,8 +239,8 @@ def plan(args: argparse.Namespace, count: int) -> tuple[dict[str, int], dict[str
     tellers: list[tuple[str, str]] = []
     pairs: list[tuple[str, str]] = []
     for prefix, number, out in (
-        ("chat_", args.chatters // 2 if args.scenario == "chat" else 0, tellers),
-        ("play_", args.pairs if args.scenario == "matches" else 0, pairs),
+        ("chat_", args.chatters // 2, tellers),
+        ("play_", args.pairs, pairs),
     ):
         for i in range(number):
             a, b = (load.to_letters(f"{prefix}{i:05d}{side}") for side in ("a", "b"))
@@ -364,11 +367,12 @@ class Cluster:
         if not nats_url:
             nats_port = load.free_port()
             bind = "0.0.0.0" if args.netns_delay is not None else load.HOST
-            self.nats = subprocess.Popen(
-                [NATS_SERVER, "-a", bind, "-p", str(nats_port)],
-                stdout=subprocess.DEVNULL,
-                stderr=(self.workdir / "nats.log").open("wb"),
-            )
+            with (self.workdir / "nats.log").open("wb") as log:
+                self.nats = subprocess.Popen(
+                    [NATS_SERVER, "-a", bind, "-p", str(nats_port)],
+                    stdout=subprocess.DEVNULL,
+                    stderr=log,
+                )
             await asyncio.sleep(0.3)
         links: list[tuple[str, str, str]] = []
         if args.netns_delay is not None:
@@ -420,11 +424,12 @@ class Cluster:
             maxconn=min(affordable_maxconn(), 2000),
         )
         (self.workdir / "haproxy.cfg").write_text(config, encoding="utf-8")
-        self.haproxy = subprocess.Popen(
-            [HAPROXY, "-db", "-f", str(self.workdir / "haproxy.cfg")],
-            stdout=subprocess.DEVNULL,
-            stderr=(self.workdir / "haproxy.log").open("wb"),
-        )
+        with (self.workdir / "haproxy.log").open("wb") as log:
+            self.haproxy = subprocess.Popen(
+                [HAPROXY, "-db", "-f", str(self.workdir / "haproxy.cfg")],
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
 
     def pids(self) -> dict[str, int]:
         out = {}
@@ -445,14 +450,19 @@ class Cluster:
         if self.namespaces:
             netns_down(self.namespaces)
 
-    def log_errors(self) -> dict[str, int]:
+    def log_errors(self) -> dict[str, dict[str, int]]:
+        """Per node: ERROR lines and tracebacks in its log, and how often it took
+        another node for gone (a heartbeat missed for 3 s: a node starved of CPU)."""
         out = {}
         for node in self.nodes:
             if node.log is not None and node.log.exists():
                 text = node.log.read_text(errors="replace").splitlines()
-                out[node.name] = sum(
-                    1 for line in text if " ERROR " in line or line.startswith("Traceback")
-                )
+                out[node.name] = {
+                    "errors": sum(
+                        1 for line in text if " ERROR " in line or line.startswith("Traceback")
+                    ),
+                    "peers_taken_for_gone": sum(1 for line in text if line.endswith(" is gone")),
+                }
         return out
 
 
@@ -495,7 +505,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         )
         summary["account_creation_seconds"] = round(created, 1)
         if cluster is not None:
-            summary["node_log_errors"] = cluster.log_errors()
+            summary["node_logs"] = cluster.log_errors()
         return summary
     finally:
         if cluster is not None:
@@ -616,17 +626,17 @@ def window_figures(bench: ClusterBench, window: float, pids: dict[str, int]) -> 
     lat = bench.meter.latencies["measure"]
     counts = bench.meter.phase_counts["measure"]
     out: dict[str, Any] = {"window_seconds": round(window, 1)}
-    if bench.args.scenario == "chat":
-        done = counts["tell_delivered"]
-        out["tells_per_second"] = round(done / window, 1)
+    # the unit of the CPU figures: an action where there are matches, else a tell
+    done = counts["actions_answered"] or counts["tell_delivered"]
+    if counts["tell_sent"]:
+        out["tells_per_second"] = round(counts["tell_delivered"] / window, 1)
         out["tell_delivery"] = load.latency_summary(lat["tell_delivery"])
         out["tell_echo"] = load.latency_summary(lat["tell_echo"])
         out["tells_undelivered"] = sum(
             1 for t in bench.sent.values() if time.monotonic() - t > load.ANSWER_TIMEOUT
         )
-    else:
-        done = counts["actions_answered"]
-        out["actions_per_second"] = round(done / window, 1)
+    if bench.pairs:
+        out["actions_per_second"] = round(counts["actions_answered"] / window, 1)
         out["action"] = load.latency_summary(lat["action"])
         out["moves_verified"] = counts["moves_verified"]
         out["matches_finished"] = counts["matches_finished"]
@@ -641,6 +651,7 @@ def window_figures(bench: ClusterBench, window: float, pids: dict[str, int]) -> 
     out["cpu_seconds"] = {k: round(v, 2) for k, v in cpu.items()}
     if done and cpu:
         nodes_cpu = sum(v for k, v in cpu.items() if k.startswith("node"))
+        out["cpu_unit"] = "action" if counts["actions_answered"] else "tell"
         out["node_cpu_ms_per_unit"] = round(nodes_cpu / done * 1e3, 3)
         out["nats_cpu_ms_per_unit"] = round(cpu.get("nats", 0.0) / done * 1e3, 3)
         out["postgres_cpu_ms_per_unit"] = round(cpu.get("postgres", 0.0) / done * 1e3, 3)

@@ -27,11 +27,15 @@ The server CPU per tell or per action is the nodes' CPU time (and NATS's, and
 PostgreSQL's, apart) over the measured window, divided by the tells delivered or the
 actions answered in it.
 
-``--netns-delay MS`` (root only) puts each node in a network namespace of its own,
-joined to this one by a veth pair, and adds ``tc netem`` delay to the NATS traffic of
-each node: MS/2 each way on each node's link, so that a message from one node to
-another through NATS takes MS more. The database (reached through ``socat`` on the
-veth's address: PostgreSQL listens on 127.0.0.1) and the clients get no delay.
+``--netns-delay MS`` (root only) puts each node in a network namespace of its own
+(``ip netns``), joined to this one by a veth pair (10.77.K.2 there, 10.77.K.1 here), as
+if on a host of its own. Each node reaches NATS through ``socat`` on 10.77.K.1 and
+``benchmarks/delayproxy.py``, which holds every chunk MS/2 each way: a message from one
+node to another through NATS takes MS more. ``tc netem`` would be the usual tool, but
+this machine's kernel has no ``netem`` (nor ``prio``) qdisc (``tc qdisc add dev ...
+root netem delay 1ms``: "Error: Specified qdisc kind is unknown."; no /lib/modules to
+load it from). The database (socat, no delay: PostgreSQL listens on 127.0.0.1 only)
+and the clients get no delay.
 """
 
 from __future__ import annotations
@@ -281,24 +285,9 @@ def _ip(*words: str) -> None:
     subprocess.run(["ip", *words], check=True, capture_output=True, text=True)
 
 
-def _netem(device: str, namespace: str | None, delay_ms: float, match: str, port: int) -> None:
-    """Delay the packets of ``device`` to (``dport``) or from (``sport``) ``port`` only:
-    a prio qdisc whose third band (no other traffic goes there) is netem."""
-    prefix = ["ip", "netns", "exec", namespace] if namespace else []
-    for words in (
-        ["qdisc", "add", "dev", device, "root", "handle", "1:", "prio"],
-        ["qdisc", "add", "dev", device, "parent", "1:3", "handle", "30:", "netem", "delay"]
-        + [f"{delay_ms}ms"],
-        ["filter", "add", "dev", device, "parent", "1:", "protocol", "ip", "prio", "1", "u32"]
-        + ["match", "ip", match, str(port), "0xffff", "flowid", "1:3"],
-    ):
-        subprocess.run([*prefix, "tc", *words], check=True, capture_output=True, text=True)
-
-
-def netns_up(count: int, delay_ms: float, nats_port: int) -> list[tuple[str, str, str]]:
+def netns_up(count: int) -> list[tuple[str, str, str]]:
     """Namespaces fibsb1..N, each joined by a veth pair (10.77.K.1 here, 10.77.K.2
-    there), with ``delay_ms``/2 on the NATS traffic each way; (namespace, node address,
-    this side's address) of each."""
+    there); (namespace, node address, this side's address) of each."""
     out = []
     for k in range(1, count + 1):
         ns, here, there = f"{NETNS_PREFIX}{k}", f"fb{k}r", f"fb{k}n"
@@ -310,9 +299,6 @@ def netns_up(count: int, delay_ms: float, nats_port: int) -> list[tuple[str, str
         _ip("-n", ns, "addr", "add", f"10.77.{k}.2/24", "dev", there)
         _ip("-n", ns, "link", "set", there, "up")
         _ip("-n", ns, "link", "set", "lo", "up")
-        if delay_ms > 0:
-            _netem(there, ns, delay_ms / 2, "dport", nats_port)
-            _netem(here, None, delay_ms / 2, "sport", nats_port)
         out.append((ns, f"10.77.{k}.2", f"10.77.{k}.1"))
     return out
 
@@ -367,17 +353,17 @@ class Cluster:
         if not nats_url:
             nats_port = load.free_port()
             bind = "0.0.0.0" if args.netns_delay is not None else load.HOST
-            with (self.workdir / "nats.log").open("wb") as log:
+            with (self.workdir / "nats.log").open("wb") as sink:
                 self.nats = subprocess.Popen(
                     [NATS_SERVER, "-a", bind, "-p", str(nats_port)],
                     stdout=subprocess.DEVNULL,
-                    stderr=log,
+                    stderr=sink,
                 )
             await asyncio.sleep(0.3)
         links: list[tuple[str, str, str]] = []
         if args.netns_delay is not None:
             self.namespaces = count
-            links = netns_up(count, args.netns_delay, nats_port)
+            links = netns_up(count)
         shipped = load.read_config(load.SHIPPED_CONFIG)
         base = load.run_config(shipped, load.requested_overrides(args), {})
         base_path = self.workdir / "base.conf"
@@ -391,10 +377,8 @@ class Cluster:
             if links:
                 ns, host, here = links[k]
                 nats = f"nats://{here}:{nats_port}"
-                pg = subprocess.Popen(
-                    ["socat", f"TCP-LISTEN:5432,bind={here},fork,reuseaddr", "TCP:127.0.0.1:5432"]
-                )
-                self.others.append(pg)
+                self.others += self.forward(here, nats_port, args.netns_delay / 2e3)
+                self.others += self.forward(here, 5432, 0.0)
                 url = database_url.replace("@127.0.0.1:", f"@{here}:")
                 command = ["ip", "netns", "exec", ns, *command]
             node = Node(name, host, load.free_port(), load.free_port(), load.free_port())
@@ -424,12 +408,26 @@ class Cluster:
             maxconn=min(affordable_maxconn(), 2000),
         )
         (self.workdir / "haproxy.cfg").write_text(config, encoding="utf-8")
-        with (self.workdir / "haproxy.log").open("wb") as log:
+        with (self.workdir / "haproxy.log").open("wb") as sink:
             self.haproxy = subprocess.Popen(
                 [HAPROXY, "-db", "-f", str(self.workdir / "haproxy.cfg")],
                 stdout=subprocess.DEVNULL,
-                stderr=log,
+                stderr=sink,
             )
+
+    @staticmethod
+    def forward(here: str, port: int, delay: float) -> list[subprocess.Popen[bytes]]:
+        """``here:port`` (this side of a node's veth) forwarded to ``127.0.0.1:port``
+        by socat; through benchmarks/delayproxy.py (``delay`` s each way) if any."""
+        target = port
+        started = []
+        if delay > 0:
+            target = load.free_port()
+            proxy = [sys.executable, str(Path(__file__).with_name("delayproxy.py"))]
+            started.append(subprocess.Popen([*proxy, str(target), str(port), str(delay)]))
+        listen = f"TCP-LISTEN:{port},bind={here},fork,reuseaddr"
+        started.append(subprocess.Popen(["socat", listen, f"TCP:127.0.0.1:{target}"]))
+        return started
 
     def pids(self) -> dict[str, int]:
         out = {}
@@ -500,9 +498,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             nodes = cluster.nodes
         bench = ClusterBench(args, nodes)
         bench.placement = placement
-        summary = await asyncio.wait_for(
-            scenario(bench, groups, cluster), args.time_limit
-        )
+        summary = await asyncio.wait_for(scenario(bench, groups, cluster), args.time_limit)
         summary["account_creation_seconds"] = round(created, 1)
         if cluster is not None:
             summary["node_logs"] = cluster.log_errors()

@@ -81,8 +81,14 @@ Examples::
     python benchmarks/load.py --scenario connect-burst --connects 1000
     python benchmarks/load.py --scenario login-burst --logins 500 --background 0 --chatters 100
     python benchmarks/load.py --scenario hostile --server-cpu 0
+    python benchmarks/load.py --nodes 3 --scenario idle --clients 3000
+    python benchmarks/load.py --nodes 2 --scenario chat --clients 0 --chatters 1000 --chat-rate 1
+    python benchmarks/load.py --nodes 2 --scenario matches --pairs 500 --placement same
+    python benchmarks/load.py --nodes 2 --scenario chat --clients 0 --netns-delay 20
 
-Traffic goes only to 127.0.0.1. See docs/performance.md for the figures.
+Traffic goes only to 127.0.0.1 (``--nodes``: to the nodes' addresses).
+``--nodes N`` and ``--addresses`` run the scenarios idle, chat and matches against
+several nodes: benchmarks/cluster_bench.py. See docs/performance.md for the figures.
 """
 
 from __future__ import annotations
@@ -2853,7 +2859,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--netns-delay",
         type=float,
         metavar="MS",
-        help="each node in a network namespace, MS of netem delay on NATS between nodes",
+        help="each node in a network namespace, MS of delay on NATS between nodes (root)",
     )
     cluster.add_argument(
         "--no-proxy-header",
@@ -2921,7 +2927,7 @@ def verdict(summary: dict[str, Any]) -> tuple[int, list[str]]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.nodes or args.addresses:
-        import cluster_bench  # noqa: PLC0415  (benchmarks/cluster_bench.py, beside this script)
+        import cluster_bench  # benchmarks/cluster_bench.py, beside this script
 
         summary = asyncio.run(cluster_bench.run(args))
     else:

@@ -206,9 +206,11 @@ def test_two_nodes_tells_and_a_match_across_them() -> None:
     if shutil.which("nats-server") is None or shutil.which("haproxy") is None:
         pytest.skip("needs nats-server and haproxy")
     args = load.parse_args(
-        ["--nodes", "2", "--scenario", "chat", "--clients", "2", "--chatters", "2"]
-        + ["--chat-rate", "5", "--pairs", "1", "--rate", "4", "--warmup", "1", "--duration", "2"]
-        + ["--settle", "0.5", "--time-limit", "60", "--postgres", server]
+        [
+            *("--nodes", "2", "--scenario", "chat", "--clients", "2", "--chatters", "2"),
+            *("--chat-rate", "5", "--pairs", "1", "--rate", "4", "--warmup", "1"),
+            *("--duration", "2", "--settle", "0.5", "--time-limit", "60", "--postgres", server),
+        ]
     )
     import cluster_bench  # benchmarks/cluster_bench.py (load.py's --nodes mode)
 

@@ -352,10 +352,9 @@ class Cluster:
         nats_port = 0
         if not nats_url:
             nats_port = load.free_port()
-            bind = "0.0.0.0" if args.netns_delay is not None else load.HOST
             with (self.workdir / "nats.log").open("wb") as sink:
                 self.nats = subprocess.Popen(
-                    [NATS_SERVER, "-a", bind, "-p", str(nats_port)],
+                    [NATS_SERVER, "-a", load.HOST, "-p", str(nats_port)],
                     stdout=subprocess.DEVNULL,
                     stderr=sink,
                 )

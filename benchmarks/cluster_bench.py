@@ -23,9 +23,9 @@ client logs in through HAProxy at the end and asks ``rawwho`` there too.
 * ``matches`` (``--pairs``, ``--rate``): load.py's players, the inviter on node i and
   the invitee on node i+1 (``cross``) or both on node i (``same``).
 
-The server CPU per tell or per action is the nodes' CPU time (and NATS's, and
-PostgreSQL's, apart) over the measured window, divided by the tells delivered or the
-actions answered in it.
+The server CPU per tell or per action is the nodes' CPU time (and NATS's apart) over the
+measured window, divided by the tells delivered or the actions answered in it.
+PostgreSQL's is not counted: the machine's PostgreSQL serves other work too.
 
 ``--netns-delay MS`` (root only) puts each node in a network namespace of its own
 (``ip netns``), joined to this one by a veth pair (10.77.K.2 there, 10.77.K.1 here), as
@@ -129,7 +129,7 @@ class Teller(load.Role):
             return
         self.seq += 1
         text = f"m{self.seq}"
-        bench.sent[(client.name, text)] = time.monotonic()
+        bench.sent[(client.name, text)] = bench.unechoed[(client.name, text)] = time.monotonic()
         bench.meter.count("tell_sent")
         client.send(f"tell {self.partner} {text}")
         self._schedule()
@@ -140,7 +140,7 @@ class Teller(load.Role):
         now = time.monotonic()
         if line.startswith(b"16 "):
             _, _, text = line.decode(errors="replace").split(" ", 2)
-            sent = bench.sent.get((self.client.name, text))
+            sent = bench.unechoed.pop((self.client.name, text), None)
             if sent is not None:
                 bench.meter.latency("tell_echo", now - sent)
         elif line.startswith(b"12 "):
@@ -194,7 +194,22 @@ class ClusterBench(load.Bench):
         """Each client's node (an index of ``nodes``)."""
         self.sent: dict[tuple[str, str], float] = {}
         """(sender, text) -> when it was told (until the partner reads it)."""
+        self.unechoed: dict[tuple[str, str], float] = {}
+        """(sender, text) -> when it was told (until the sender reads its echo)."""
         self.proxy = not args.no_proxy_header
+        self.client_cpu: dict[str, float] = {}
+        """This process's CPU seconds at each mark: the clients share the machine."""
+
+    def player_ready(self, player: load.Player) -> None:
+        """Logged in: the pair starts only once every node knows everyone
+        (:meth:`start_pairs`): an invitation to a user whose login has not yet reached
+        the inviter's node is refused (``** There is no one called ...``)."""
+        player.ready = True
+
+    def start_pairs(self) -> None:
+        for inviter, invitee in self.pairs:
+            if inviter.ready and invitee.ready:
+                inviter.start()
 
     async def connect(self, name: str, role: load.Role) -> load.Client:
         node = self.nodes[self.placement[name]]
@@ -220,9 +235,7 @@ class ClusterBench(load.Bench):
         for name, pid in extra.items():
             with contextlib.suppress(OSError):
                 self.marks[f"{name}:{mark}"] = load.read_proc(pid)
-        self.marks[f"postgres:{mark}"] = load.ProcSample(
-            time.monotonic(), load.postgres_cpu(), 0, 0, 0
-        )
+        self.client_cpu[mark] = time.process_time()
 
 
 def partner_nodes(i: int, count: int, placement: str) -> tuple[int, int]:
@@ -321,6 +334,7 @@ async def wait_listening(proc: subprocess.Popen[bytes], log: Path) -> None:
 
 
 def stop_process(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (if still running), then SIGKILL after 15 s."""
     if proc.poll() is None:
         proc.terminate()
         try:
@@ -377,7 +391,7 @@ class Cluster:
                 ns, host, here = links[k]
                 nats = f"nats://{here}:{nats_port}"
                 self.others += self.forward(here, nats_port, args.netns_delay / 2e3)
-                self.others += self.forward(here, 5432, 0.0)
+                self.others += self.forward(here, 5432, None)
                 url = database_url.replace("@127.0.0.1:", f"@{here}:")
                 command = ["ip", "netns", "exec", ns, *command]
             node = Node(name, host, load.free_port(), load.free_port(), load.free_port())
@@ -397,7 +411,10 @@ class Cluster:
                     preexec_fn=load._raise_fd_limit,
                 )
             self.nodes.append(NodeProc(name, host, node.telnet_port, proc, log))
-            await wait_listening(proc, log)
+        # all at once: the schema is there already (the accounts were created)
+        for started in self.nodes:
+            assert started.proc is not None and started.log is not None
+            await wait_listening(started.proc, started.log)
         self.haproxy_port = load.free_port()
         config = haproxy_config(
             deploy_nodes,
@@ -415,12 +432,13 @@ class Cluster:
             )
 
     @staticmethod
-    def forward(here: str, port: int, delay: float) -> list[subprocess.Popen[bytes]]:
+    def forward(here: str, port: int, delay: float | None) -> list[subprocess.Popen[bytes]]:
         """``here:port`` (this side of a node's veth) forwarded to ``127.0.0.1:port``
-        by socat; through benchmarks/delayproxy.py (``delay`` s each way) if any."""
+        by socat; through benchmarks/delayproxy.py (``delay`` s each way, 0 too: the
+        proxy's own time is then the baseline) unless ``delay`` is None."""
         target = port
         started = []
-        if delay > 0:
+        if delay is not None:
             target = load.free_port()
             proxy = [sys.executable, str(Path(__file__).with_name("delayproxy.py"))]
             started.append(subprocess.Popen([*proxy, str(target), str(port), str(delay)]))
@@ -437,12 +455,15 @@ class Cluster:
         return out
 
     def stop(self) -> None:
+        """HAProxy, then every node (SIGTERM to all, then each waited for), then NATS
+        and the forwarders; the namespaces removed."""
         if self.haproxy is not None:
             stop_process(self.haproxy)
-        for node in self.nodes:
-            if node.proc is not None:
-                stop_process(node.proc)
-        for proc in [*self.others, *([self.nats] if self.nats is not None else [])]:
+        nodes = [node.proc for node in self.nodes if node.proc is not None]
+        for proc in nodes:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in [*nodes, *self.others, *([self.nats] if self.nats is not None else [])]:
             stop_process(proc)
         if self.namespaces:
             netns_down(self.namespaces)
@@ -554,6 +575,7 @@ async def scenario(
         n.name: load.mb(n.samples["baseline"].rss) for n in bench.nodes if "baseline" in n.samples
     }
     out["who"] = await who_check(bench, cluster)
+    bench.start_pairs()
     if specs:
         bench.meter.phase = "warmup"
         await asyncio.sleep(args.warmup)
@@ -639,15 +661,15 @@ def window_figures(bench: ClusterBench, window: float, pids: dict[str, int]) -> 
     for node in bench.nodes:
         if "start" in node.samples and "end" in node.samples:
             cpu[node.name] = node.samples["end"].cpu - node.samples["start"].cpu
-    for name in [*pids, "postgres"]:
+    for name in pids:
         a, b = bench.marks.get(f"{name}:start"), bench.marks.get(f"{name}:end")
         if a is not None and b is not None:
             cpu[name] = b.cpu - a.cpu
+    cpu["clients"] = bench.client_cpu["end"] - bench.client_cpu["start"]
     out["cpu_seconds"] = {k: round(v, 2) for k, v in cpu.items()}
     if done and cpu:
         nodes_cpu = sum(v for k, v in cpu.items() if k.startswith("node"))
         out["cpu_unit"] = "action" if counts["actions_answered"] else "tell"
         out["node_cpu_ms_per_unit"] = round(nodes_cpu / done * 1e3, 3)
         out["nats_cpu_ms_per_unit"] = round(cpu.get("nats", 0.0) / done * 1e3, 3)
-        out["postgres_cpu_ms_per_unit"] = round(cpu.get("postgres", 0.0) / done * 1e3, 3)
     return out

@@ -1,7 +1,8 @@
 """The pure helpers of benchmarks/load.py: the run's configuration against the shipped
 fibs.conf (issue 19: shipped limits by default, every change listed), and the counting of
 stalled games. The scenarios themselves run against a real server only by hand
-(docs/performance.md, Reproducing): they take seconds to minutes."""
+(docs/performance.md, Reproducing): they take seconds to minutes; but for one tiny run
+of the ``--nodes`` mode (issue 32 item 6), which keeps it working."""
 
 from __future__ import annotations
 

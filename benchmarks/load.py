@@ -81,8 +81,14 @@ Examples::
     python benchmarks/load.py --scenario connect-burst --connects 1000
     python benchmarks/load.py --scenario login-burst --logins 500 --background 0 --chatters 100
     python benchmarks/load.py --scenario hostile --server-cpu 0
+    python benchmarks/load.py --nodes 3 --scenario idle --clients 3000
+    python benchmarks/load.py --nodes 2 --scenario chat --clients 0 --chatters 1000 --chat-rate 1
+    python benchmarks/load.py --nodes 2 --scenario matches --pairs 500 --placement same
+    python benchmarks/load.py --nodes 2 --scenario chat --clients 0 --netns-delay 20
 
-Traffic goes only to 127.0.0.1. See docs/performance.md for the figures.
+Traffic goes only to 127.0.0.1 (``--nodes``: to the nodes' addresses).
+``--nodes N`` and ``--addresses`` run the scenarios idle, chat and matches against
+several nodes: benchmarks/cluster_bench.py. See docs/performance.md for the figures.
 """
 
 from __future__ import annotations
@@ -2836,6 +2842,30 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--timeline", action="store_true", help="include the per-second samples")
     p.add_argument("--keep", action="store_true", help="keep the temporary directory")
     p.add_argument("--json-out", help="also write the summary to this file")
+    cluster = p.add_argument_group("several nodes (benchmarks/cluster_bench.py)")
+    cluster.add_argument(
+        "--nodes", type=int, default=0, help="start N nodes, NATS and HAProxy (PostgreSQL)"
+    )
+    cluster.add_argument("--addresses", help="drive running nodes: host:port,... (telnet)")
+    cluster.add_argument("--database", help="with --addresses: the nodes' database URL")
+    cluster.add_argument(
+        "--placement",
+        choices=("cross", "same"),
+        default="cross",
+        help="a pair's two users on different nodes (cross) or one (same)",
+    )
+    cluster.add_argument("--nats", help="the NATS the nodes use (default: one of the run's own)")
+    cluster.add_argument(
+        "--netns-delay",
+        type=float,
+        metavar="MS",
+        help="each node in a network namespace, MS of delay on NATS between nodes (root)",
+    )
+    cluster.add_argument(
+        "--no-proxy-header",
+        action="store_true",
+        help="with --addresses: the nodes read no PROXY header",
+    )
     args = p.parse_args(argv)
     defaults = SCENARIO_DEFAULTS[args.scenario]
     for key in (
@@ -2896,7 +2926,12 @@ def verdict(summary: dict[str, Any]) -> tuple[int, list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    summary = asyncio.run(main_async(args))
+    if args.nodes or args.addresses:
+        import cluster_bench  # benchmarks/cluster_bench.py, beside this script
+
+        summary = asyncio.run(cluster_bench.run(args))
+    else:
+        summary = asyncio.run(main_async(args))
     text = json.dumps(summary, indent=2)
     print(text)
     if args.json_out:

@@ -1,16 +1,22 @@
 """The pure helpers of benchmarks/load.py: the run's configuration against the shipped
 fibs.conf (issue 19: shipped limits by default, every change listed), and the counting of
 stalled games. The scenarios themselves run against a real server only by hand
-(docs/performance.md, Reproducing): they take seconds to minutes."""
+(docs/performance.md, Reproducing): they take seconds to minutes; but for one tiny run
+of the ``--nodes`` mode (issue 32 item 6), which keeps it working."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
+import os
+import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from tests.conftest import PG_URL_VARIABLE
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
@@ -188,3 +194,33 @@ def test_the_web_floods_are_masked_frames_of_their_kind() -> None:
         assert pos == len(data) and len(opcodes) > 50
         wanted = {"pings": {0x9}, "newlines": {0x1}, "empty_frames": {0x1, 0x0}}[kind]
         assert set(opcodes) == wanted
+
+
+def test_two_nodes_tells_and_a_match_across_them() -> None:
+    """``--nodes 2`` (issue 32 item 6) stays working: two real nodes on a fresh
+    PostgreSQL database, a NATS and HAProxy of the run's own; two tellers and one match
+    whose users are on different nodes; everyone listed by ``rawwho`` on node 1 and
+    through HAProxy; every tell delivered, moves verified, no error in the nodes' logs."""
+    server = os.environ.get(PG_URL_VARIABLE)
+    if not server:
+        pytest.skip(f"a cluster needs PostgreSQL: set {PG_URL_VARIABLE} (README, 'Tests')")
+    if shutil.which("nats-server") is None or shutil.which("haproxy") is None:
+        pytest.skip("needs nats-server and haproxy")
+    args = load.parse_args(
+        [
+            *("--nodes", "2", "--scenario", "chat", "--clients", "2", "--chatters", "2"),
+            *("--chat-rate", "5", "--pairs", "1", "--rate", "4", "--warmup", "1"),
+            *("--duration", "2", "--settle", "0.5", "--time-limit", "60", "--postgres", server),
+        ]
+    )
+    import cluster_bench  # benchmarks/cluster_bench.py (load.py's --nodes mode)
+
+    summary = asyncio.run(cluster_bench.run(args))
+    assert summary["logged_in"] == 6, summary
+    assert summary["errors"] == {}, summary["error_samples"]
+    assert summary["who"]["node1"]["listed_everyone"]
+    assert summary["who"]["haproxy"]["listed_everyone"]
+    assert summary["tell_delivery"]["count"] >= 10 and summary["tells_undelivered"] == 0
+    assert summary["moves_verified"] >= 1 and summary["cpu_unit"] == "action"
+    assert set(summary["cpu_seconds"]) >= {"node1", "node2", "nats"}
+    assert all(log["errors"] == 0 for log in summary["node_logs"].values())

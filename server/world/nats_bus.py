@@ -304,19 +304,30 @@ class NatsBus:
                     done.set_result(None)
 
 
+PACKET_BYTES: Final = 256 * 1024
+"""The most data :func:`packets` puts in one NATS message (a single larger message goes
+alone): well under NATS's ``max_payload`` (1 MiB by default), which a node's thousands of
+users sent in one go to a node it meets again once exceeded, the publish refused
+(``benchmarks/load.py --nodes 3``, docs/performance.md §23)."""
+
+
 def packets(queued: list[tuple[str, bytes, bytes]]) -> list[tuple[str, bytes]]:
     """``queued`` (subject, kind, body) as NATS messages: in order per subject, the data
     of one subject in one message (``D`` and each as a 4-byte length and its bytes) until
-    a bus message to that subject, which goes after it in one of its own."""
+    a bus message to that subject, which goes after it in one of its own, or until the
+    message holds :data:`PACKET_BYTES`."""
     open_packets: dict[str, list[bytes]] = {}
+    sizes: dict[str, int] = {}
     out: list[tuple[str, list[bytes]]] = []
     for subject, kind, body in queued:
         if kind == DATA:
             frames = open_packets.get(subject)
-            if frames is None:
+            if frames is None or sizes[subject] + len(body) > PACKET_BYTES:
                 frames = open_packets[subject] = [DATA]
+                sizes[subject] = 0
                 out.append((subject, frames))
             frames.append(_LENGTH.pack(len(body)) + body)
+            sizes[subject] += 4 + len(body)
         else:
             open_packets.pop(subject, None)
             out.append((subject, [kind + body]))

@@ -520,6 +520,7 @@ class ClusterTables:
         directory, its calls here are refused, and this node's matches with one of its
         users are saved and stopped as after a dropped connection (their opponents and
         watchers told, §4.9)."""
+        self._tell_watchers(node, users)
         for table, known in list(self._tables.items()):
             if known.node == node:
                 self._table_lost(known)
@@ -533,6 +534,32 @@ class ClusterTables:
         for peer in users:
             if self.local.playing(peer.name) or peer.watching is not None:
                 self._end_for(peer)
+
+    def _tell_watchers(self, node: str, users: list[RemotePeer]) -> None:
+        """This node's watchers of what ``node`` ran, or of its users, hear what a
+        watcher hears when a player's connection drops on one node (§4.11, D174, D416):
+        a watcher of a player of ``node`` stops watching (``<name> drops connection.
+        You're not watching anymore.``); a watcher of their opponent, on another node,
+        hears ``<name> drops connection. The game was saved.`` as the opponent's
+        watchers do. Players at a table of a node still here are left to that node,
+        which ends their match as for a dropped connection and tells the watchers."""
+        lost = {peer.name for peer in users}
+        local = self.presence.local
+        for name in lost:
+            table = self._remote_table_of(name)
+            if self.local.playing(name) or (table is not None and table.node != node):
+                continue  # the table's node tells the watchers
+            reason = replies.not_watching_anymore(replies.drops_connection(name))
+            for watcher in local.watchers_of([name]):
+                self.presence.stop_watching(watcher, reason)
+        for known in self._tables.values():
+            dropped = [name for name in known.names if name in lost]
+            if known.node != node or not dropped:
+                continue
+            line = replies.saved_after(replies.drops_connection(dropped[0]))
+            staying = [name for name in known.names if name not in lost]
+            for watcher in local.watchers_of(staying):
+                self.presence.send(watcher, line)
 
     def _gone(self, peer: RemotePeer) -> None:
         """A remote user left while still at a table here (their node could not tell

@@ -36,6 +36,7 @@ import enum
 import itertools
 import json
 import logging
+import weakref
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, assert_never
@@ -189,6 +190,9 @@ class ClusterTables:
         local.on_closed = self._closed
         presence.before_lost.append(self._lost)
         presence.before_gone.append(self._gone)
+        presence.before_superseded.append(self._superseded)
+        self._superseded_logins: weakref.WeakSet[Session] = weakref.WeakSet()
+        """This node's logins superseded by a newer one elsewhere (D417), closing."""
         bus.subscribe(self._receive, met=self._met)
 
     # -- where a table is ----------------------------------------------------------------------
@@ -291,9 +295,18 @@ class ClusterTables:
         else:
             await self._call(owner, Method.LEAVE, session)
 
+    def _superseded(self, name: str) -> None:
+        """``name`` logged in again elsewhere while this node was taken for gone (D417):
+        their match here leaves without a write, and their older login's end, next,
+        touches nothing at other nodes (the tables there are the newer login's)."""
+        self.local.superseded(name)
+        session = self.presence.local.get(name)
+        if session is not None:
+            self._superseded_logins.add(session)
+
     async def session_ended(self, session: Session) -> None:
         owner = self._owner_of(session.name)
-        if owner is None:
+        if owner is None or session in self._superseded_logins:
             await self.local.session_ended(session)
             return
         self.local.invitations.pop(session.name, None)
@@ -418,7 +431,8 @@ class ClusterTables:
             return
         caller = self.presence.caller_from_json(node, message["caller"])
         actor = self.presence.remote_login(caller.name, node, caller.login)
-        run = self._run(method, caller, message)
+        stale = method is not Method.SESSION_ENDED and self._stale(caller)
+        run = self._refuse_stale() if stale else self._run(method, caller, message)
         call: int | None = message["id"]
         context = contextvars.copy_context()
         context.run(ACTOR.set, actor)
@@ -444,6 +458,25 @@ class ClusterTables:
         if call is not None:
             answer = {"k": TableKind.ANSWER, "id": call, "value": value, "refusal": refusal}
             self._publish(node, answer)
+
+    def _stale(self, caller: RemotePeer) -> bool:
+        """Whether ``caller`` is an older login of a name logged in again elsewhere (its
+        node was taken for gone and has just come back, D417): this node knows another
+        login of that name, here or at another node. (The end of an older login's
+        session still runs: after a second login, it saves the match the older login
+        was playing, as on one node; a login superseded after a pause ends at its own
+        node only, :meth:`session_ended`.)"""
+        current = self.presence.get(caller.name)
+        if current is None:
+            return False  # gone meanwhile (its connection's end): still its own
+        if isinstance(current, RemotePeer):
+            return (current.node, current.login) != (caller.node, caller.login)
+        return True  # logged in here now
+
+    async def _refuse_stale(self) -> list[str] | None:
+        """A call of an older login: nothing runs (the newer login's match is not
+        that login's to play or end), and it hears why (D370's line)."""
+        raise Reply(replies.MATCH_TAKEN_OVER)
 
     async def _run(self, method: Method, caller: Caller, message: Json) -> list[str] | None:
         """The local code of ``method`` for ``caller``; its value, if it has one."""

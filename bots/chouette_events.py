@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
+from bots.events import first_match
 from protocol import replies
 
 # -- event types ---------------------------------------------------------------------
@@ -58,6 +59,13 @@ class ChouetteJoined:
 @dataclass(frozen=True, slots=True)
 class ChouetteLeft:
     """``X leaves the chouette.`` (D305)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChouetteBack:
+    """``X is back at the table.`` (D361, D410): X returned, or was seated at a login."""
 
     name: str
 
@@ -204,6 +212,7 @@ ChouetteEvent: TypeAlias = (
     | ChouetteRules
     | ChouetteJoined
     | ChouetteLeft
+    | ChouetteBack
     | ChouetteSeats
     | ChouetteGameStarts
     | ActingCaptain
@@ -259,6 +268,7 @@ _PATTERNS: Final[list[tuple[re.Pattern[str], _Builder]]] = [
     ),
     (re.compile(rf"{_N} joins the chouette\."), lambda m: ChouetteJoined(m["name"])),
     (re.compile(rf"{_N} leaves the chouette\."), lambda m: ChouetteLeft(m["name"])),
+    (re.compile(rf"{_N} is back at the table\."), lambda m: ChouetteBack(m["name"])),
     (
         re.compile(rf"The box: {_N}\. The line: (?P<line>.*)\."),
         lambda m: ChouetteSeats(m["name"], _names(m["line"])),
@@ -355,9 +365,4 @@ _PATTERNS: Final[list[tuple[re.Pattern[str], _Builder]]] = [
 
 def parse_chouette(line: str) -> ChouetteEvent | None:
     """The chouette event of one line read from the server, or None for any other line."""
-    text = line.rstrip()
-    for pattern, build in _PATTERNS:
-        match = pattern.fullmatch(text)
-        if match is not None:
-            return build(match)
-    return None
+    return first_match(_PATTERNS, line.rstrip())

@@ -10,9 +10,9 @@ variants real FIBS servers are known to send (a period or not, ``piece``/``piece
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final, TypeAlias
+from typing import Final, TypeAlias, TypeVar
 
 from backgammon.board import Position
 from protocol import replies
@@ -269,6 +269,21 @@ def _length(m: re.Match[str]) -> int | None:
 
 _Builder = Callable[[re.Match[str]], Event]
 
+T = TypeVar("T")
+Patterns: TypeAlias = Sequence[tuple[re.Pattern[str], Callable[[re.Match[str]], T]]]
+"""Lines to read: each a pattern for the whole line and what its match is read as."""
+
+
+def first_match(patterns: Patterns[T], text: str) -> T | None:
+    """What the first of ``patterns`` that matches all of ``text`` reads it as, or None
+    (the match lines here, the chouette's in :mod:`bots.chouette_events`)."""
+    for pattern, build in patterns:
+        match = pattern.fullmatch(text)
+        if match is not None:
+            return build(match)
+    return None
+
+
 _SAVED_REASONS = tuple(
     reason.replace("NAME", rf"(?P<n{i}>[^\s:.]+)")
     for i, reason in enumerate(
@@ -438,10 +453,9 @@ def parse_event(line: str) -> Event:
     toggle = _TOGGLE_TEXTS.get(stripped)
     if toggle is not None:
         return ToggleChanged(*toggle)
-    for pattern, build in _PATTERNS:
-        match = pattern.fullmatch(stripped)
-        if match is not None:
-            return build(match)
+    event = first_match(_PATTERNS, stripped)
+    if event is not None:
+        return event
     if stripped.startswith("** "):
         return Error(stripped)
     return Text(text)

@@ -41,6 +41,11 @@ class Strategy(Protocol):
     """The decisions of a bot. Every method may take its time: the client keeps reading
     the server meanwhile and drops an answer that a newer board has made stale."""
 
+    jacoby: bool
+    """The Jacoby rule of the money game the cube decisions are for (gammons count only
+    once the cube was turned): off for FIBS's matches, which have none; a chouette bot
+    sets it from its table's rules (docs/bots.md, "At a chouette")."""
+
     async def accept_invitation(self, name: str, length: int | None) -> bool:
         """Join ``name``'s invitation to a ``length``-point match (None: unlimited)?"""
         ...
@@ -68,6 +73,8 @@ class Strategy(Protocol):
 
 class BaseStrategy:
     """Defaults for every decision except :meth:`choose_play`."""
+
+    jacoby: bool = False
 
     async def accept_invitation(self, name: str, length: int | None) -> bool:
         return True

@@ -201,8 +201,9 @@ COMMAND_LIST: Final[tuple[Command, ...]] = (
             " have a timer, after which the table's default answer is given. Logging"
             " out or losing the connection keeps your seat: your cube follows the"
             " captain, the next member plays for an absent captain, and an absent box"
-            " holds the table (saved) until it is back. 'chouette return' takes your"
-            " seat again, after a restart of the server too. 'chouette record': your"
+            " holds the table (saved) until it is back. Logging in again seats you"
+            " again, after a restart of the server too ('chouette return' by hand)."
+            " 'chouette record': your"
             " table's standings over its finished games; 'chouette record <name>': a"
             " player's over every table.",
         ),

@@ -11,6 +11,11 @@ class Reply(Exception):
     Dispatch turns it into output in one place; it is never logged as an error.
     """
 
-    def __init__(self, *lines: str) -> None:
+    def __init__(self, *lines: str, telnet: Sequence[str] = ()) -> None:
         super().__init__(lines[0] if lines else "")
         self.lines: Sequence[str] = lines
+        self.telnet: Sequence[str] = telnet
+        """Lines sent after :attr:`lines` when the reply is in telnet mode (a telnet
+        session, or a ``text!`` command, D376): the explanations of D171/D172 that
+        CLIP clients never get. Dispatch decides, so that the tables need not know
+        how the command's reply is written."""

@@ -28,6 +28,8 @@ from protocol.parser import ScrubbedLine, clean
 from protocol.replies import Mode
 from server.app import App
 from server.doors.output import TOO_LONG, LineSource, Payload
+from server.errors import Reply
+from server.tables.seam import ChouetteReturn
 from server.world.presence import WHO_END
 from server.world.session import Session
 from server.world.visitors import enter_as_visitor
@@ -342,6 +344,20 @@ async def complete_login(
         # every login: docs/performance.md §3).
         session.send_payload(Payload([*presence.who_list(), WHO_END]))
     presence.announce_login(session, again=online)
+    await return_to_table(app, session)
+
+
+async def return_to_table(app: App, session: Session) -> None:
+    """A user away from a chouette table is seated at it again as they log in (D410),
+    after the login's own lines: the table's news, the board and ``show chouette``.
+    Should the database fail for the moment, the login goes ahead (D296): ``chouette
+    return`` brings them back later."""
+    try:
+        await app.tables.chouette(session, ChouetteReturn(at_login=True))
+    except Reply as refusal:  # a saved table that cannot be restored, say
+        session.send_lines(refusal.lines)
+    except DatabaseOutage as error:
+        app.outage_log.warning("a chouette table's return at a login", error)
 
 
 def deliver_stored(session: Session, messages: Sequence[StoredMessage]) -> None:

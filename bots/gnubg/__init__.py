@@ -36,7 +36,9 @@ _CUBE_ANSWERS = {"take": CubeAnswer.TAKE, "drop": CubeAnswer.DROP, "beaver": Cub
 
 
 class GnubgStrategy(BaseStrategy):
-    """Decisions by gnubg. Accepts every invitation (:class:`BaseStrategy`)."""
+    """Decisions by gnubg. Accepts every invitation (:class:`BaseStrategy`). Every request
+    says the money game's Jacoby rule as :attr:`jacoby` is (off unless a chouette table's
+    rules turn it on)."""
 
     def __init__(self, engine: GnubgEngine) -> None:
         self.engine = engine
@@ -47,7 +49,8 @@ class GnubgStrategy(BaseStrategy):
         self, position: Position, roll: Roll, plays: Sequence[Play], view: BoardView
     ) -> Play:
         try:
-            answer = await self.engine.ask(move_request(view, self.engine.conventions))
+            request = move_request(view, self.engine.conventions, jacoby=self.jacoby)
+            answer = await self.engine.ask(request)
             return play_from_answer(answer, position, roll, plays)
         except (GnubgError, GnubgAnswerError) as exc:
             self.fallbacks += 1
@@ -55,17 +58,20 @@ class GnubgStrategy(BaseStrategy):
             return best_play(position, ME, plays)
 
     async def should_double(self, view: BoardView) -> bool:
-        answer = await self._ask(move_request(view, self.engine.conventions), "roll")
+        request = move_request(view, self.engine.conventions, jacoby=self.jacoby)
+        answer = await self._ask(request, "roll")
         return answer == "double"
 
     async def answer_double(self, view: BoardView) -> CubeAnswer:
-        answer = await self._ask(take_request(view, self.engine.conventions), "take")
+        request = take_request(view, self.engine.conventions, jacoby=self.jacoby)
+        answer = await self._ask(request, "take")
         return _CUBE_ANSWERS.get(answer, CubeAnswer.TAKE)
 
     async def answer_resignation(self, view: BoardView | None, points: int) -> bool:
         if view is None:
             return True
-        answer = await self._ask(resign_request(view, points, self.engine.conventions), "accept")
+        request = resign_request(view, points, self.engine.conventions, jacoby=self.jacoby)
+        answer = await self._ask(request, "accept")
         return answer != "reject"
 
     async def _ask(self, line: str, default: str) -> str:

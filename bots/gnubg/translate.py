@@ -13,7 +13,8 @@ mode", has the transcripts):
   (it answers ``take`` even with dice): the canonical form never sends 0/0 that way.
 * The Crawford game is "a player is 1-away and field 51 is 0"; field 51 = 1 means
   post-Crawford (or no Crawford rule).
-* Options may follow the board: ``jacobyrule off`` (FIBS has no Jacoby rule) and
+* Options may follow the board: ``jacobyrule on|off`` (FIBS has no Jacoby rule: off; a
+  chouette's money games follow the table's ``jacoby`` setting, gnubg's own default on) and
   ``resignation N`` (then gnubg answers ``accept``/``reject`` for the side *not* in
   field 1). A request line must stay under 256 bytes (gnubg's buffer).
 * Answers: ``24/18 13/11`` (points in the mover's numbering, 25 = bar, 0 = off, ``*`` for
@@ -74,8 +75,10 @@ def _canonical(
     may_double: tuple[bool, bool],
     doubled: bool,
     swap: bool,
+    jacoby: bool,
 ) -> str:
-    """The line with ``side`` as field 1, colour O, on turn."""
+    """The line with ``side`` as field 1, colour O, on turn; ``jacoby``: the money game's
+    Jacoby rule (gammons count only once the cube was turned)."""
     board = tuple(view.board) if side is Colour.O else mirror(view.board)
     mine_first = side is view.colour
     scores = (view.player_score, view.opponent_score)
@@ -108,7 +111,7 @@ def _canonical(
         post_crawford=1 if one_away and not crawford_game(view) else 0,
         redoubles=0,
     )
-    line = format_board(canonical) + " jacobyrule off"
+    line = format_board(canonical) + (" jacobyrule on" if jacoby else " jacobyrule off")
     if len(line) > MAX_LINE:
         raise ValueError(f"a gnubg request of {len(line)} bytes is too long")
     return line
@@ -124,7 +127,9 @@ def _flags(view: BoardView, mover_first: bool) -> tuple[bool, bool]:
     return flags
 
 
-def move_request(view: BoardView, conventions: Conventions = Conventions()) -> str:
+def move_request(
+    view: BoardView, conventions: Conventions = Conventions(), *, jacoby: bool = False
+) -> str:
     """The request for the bot's move (dice shown) or its roll-or-double decision."""
     return _canonical(
         view,
@@ -133,10 +138,13 @@ def move_request(view: BoardView, conventions: Conventions = Conventions()) -> s
         may_double=_flags(view, True),
         doubled=False,
         swap=conventions.swap_scores,
+        jacoby=jacoby,
     )
 
 
-def take_request(view: BoardView, conventions: Conventions = Conventions()) -> str:
+def take_request(
+    view: BoardView, conventions: Conventions = Conventions(), *, jacoby: bool = False
+) -> str:
     """The request for the bot's answer to a double: the doubler (the opponent) as field 1.
 
     The cube still shows its value before the double; the doubler owned it unless it was
@@ -150,10 +158,13 @@ def take_request(view: BoardView, conventions: Conventions = Conventions()) -> s
         may_double=(True, not doubler_owns),
         doubled=True,
         swap=conventions.swap_doubled_scores,
+        jacoby=jacoby,
     )
 
 
-def resign_request(view: BoardView, points: int, conventions: Conventions = Conventions()) -> str:
+def resign_request(
+    view: BoardView, points: int, conventions: Conventions = Conventions(), *, jacoby: bool = False
+) -> str:
     """The request whether to accept the opponent's resignation worth ``points``: the
     resigner as field 1, ``resignation 1|2|3`` (single, gammon, backgammon)."""
     level = max(1, min(3, round(points / max(1, view.cube))))
@@ -164,6 +175,7 @@ def resign_request(view: BoardView, points: int, conventions: Conventions = Conv
         may_double=_flags(view, False),
         doubled=False,
         swap=conventions.swap_scores,
+        jacoby=jacoby,
     )
     return f"{line} resignation {level}"
 

@@ -63,11 +63,12 @@ async def _command(ctx: Context, word: str, cmd: ParsedCommand) -> ChouetteComma
                 raise Reply(replies.CHOUETTE_USAGE)
             return TeamTalk(text)
         case _:
-            return ChouetteShow((await ctx.app.complete(rest[0])).name if rest else None)
+            shown = (await ctx.app.complete(rest[0])).name if rest else None
+            return ChouetteShow(shown, ctx.clip)
 
 
 async def show_chouette(ctx: Context, args: tuple[str, ...]) -> list[str]:
     """``show chouette [name]`` (D308): the lines come from the table's owner."""
     name = (await ctx.app.complete(args[0])).name if args else None
-    await ctx.app.tables.chouette(ctx.session, ChouetteShow(name))
+    await ctx.app.tables.chouette(ctx.session, ChouetteShow(name, ctx.clip))
     return []

@@ -63,6 +63,8 @@ async def dispatch(ctx: Context, line: str) -> None:
             session.send_lines(explanation(error))
     except Reply as error:
         session.send_lines(error.lines)
+        if not ctx.clip:
+            session.send_lines(error.telnet)
     except asyncio.CancelledError:
         raise
     except DatabaseOutage as error:  # no fault of the command: no traceback (D296)

@@ -109,14 +109,14 @@ async def command(host: TableHost, session: Caller, command: ChouetteCommand) ->
             await run(host, table, start, None)
         case ChouetteLeave():
             await leave(host, session.name)
-        case ChouetteShow(name):
+        case ChouetteShow(name, clip):
             table = table_of(host, session.name if name is None else name)
-            session.send_lines(show_lines(table.host, table.core, clip=session.clip))
+            session.send_lines(show_lines(table.host, table.core, clip=clip))
         case ChouetteDelegate(proxy):
             me = session.name
             await run(host, table_of(host, me), lambda c: c.delegate(me, proxy), None)
-        case ChouetteReturn():
-            await come_back(host, session)
+        case ChouetteReturn(at_login):
+            await come_back(host, session, at_login=at_login)
         case ChouetteRecord(name):
             await record(host, session, name)
         case TeamTalk(text):
@@ -253,25 +253,42 @@ def _unload_if_nobody_is_present(host: TableHost, table: LiveChouette) -> None:
         _close(table)
 
 
-async def come_back(host: TableHost, session: Caller) -> None:
-    """``chouette return`` (D361): the caller is back at their table, restored from the
-    database when it is not running."""
+async def come_back(host: TableHost, session: Caller, *, at_login: bool = False) -> None:
+    """``chouette return`` (D361), and the same at a login (D410): the caller is back at
+    their table, restored from the database when it is not running, and is shown it.
+
+    At a login nothing is said when the user sits at no table (or the database cannot say
+    now), and a login that replaced a session still at the table (its seat kept, D361) is
+    seated in its place and shown the table without a word to the others."""
     me = session.name
     table = host.chouettes.get(me)
     if table is None:
+        if at_login and (me in host.matches or await host.db.load_chouette_of(me) is None):
+            return  # a match's player (a replaced session's) or nobody at a table
         if me in host.matches:
             raise Reply(replies.ALREADY_PLAYING)
         table = await _restored(host, me)
     if me not in table.core.absent:
-        raise Reply(replies.CHOUETTE_NOT_AWAY)
-
-    def tell() -> None:  # what a joiner is told, and the game under way's dice (D353)
-        line = dice_proof.chouette_game_dice(table)
-        if line is not None:
-            session.send(line)
-        _tell_next(session, table)
-
+        if not at_login:
+            raise Reply(replies.CHOUETTE_NOT_AWAY)
+        async with table.lock:
+            _seat_states(host, table)
+            session.send_lines(table.board_for(me, session.settings.boardstyle))
+            _tell_returner(session, table)
+        return
+    tell = lambda: _tell_returner(session, table)  # noqa: E731
     await run(host, table, lambda c: c.set_present(me, True), None, then=tell)
+
+
+def _tell_returner(session: Caller, table: LiveChouette) -> None:
+    """What a returning player is told after the board (D353, D410): the game under way's
+    dice, the next game's commitment, the table's rules and its ``show chouette``."""
+    line = dice_proof.chouette_game_dice(table)
+    if line is not None:
+        session.send(line)
+    _tell_next(session, table)
+    session.send(replies.chouette_rules(settings_words(table.core.settings)))
+    session.send_lines(show_lines(table.host, table.core, clip=session.clip))
 
 
 async def _restored(host: TableHost, name: str) -> LiveChouette:

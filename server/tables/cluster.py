@@ -448,15 +448,23 @@ class ClusterTables:
         """Run a call and send its answer (none for a call that wants none)."""
         value: list[str] | None = None
         refusal: list[str] | None = None
+        telnet: list[str] = []
         try:
             value = await run
         except Reply as reply:
             refusal = list(reply.lines)
+            telnet = list(reply.telnet)
         except Exception:
             log.exception("a call from node %s failed", node)
             refusal = []
         if call is not None:
-            answer = {"k": TableKind.ANSWER, "id": call, "value": value, "refusal": refusal}
+            answer = {
+                "k": TableKind.ANSWER,
+                "id": call,
+                "value": value,
+                "refusal": refusal,
+                "telnet": telnet,
+            }
             self._publish(node, answer)
 
     def _stale(self, caller: RemotePeer) -> bool:
@@ -521,7 +529,7 @@ class ClusterTables:
         if refusal is None:
             answer.set_result(message["value"])
         elif refusal:
-            answer.set_exception(Reply(*refusal))
+            answer.set_exception(Reply(*refusal, telnet=message.get("telnet", ())))
         else:
             answer.set_exception(CallFailed(node))
 

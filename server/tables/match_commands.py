@@ -60,16 +60,16 @@ async def act(host: TableHost, session: Caller, command: TableCommand) -> None:
     except ActionError as error:
         raise Reply(_refusal(command_name(command), error.reason, live, player)) from None
     except IllegalMoveError as error:
-        help_ = _move_help(session, live, player, error, _typed(command))
-        raise Reply(_move_error(error, live, player), *help_) from None
+        help_ = _move_help(live, player, error, _typed(command))
+        raise Reply(_move_error(error, live, player), telnet=help_) from None
     except MoveSyntaxError as error:
-        help_ = _move_help(session, live, player, error, _typed(command))
+        help_ = _move_help(live, player, error, _typed(command))
         if error.incomplete:
             required = live.match.moves_required()
-            raise Reply(
-                replies.move_error(MoveErrorReason.TOO_FEW, count=required), *help_
-            ) from None
-        raise Reply(replies.move_error(MoveErrorReason.BAD_WORD, error.index), *help_) from None
+            first = replies.move_error(MoveErrorReason.TOO_FEW, count=required)
+            raise Reply(first, telnet=help_) from None
+        first = replies.move_error(MoveErrorReason.BAD_WORD, error.index)
+        raise Reply(first, telnet=help_) from None
 
 
 def _action(command: TableCommand, player: int) -> Callable[[Match], list[Event]]:
@@ -175,15 +175,14 @@ def _check_redouble_name(match: Match, player: int, name: str) -> None:
 
 
 def _move_help(
-    session: Caller,
     live: LiveMatch,
     player: int,
     error: IllegalMoveError | MoveSyntaxError,
     typed: str | None,
 ) -> list[str]:
-    """Telnet mode: the typed move that failed and why, and which way the player moves
-    (D171); CLIP clients get FIBS's line alone."""
-    if session.clip or typed is None:
+    """For telnet mode: the typed move that failed and why, and which way the player
+    moves (D171); CLIP clients get FIBS's line alone (:attr:`server.errors.Reply.telnet`)."""
+    if typed is None:
         return []
     match = live.match
     colour = match.colour(player)

@@ -50,15 +50,13 @@ async def invitable(app: TableHost, session: Session, target: Peer) -> SavedMatc
     if target.name in app.matches or target.name in app.chouettes:
         raise Reply(replies.already_playing_with(target.name))
     if not target.toggles[Toggle.READY]:
-        raise Reply(*_refusing_games(session, target.name))
+        raise _refusing_games(target.name)
     return await app.db.load_match(session.name, target.name)
 
 
-def _refusing_games(session: Peer, name: str) -> tuple[str, ...]:
+def _refusing_games(name: str) -> Reply:
     """``** <name> is refusing games.``, and in telnet mode how they become ready (D172)."""
-    if session.clip:
-        return (replies.refusing_games(name),)
-    return replies.refusing_games(name), replies.how_to_get_ready(name)
+    return Reply(replies.refusing_games(name), telnet=(replies.how_to_get_ready(name),))
 
 
 def resume_invitation(session: Session, target: Peer, saved: SavedMatch | None) -> Invitation:
@@ -146,7 +144,7 @@ async def join(app: TableHost, session: Caller, name: str) -> None:
     if invitation is None or invitation.invitee != session.name:
         raise Reply(replies.didnt_invite_you(inviter.name))
     if not inviter.toggles[Toggle.READY]:
-        raise Reply(*_refusing_games(session, inviter.name))
+        raise _refusing_games(inviter.name)
     del app.invitations[inviter.name]
     if session.watching is not None:
         stop_watching(app, session)

@@ -133,6 +133,9 @@ class ChouetteShow:
     """``show chouette [NAME]`` (D308): the caller's table, or the one ``NAME`` sits at."""
 
     name: str | None
+    clip: bool
+    """The line form for programs (a CLIP session's reply), else the text for people (a
+    telnet session, or a ``text!`` command from the page's command box, D376)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +149,13 @@ class ChouetteDelegate:
 @dataclass(frozen=True, slots=True)
 class ChouetteReturn:
     """``chouette return`` (D361): back to one's seat after a disconnection, a logout or a
-    restart of the server (the table restored from the database when it is not running)."""
+    restart of the server (the table restored from the database when it is not running).
+
+    ``at_login``: the server's own return at a login (D410), silent when the user sits at
+    no table and, for a login that replaced a session still at the table, the new session
+    seated and shown the table."""
+
+    at_login: bool = False
 
 
 @dataclass(frozen=True, slots=True)

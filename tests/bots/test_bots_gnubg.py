@@ -16,6 +16,8 @@ from backgammon.dice import Roll
 from backgammon.moves import legal_plays
 from backgammon.notation import parse_moves
 from backgammon.validate import validate_play
+from bots.chouette import box_accepts, box_doubles
+from bots.chouette_events import ChouetteCube
 from bots.decide import move_command
 from bots.gnubg import GnubgEngine, GnubgStrategy
 from bots.gnubg.engine import find_gnubg
@@ -214,3 +216,36 @@ async def test_the_external_port_can_be_chosen(caplog: pytest.LogCaptureFixture)
 def test_a_port_out_of_range_is_refused() -> None:
     with pytest.raises(ValueError, match=r"port must be 0\.\.65535"):
         GnubgEngine(port=70000)  # parsed only: refused
+
+
+async def test_the_box_decides_each_members_cube_on_its_own(engine: GnubgEngine) -> None:
+    """gnubg as a chouette's box (docs/bots.md, "At a chouette"): one position, three
+    cubes. The box has a closed board against three checkers on the bar, far too good
+    for an owned cube (it plays on for the gammon), but under the table's Jacoby rule a
+    centred cube counts no gammon until it is turned: that one is doubled. A member's own
+    cube cannot be turned by the box, a settled one is out of the game. Without the Jacoby
+    rule the centred cube is too good as well."""
+    strategy = GnubgStrategy(engine)
+    blitz = points(p6=3, p5=3, p4=2, p3=2, p2=2, p8=2, p13=1, p0=-3, p12=-4, p17=-4, p19=-4)
+    box = view(board(Colour.O, points=blitz, length=None))
+    cubes = [
+        ChouetteCube("bob", 2, "box", True, None),
+        ChouetteCube("cat", 1, "centre", False, None),
+        ChouetteCube("dan", 2, "member", True, None),
+        ChouetteCube("eve", 1, "centre", False, -1),
+    ]
+    strategy.jacoby = True  # the table's default
+    assert "jacobyrule on" in move_request(box, jacoby=True)
+    assert await box_doubles(strategy, box, cubes) == ["cat"]
+    strategy.jacoby = False
+    assert await box_doubles(strategy, box, cubes) == []
+    # The team's doubles are answered by name: in a last roll the box takes them all...
+    last = points(p21=-1, p23=-1, p1=1, p2=1)
+    answering = view(board(Colour.O, points=last, length=None, doubled=True))
+    by_name = {c.member: c for c in cubes}
+    assert await box_accepts(strategy, answering, by_name, ("cat", "dan")) == ["cat", "dan"]
+    # ... and drops them all when every roll wins for the team.
+    far = points(p24=-2, p6=15)
+    lost = view(board(Colour.O, points=far, length=None, doubled=True))
+    assert await box_accepts(strategy, lost, by_name, ("cat", "dan")) == []
+    assert strategy.fallbacks == 0

@@ -1,8 +1,9 @@
 """A chouette through real sockets when players drop (docs/chouette.md; D360-D363): four
 CLIP clients on a server whose clock the test drives (tests/server/fake_clock.py). A
 member's connection drops and the others play on, the team's roll going ahead after its
-window; the captain drops and the next member plays as acting captain; the box drops and
-the table waits, no timer running, until the box logs in again and returns; the game is
+window, and the member logs in again and is seated at once (D410) with the board and the
+table; the captain drops and the next member plays as acting captain; the box drops and
+the table waits, no timer running, until the box logs in again and is seated; the game is
 played to its end and recorded for all four. And a restart of the server in the middle
 of a game: everyone returns to the same game."""
 
@@ -17,6 +18,7 @@ from backgammon.chouette_state import BOX, TEAM, ChouettePhase
 from backgammon.dice import SeededDice
 from backgammon.notation import format_moves
 from protocol import replies
+from protocol.chouette_view import settings_words
 from server.app import App
 from server.config import Settings
 from server.service import Service
@@ -137,6 +139,18 @@ async def test_players_drop_the_others_play_on_and_the_box_returns(
         await client.expect_prefix(f"{captain} rolls ")
     await turn(clients, table)  # the captain moves
 
+    # The member logs in again: seated at once (D410), with the board and the table.
+    clients[last] = await logged_in(connect, app, last, create=False)
+    seen = clients[last].seen
+    back = seen.index(replies.chouette_presence(last, True))
+    assert seen[back + 1].startswith("board:")
+    assert replies.chouette_rules(settings_words(core.settings)) in seen[back:]
+    assert replies.CHOUETTE_END_LINE in seen[back:]  # and show chouette's lines
+    assert last not in core.absent
+    await clients[captain].expect(replies.chouette_presence(last, True))
+    await clients[last].send("chouette return")  # still there, for nothing now
+    await clients[last].expect(replies.CHOUETTE_NOT_AWAY)
+
     # The captain drops: the next member plays for the team.
     await until_team_rolls(clients, table)
     await drop(
@@ -157,10 +171,11 @@ async def test_players_drop_the_others_play_on_and_the_box_returns(
     await clients[second].expect(replies.CHOUETTE_END_LINE)
     assert core.version == version
 
-    # The box logs in again and returns; the game is played to its end.
+    # The box logs in again and is seated (D410); the game is played to its end.
+    assert await app.db.load_chouette_of(box) is not None  # saved meanwhile
     clients[box] = await logged_in(connect, app, box, create=False)
-    await clients[box].send("chouette return")
     await clients[second].expect(replies.chouette_presence(box, True))
+    assert replies.chouette_presence(box, True) in clients[box].seen
     while core.game == 1:
         if core.turn == TEAM and core.phase is ChouettePhase.TURN:
             timer.advance(10)  # the window: the acting captain's roll goes ahead
@@ -199,9 +214,8 @@ async def test_a_chouette_is_there_after_a_restart(settings: Settings, db_target
         before = (core.position, core.turn, core.phase, tuple(core.team_doubles), core.game)
     async with running(settings, db_target, dice=lambda: SeededDice(5)) as app:
         clients = {n: await logged_in(connect, app, n, create=False) for n in names}
-        for name, client in clients.items():
-            await client.send("chouette return")
-            await client.expect(replies.chouette_presence(name, True))
+        for name, client in clients.items():  # each seated again as they log in (D410)
+            assert replies.chouette_presence(name, True) in client.seen
         table = app.local_tables.chouettes["ann"]
         core = table.core
         assert (core.position, core.turn, core.phase, tuple(core.team_doubles), core.game) == (

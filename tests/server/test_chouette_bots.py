@@ -41,6 +41,7 @@ from server.app import App
 from server.config import Settings
 from server.service import Service
 from server.tables.chouette_table import LiveChouette
+from server.world.session import Session
 from tests.conftest import GNUBG_MISSING
 
 from .conftest import Connect, ScriptedClient, clip_login, serving
@@ -217,3 +218,41 @@ async def test_a_random_and_a_gnubg_bot_play_chouette_games_with_a_user(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await engine.close()
+
+
+async def test_a_bot_whose_connection_drops_is_seated_again_and_plays_on(
+    app: App, connect: Connect
+) -> None:
+    """A random bot's connection drops mid-game; it logs in again on its own, the server
+    seats it at once (D410), and from the rules line and ``show chouette`` that follow the
+    board it knows its table again (``jacoby=off`` as the table says) and plays on."""
+    bots = [bot(app, "rando", RandomStrategy(3)), bot(app, "randy", RandomStrategy(4))]
+    tasks = [asyncio.create_task(b.run()) for b in bots]
+    try:
+        ann = await clip_login(connect, app, "ann")
+        await ann.send("toggle ready")
+        await ann.expect(replies.toggle_message(Toggle.READY, True))
+        for b in bots:
+            await asyncio.wait_for(b.logged_in.wait(), 20.0)
+        table = await chouette(app, ann, bots, "team_autoroll=off jacoby=off")
+        core = table.core
+        rando = bots[0]
+        assert rando.rules.settings["jacoby"] == "off" and not rando.strategy.jacoby
+        session = app.presence.get("rando")
+        assert isinstance(session, Session)
+        session.output.close()  # the connection drops
+        away, back = (replies.chouette_presence("rando", p) for p in (False, True))
+        await until(ann, lambda: away in ann.seen, "rando away")
+        await until(ann, lambda: back in ann.seen[ann.seen.index(away) :], "rando seated again")
+        await until(ann, lambda: rando.table == "ann", "rando knows its table")
+        assert rando.rules.settings["jacoby"] == "off" and not rando.strategy.jacoby
+        await play_games(ann, table, 2)
+        assert "rando" not in core.absent
+        assert [g.game for g in rando.games_over][-1:] == [2]
+    finally:
+        for b in bots:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(b.stop(), 5.0)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

@@ -230,6 +230,10 @@ async def test_show_chouette_lines_for_programs(desk: Desk) -> None:
         "chouette-total"
     ] * 2
     assert await desk.run("eve", "show chouette") == [replies.NOT_AT_CHOUETTE]
+    # The page's command box (D376): the text for people, between the markers.
+    typed = await desk.run("eve", "text! show chouette ann")
+    assert typed[0] == replies.TEXT_BEGIN and typed[-1] == replies.TEXT_END
+    assert typed[1] == replies.chouette_heading("ann", 1)
 
 
 async def test_team_talk(desk: Desk) -> None:

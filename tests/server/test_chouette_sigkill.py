@@ -3,7 +3,7 @@
 PostgreSQL database of its own when ``FIBS_TEST_DATABASE_URL`` is set. Two CLIP clients
 play a two-player chouette for some actions; the server is killed with SIGKILL, which
 gives it no chance to save anything; restarted on the same database, both log in again and
-``chouette return``, and each gets exactly the board it last saw (the position, the dice,
+are seated at once (D410), and each gets exactly the board it last saw (the position, the dice,
 whose turn), and the game goes on with the stored dice. Those are the committed dice of
 the game (D352-D354): each player who returns is told the game's dice line again and the
 next game's commitment, and when the last player leaves, the revealed seed gives every
@@ -90,10 +90,9 @@ async def test_a_chouette_survives_sigkill(tmp_path: Path, backend: str) -> None
             for client in clients.values():
                 await client.close()
         async with running_server(url, config, log) as server:
-            clients = {name: await login(server.port, name) for name in NAMES}
-            await clients[alice].send("chouette return")
+            clients = {alice: await login(server.port, alice)}  # seated as she logs in (D410)
             await clients[alice].expect(replies.chouette_presence(alice, True), timeout=10)
-            await clients[bob].send("chouette return")
+            clients[bob] = await login(server.port, bob)
             for name, client in clients.items():
                 await client.expect(replies.chouette_presence(bob, True), timeout=10)
                 resumed = await next_board(client)

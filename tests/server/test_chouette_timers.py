@@ -14,6 +14,7 @@ from backgammon.chouette_settings import ChouetteSettings
 from backgammon.chouette_state import BOX, TEAM, ChouettePhase, CubeOwner
 from backgammon.dice import SeededDice
 from protocol import replies
+from protocol.commands import SessionState
 from server.app import App
 from server.config import Settings
 from server.connection import end_session
@@ -246,9 +247,9 @@ async def test_a_table_left_by_everyone_is_restored_from_the_database(
     assert not tables  # out of the process, saved
     await desk.login("dan", clip=False)
     assert await desk.run("dan", "chouette return") == [replies.NOT_AT_CHOUETTE, "> "]
-    await desk.login("bob", clip=False)
-    assert await desk.run("bob", "chouette open") == [replies.CHOUETTE_SAVED_TABLE, "> "]
-    await desk.run("bob", "chouette return")
+    await desk.login("bob", clip=False)  # restored as bob logs in (D410)
+    assert await desk.run("bob", "chouette open") == [replies.ALREADY_AT_CHOUETTE, "> "]
+    assert await desk.run("bob", "chouette return") == [replies.CHOUETTE_NOT_AWAY, "> "]
     restored = tables["bob"]
     assert restored is not table and restored.table_id == table.table_id
     after = restored.core
@@ -288,3 +289,21 @@ async def test_a_saved_seat_is_left_without_returning(desk: Desk) -> None:
     saved = await desk.app.db.load_chouette_of("bob")
     assert saved is not None and saved.table_id == table.table_id
     assert await desk.run("ann", "chouette open") != [replies.CHOUETTE_SAVED_TABLE, "> "]
+
+
+async def test_a_second_login_takes_the_seat_as_it_is(desk: Desk) -> None:
+    """A login that replaces a session at the table keeps the seat (D361) and is seated in
+    its place (D410): it plays on at once, and nobody hears of it."""
+    table = await started(desk, "ann", "bob", "cat")
+    core = table.core
+    await box_to_roll(desk, table)
+    box = core.box
+    assert box is not None
+    other = core.line[0]
+    old = desk.sessions[box]
+    new = await desk.login(box)
+    await end_session(desk.app, old)  # the replaced session's end: no absence
+    assert box not in core.absent and new.state is SessionState.PLAYING
+    assert not any(replies.chouette_presence(box, True) == line for line in desk.heard(other))
+    heard = await desk.run(box, "roll")
+    assert any(line.startswith(f"{box} rolls ") for line in heard)

@@ -230,6 +230,33 @@ async def test_text_asks_a_clip_session_for_telnet_replies(connect: Connect, app
     assert await alice.line() == "6"
 
 
+async def test_text_explains_a_refused_move_and_invitation(connect: Connect, app: App) -> None:
+    """D376: a move the tables refuse and an invitation of a player not ready, typed in
+    the page's command box, get the explanations a telnet player reads (D171, D172)."""
+    alice, _bob = await start_match(connect, app, 1)
+    assert await text_reply(alice, "13/10 6/5") == [
+        replies.move_error(MoveErrorReason.BAD_WORD, 0),
+        replies.move_slash("13/10"),
+        O_DIRECTION,
+    ]
+    assert await text_reply(alice, "move 13-9 6-5") == [
+        replies.move_error(MoveErrorReason.WRONG_DISTANCE, 0, 4),
+        replies.move_problem(MoveErrorReason.WRONG_DISTANCE, "13-9", 4, 3, 1),
+        O_DIRECTION,
+    ]
+    await clip_login(connect, app, "carol")
+    carol_invited = await text_reply(await clip_login(connect, app, "dave"), "invite carol 3")
+    assert carol_invited == [replies.refusing_games("carol"), replies.how_to_get_ready("carol")]
+    # Without text!, CLIP clients still get FIBS's line alone.
+    await alice.send("13/10 6/5")
+    await alice.expect(replies.move_error(MoveErrorReason.BAD_WORD, 0))
+    await alice.send("text! board")  # a round trip: what followed the line before it
+    after = []
+    while (line := await alice.line()) != replies.TEXT_BEGIN:
+        after.append(line)
+    assert replies.move_slash("13/10") not in after and O_DIRECTION not in after
+
+
 async def test_text_in_telnet_mode_is_the_command_alone(connect: Connect, app: App) -> None:
     """D376: a telnet session already reads text: no markers, the command's reply."""
     alice = await telnet_login(connect, app, "alice")

@@ -4,7 +4,9 @@ Reads ``fibs.conf`` from the working directory (or ``--config PATH``); ``--host`
 ``--port`` and ``--database URL`` override it. The schema is created or upgraded at
 start. SIGINT/SIGTERM tell every user, close every connection (saving what must be
 saved) and stop; SIGUSR1 drains the node (HAProxy's agent check, ``[server]
-agent_port``, says ``drain``: no new connections), SIGUSR2 makes it ready again.
+agent_port``, says ``drain``: no new connections; then its users are warned and, after
+``[server] drain_grace``, sent away to log in at another node, D415), SIGUSR2 makes it
+ready again.
 A bad configuration stops the start with one line naming the setting.
 ``python -m server export MATCH_ID`` writes a finished match as a Jellyfish ``.mat``
 file instead, ``--json`` as its JSON record (:func:`export_main`).

@@ -48,6 +48,7 @@ class Settings:
     event_loop: str = "uvloop"  # [server] event_loop: uvloop or asyncio (EVENT_LOOPS)
     proxy_protocol: bool = False  # [server] proxy_protocol: a PROXY header first (D368)
     agent_port: int = 0  # [server] agent_port: HAProxy's agent check (D369); 0: none
+    drain_grace: float = 60.0  # [server] drain_grace: seconds a drained node's users have (D415)
     idle_timeout: float = 3600.0  # [limits] idle_timeout, seconds; 0 disables
     idle_warning: float = 60.0  # [limits] idle_warning, seconds before the timeout
     negotiation_wait: float = 0.5  # [limits] negotiation_wait
@@ -136,6 +137,7 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("server", "event_loop"): ("event_loop", str),
     ("server", "proxy_protocol"): ("proxy_protocol", bool),
     ("server", "agent_port"): ("agent_port", int),
+    ("server", "drain_grace"): ("drain_grace", float),
     ("limits", "idle_timeout"): ("idle_timeout", float),
     ("limits", "idle_warning"): ("idle_warning", float),
     ("limits", "negotiation_wait"): ("negotiation_wait", float),
@@ -275,6 +277,7 @@ def _validate(settings: Settings) -> None:
     checks = [
         (0 <= settings.port <= 65535, "[server] port must be 0..65535"),
         (0 <= settings.agent_port <= 65535, "[server] agent_port must be 0 (none) or 1..65535"),
+        (0 <= settings.drain_grace <= 3600, "[server] drain_grace must be 0..3600 seconds"),
         (
             not settings.cluster or not settings.database.startswith("sqlite"),
             "a cluster ([cluster] nats, --cluster) needs PostgreSQL: every node shares one "

@@ -39,6 +39,9 @@ TRIM_CHECK_INTERVAL = 10.0
 STOP_GRACE = 1.0
 """Seconds :meth:`Service.stop` lets the connections send their last lines before it
 aborts them."""
+DRAIN_AGENT_WAIT = 10.0
+"""Seconds a drained node waits at most for HAProxy's agent check to hear ``drain``
+before it warns its users anyway (a proxy that never asks must not keep them)."""
 STOP_AFTER_ABORT = 0.4
 """Seconds the stop then waits for the aborted connections' tasks to end (storing the
 logouts) before it cancels what is left: the whole stop stays within 2 s (issue 34 item
@@ -64,6 +67,10 @@ class Service:
         """The listener of HAProxy's agent check (``[server] agent_port``), once started."""
         self.draining = False
         """The node is drained (:meth:`drain`): the agent check says so to HAProxy."""
+        self._drain_heard = asyncio.Event()
+        """The agent check has answered ``drain`` since the node was drained."""
+        self._moving: asyncio.Task[None] | None = None
+        """The drained node's users being warned and sent away (:meth:`_move_users`)."""
 
     @property
     def port(self) -> int:
@@ -127,16 +134,75 @@ class Service:
         ``up ready``, or ``drain`` while :attr:`draining` (:mod:`server.doors.agent`)."""
         settings = self.app.settings
         if settings.agent_port:
-            self.agent = await start_agent(
-                settings.host, settings.agent_port, lambda: self.draining or self.app.stopping
-            )
+            self.agent = await start_agent(settings.host, settings.agent_port, self._agent_state)
+
+    def _agent_state(self) -> bool:
+        """What the agent check answers now: drained (or stopping), or ready."""
+        if self.draining:
+            self._drain_heard.set()
+        return self.draining or self.app.stopping
 
     def drain(self, draining: bool) -> None:
-        """Drain the node (True: HAProxy sends it no new connection, its users go on) or
-        make it ready again (False); SIGUSR1 and SIGUSR2 (D369)."""
-        if draining != self.draining:
-            self.draining = draining
-            log.warning("node %s", "drained: no new connections" if draining else "ready again")
+        """Drain the node (True; SIGUSR1) or make it ready again (False; SIGUSR2).
+
+        Drained, the agent check says ``drain`` (HAProxy sends the node no new
+        connection, D369), then the node's users are warned, and after ``[server]
+        drain_grace`` seconds their connections are closed, their matches saved: they
+        log in again through HAProxy at another node and resume there (D415). Ready
+        again before the connections are closed, the users stay."""
+        if draining == self.draining:
+            return
+        self.draining = draining
+        log.warning("node %s", "drained: no new connections" if draining else "ready again")
+        if draining:
+            self._drain_heard.clear()
+            self._moving = asyncio.ensure_future(self._move_users())
+        elif self._moving is not None:
+            self._moving.cancel()
+            self._moving = None
+
+    async def _move_users(self) -> None:
+        """A drained node's users, once HAProxy knows (its agent check heard ``drain``):
+        warned as before a FIBS restart, given ``[server] drain_grace`` seconds, then
+        their connections closed as at a stop (each saves its match, D415). The node
+        goes on running, with nobody, until it is stopped or made ready again."""
+        app = self.app
+        if self.agent is not None:
+            try:
+                await asyncio.wait_for(self._drain_heard.wait(), DRAIN_AGENT_WAIT)
+            except TimeoutError:
+                log.warning("the agent check was not asked within %.0f s", DRAIN_AGENT_WAIT)
+        grace = app.settings.drain_grace
+        warning = replies.shutdown_warning(round(grace), restart=True)
+        users = list(app.registry)
+        for session in users:
+            session.send(warning)
+        log.warning(
+            "drained: %d users warned, their connections close in %.0f s", len(users), grace
+        )
+        await asyncio.sleep(grace)
+        connections = dict(self._connections)
+        for output in connections.values():
+            output.close()
+        await self._wait_for(connections)
+        log.warning("drained: %d connections closed", len(connections))
+
+    async def _wait_for(self, connections: dict[asyncio.Task[None], Output]) -> None:
+        """Until the ``connections`` just closed have ended: each has
+        :data:`STOP_GRACE` seconds to send its last lines, then is aborted; a task still
+        waiting for something (a hash, a save) after that is cancelled."""
+        if not connections:
+            return
+        _, pending = await asyncio.wait(connections, timeout=STOP_GRACE)
+        if pending:
+            # A client that stopped reading never lets close() finish: drop it.
+            for task in pending:
+                connections[task].abort()
+            _, pending = await asyncio.wait(pending, timeout=STOP_AFTER_ABORT)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending, timeout=STOP_AFTER_ABORT)
 
     async def _shell(self, lines: LineSource, output: Output) -> None:
         """One connection, as a task :meth:`stop` can wait for."""
@@ -204,23 +270,13 @@ class Service:
         if self.web is not None:
             await self.web.stop_listening()
             self.web.drop_requests()  # HTTP requests, slow or not: nobody to tell
+        if self._moving is not None:  # a drain's moving of the users: this stop does it
+            self._moving.cancel()
         # Every connection, logged in or not (those at login: waited for their time to
         # log in, 60 s), closes once its last lines are out.
         for output in list(self._connections.values()):
             output.close()
-        if self._connections:
-            _, pending = await asyncio.wait(self._connections, timeout=STOP_GRACE)
-            if pending:
-                # A client that stopped reading never lets close() finish: drop it.
-                for task in pending:
-                    straggler = self._connections.get(task)
-                    if straggler is not None:
-                        straggler.abort()
-                _, pending = await asyncio.wait(pending, timeout=STOP_AFTER_ABORT)
-            for task in pending:  # still waiting for something (a hash, a save): end it
-                task.cancel()
-            if pending:
-                await asyncio.wait(pending, timeout=STOP_AFTER_ABORT)
+        await self._wait_for(dict(self._connections))
         if self._listener is not None:
             await self._listener.wait_closed()
             self._listener = None

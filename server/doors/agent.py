@@ -4,8 +4,10 @@ With ``[server] agent_port``, the server listens there (on ``[server] host``) fo
 HAProxy's ``agent-check`` (deploy/haproxy.cfg): to each connection it writes one line and
 closes it, as HAProxy's agent protocol asks (HAProxy 2.6 configuration manual,
 ``agent-check``): ``up ready`` while the node takes new connections, ``drain`` once it
-is drained (SIGUSR1; SIGUSR2 makes it ready again; docs/cluster.md). A drained node
-keeps its users and their matches; HAProxy only sends it no new connection (D369).
+is drained (SIGUSR1; SIGUSR2 makes it ready again; docs/cluster.md). HAProxy sends a
+drained node no new connection (D369); once the agent has said ``drain``, the node warns
+its users and, after ``[server] drain_grace``, closes their connections
+(:meth:`server.service.Service.drain`, D415).
 
 Nothing the agent's client sends is read: the answer is the same for any connection,
 and a connection costs one write.
@@ -24,7 +26,7 @@ READY: Final = b"up ready\n"
 """The answer of a node that takes new connections: HAProxy's operational state up and
 its administrative state ready (out of drain)."""
 DRAIN: Final = b"drain\n"
-"""The answer of a drained node: HAProxy sends it no new connection; those it has go on."""
+"""The answer of a drained node: HAProxy sends it no new connection."""
 
 
 def answer(draining: bool) -> bytes:

@@ -36,6 +36,7 @@ import enum
 import itertools
 import json
 import logging
+import weakref
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, assert_never
@@ -189,6 +190,9 @@ class ClusterTables:
         local.on_closed = self._closed
         presence.before_lost.append(self._lost)
         presence.before_gone.append(self._gone)
+        presence.before_superseded.append(self._superseded)
+        self._superseded_logins: weakref.WeakSet[Session] = weakref.WeakSet()
+        """This node's logins superseded by a newer one elsewhere (D417), closing."""
         bus.subscribe(self._receive, met=self._met)
 
     # -- where a table is ----------------------------------------------------------------------
@@ -291,9 +295,18 @@ class ClusterTables:
         else:
             await self._call(owner, Method.LEAVE, session)
 
+    def _superseded(self, name: str) -> None:
+        """``name`` logged in again elsewhere while this node was taken for gone (D417):
+        their match here leaves without a write, and their older login's end, next,
+        touches nothing at other nodes (the tables there are the newer login's)."""
+        self.local.superseded(name)
+        session = self.presence.local.get(name)
+        if session is not None:
+            self._superseded_logins.add(session)
+
     async def session_ended(self, session: Session) -> None:
         owner = self._owner_of(session.name)
-        if owner is None:
+        if owner is None or session in self._superseded_logins:
             await self.local.session_ended(session)
             return
         self.local.invitations.pop(session.name, None)
@@ -418,7 +431,8 @@ class ClusterTables:
             return
         caller = self.presence.caller_from_json(node, message["caller"])
         actor = self.presence.remote_login(caller.name, node, caller.login)
-        run = self._run(method, caller, message)
+        stale = method is not Method.SESSION_ENDED and self._stale(caller)
+        run = self._refuse_stale() if stale else self._run(method, caller, message)
         call: int | None = message["id"]
         context = contextvars.copy_context()
         context.run(ACTOR.set, actor)
@@ -452,6 +466,25 @@ class ClusterTables:
                 "telnet": telnet,
             }
             self._publish(node, answer)
+
+    def _stale(self, caller: RemotePeer) -> bool:
+        """Whether ``caller`` is an older login of a name logged in again elsewhere (its
+        node was taken for gone and has just come back, D417): this node knows another
+        login of that name, here or at another node. (The end of an older login's
+        session still runs: after a second login, it saves the match the older login
+        was playing, as on one node; a login superseded after a pause ends at its own
+        node only, :meth:`session_ended`.)"""
+        current = self.presence.get(caller.name)
+        if current is None:
+            return False  # gone meanwhile (its connection's end): still its own
+        if isinstance(current, RemotePeer):
+            return (current.node, current.login) != (caller.node, caller.login)
+        return True  # logged in here now
+
+    async def _refuse_stale(self) -> list[str] | None:
+        """A call of an older login: nothing runs (the newer login's match is not
+        that login's to play or end), and it hears why (D370's line)."""
+        raise Reply(replies.MATCH_TAKEN_OVER)
 
     async def _run(self, method: Method, caller: Caller, message: Json) -> list[str] | None:
         """The local code of ``method`` for ``caller``; its value, if it has one."""
@@ -528,6 +561,7 @@ class ClusterTables:
         directory, its calls here are refused, and this node's matches with one of its
         users are saved and stopped as after a dropped connection (their opponents and
         watchers told, §4.9)."""
+        self._tell_watchers(node, users)
         for table, known in list(self._tables.items()):
             if known.node == node:
                 self._table_lost(known)
@@ -541,6 +575,32 @@ class ClusterTables:
         for peer in users:
             if self.local.playing(peer.name) or peer.watching is not None:
                 self._end_for(peer)
+
+    def _tell_watchers(self, node: str, users: list[RemotePeer]) -> None:
+        """This node's watchers of what ``node`` ran, or of its users, hear what a
+        watcher hears when a player's connection drops on one node (§4.11, D174, D416):
+        a watcher of a player of ``node`` stops watching (``<name> drops connection.
+        You're not watching anymore.``); a watcher of their opponent, on another node,
+        hears ``<name> drops connection. The game was saved.`` as the opponent's
+        watchers do. Players at a table of a node still here are left to that node,
+        which ends their match as for a dropped connection and tells the watchers."""
+        lost = {peer.name for peer in users}
+        local = self.presence.local
+        for name in lost:
+            table = self._remote_table_of(name)
+            if self.local.playing(name) or (table is not None and table.node != node):
+                continue  # the table's node tells the watchers
+            reason = replies.not_watching_anymore(replies.drops_connection(name))
+            for watcher in local.watchers_of([name]):
+                self.presence.stop_watching(watcher, reason)
+        for known in self._tables.values():
+            dropped = [name for name in known.names if name in lost]
+            if known.node != node or not dropped:
+                continue
+            line = replies.saved_after(replies.drops_connection(dropped[0]))
+            staying = [name for name in known.names if name not in lost]
+            for watcher in local.watchers_of(staying):
+                self.presence.send(watcher, line)
 
     def _gone(self, peer: RemotePeer) -> None:
         """A remote user left while still at a table here (their node could not tell

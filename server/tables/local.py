@@ -157,6 +157,15 @@ class LocalTables:
 
     # -- looking ----------------------------------------------------------------------------
 
+    def superseded(self, name: str) -> None:
+        """``name`` logged in again at another node while this one was taken for gone
+        (a cluster, D417): their match here, if any, leaves this node without a write,
+        its players here told, as when the database refuses a save (D370); the newer
+        login resumed it, or may."""
+        live = self.matches.get(name)
+        if live is not None:
+            match_lifecycle.taken_over(self, live)
+
     def playing(self, name: str) -> bool:
         return name in self.matches or name in self.chouettes
 

@@ -146,6 +146,9 @@ class ClusterPresence:
         tables end their matches first)."""
         self.before_gone: list[Callable[[RemotePeer], None]] = []
         """Told of a remote user gone, before they leave this node's lists."""
+        self.before_superseded: list[Callable[[str], None]] = []
+        """Told of a user of this node logged in again at another node while the two
+        took each other for gone, before their older login here is closed (D417)."""
         bus.subscribe(self._receive, met=self._met, lost=self._lost)
 
     # -- who is online -------------------------------------------------------------------
@@ -498,6 +501,18 @@ class ClusterPresence:
 
     def _on_known(self, node: str, message: Json) -> None:
         peer = self._peer(node, message)
+        session = self.local.get(peer.name)
+        known = None if session is None else self._login_of.get(session)
+        if session is not None and known is not None and not session.replaced:
+            # Logged in here and there: the nodes took each other for gone (a pause, a
+            # partition) and the user logged in again meanwhile. The newer login wins
+            # (D417): an older one here is closed as a second login closes the first;
+            # a newer one here stays, and the other node closes its own.
+            if known[1] >= peer.stamp:
+                return
+            for superseded in self.before_superseded:
+                superseded(peer.name)
+            self.local.replace(peer.name)
         self._take_name(peer.name)
         self._remote[peer.name] = peer
         self.local.remote_known(peer)

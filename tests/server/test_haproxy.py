@@ -8,8 +8,11 @@ prefix of its own, then HAProxy on free ports in front of them. A telnet user an
 web user log in through the one address and see each other; the nodes see the telnet
 client's own address (127.0.0.5), not the proxy's; a connection straight to a node
 without the header is refused; a drained node (SIGUSR1) gets no new connection through
-HAProxy while its user goes on. HAProxy's own view (which node has which connection,
-each node's state) is read from its stats socket. Every process is killed at the end.
+HAProxy while its user goes on. A drained node moves its users (D415): warned, their
+connections closed after ``[server] drain_grace``, they log in again through HAProxy
+at the other node and resume their match where it was. HAProxy's own view (which node
+has which connection, each node's state) is read from its stats socket. Every process
+is killed at the end.
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from backgammon.dice import Roll
+from backgammon.moves import legal_plays
+from backgammon.notation import format_moves
 from deploy.run_nodes import (
     HAPROXY,
     Node,
@@ -41,6 +47,7 @@ from deploy.run_nodes import (
     node_config,
 )
 from protocol import clip, replies
+from protocol.board_fibs import parse_board
 
 from .conftest import IAC_WONT_TTYPE, TEST_COST, TIMEOUT, ScriptedClient
 from .test_cluster_start import NATS_URL, ROOT, database_with
@@ -73,10 +80,13 @@ class Running:
 
 
 @contextlib.asynccontextmanager
-async def server_node(url: str, prefix: str, name: str, folder: Path) -> AsyncIterator[Running]:
+async def server_node(
+    url: str, prefix: str, name: str, folder: Path, *, drain_grace: float = 60
+) -> AsyncIterator[Running]:
     """One node with the fibs.conf of deploy/run_nodes.py, on free ports."""
     base = folder / "base.conf"
     base.write_text(
+        f"[server]\ndrain_grace = {drain_grace}\n"
         "[passwords]\n"
         f"scrypt_n = {TEST_COST.n}\nscrypt_r = {TEST_COST.r}\nscrypt_p = {TEST_COST.p}\n"
         "[analysis]\nenabled = no\n"
@@ -279,6 +289,103 @@ async def test_one_address_in_front_of_two_nodes(tmp_path: Path) -> None:
         for client in [alice, *newcomers]:
             await client.close()
         await bob.close()
+
+
+async def board_of(client: ScriptedClient, command: str = "board") -> str:
+    """The last board ``client`` is sent up to ``command``'s answer (the boards sent
+    before, of earlier moves, are skipped: a setting's echo marks the end)."""
+    await client.send(command)
+    await client.send("set boardstyle 3")
+    lines = await client.expect("Value of 'boardstyle' set to 3.")
+    return [line for line in lines if line.startswith("board:")][-1]
+
+
+async def play_turns(players: dict[str, ScriptedClient], turns: int) -> None:
+    """``turns`` turns of the match between ``players``: the player to move rolls if
+    need be and plays the first legal play; the turn ends when the opponent hears it."""
+    for _ in range(turns):
+        views = {name: parse_board(await board_of(c)) for name, c in players.items()}
+        name = next(n for n, view in views.items() if view.turn is view.colour)
+        client, view = players[name], views[name]
+        opponent = next(c for n, c in players.items() if n != name)
+        if view.player_dice == (0, 0):
+            view = parse_board(await board_of(client, "roll"))
+        if view.can_move:
+            plays = legal_plays(view.position(0), 0, Roll(*view.player_dice))
+            await client.send("move " + format_moves(plays[0].moves, view.colour))
+            await opponent.expect_prefix(f"{name} moves ")
+        else:
+            await opponent.expect_prefix(f"{name} can't move")
+
+
+async def telnet_node_of(proxy: Proxy) -> dict[str, int]:
+    """Each node's telnet connections now, as HAProxy counts them."""
+    rows = await proxy.stats_rows()
+    return {
+        name: int(r["scur"])
+        for (backend, name), r in rows.items()
+        if backend == "fibs_telnet_nodes"
+    }
+
+
+async def test_a_drained_node_moves_its_users_and_their_match(tmp_path: Path) -> None:
+    """D415: alice (on one node) and bob (on the other) play; alice's node owns the
+    match. Drained (SIGUSR1), it tells alice the server restarts, saves the match and
+    closes her connection after its grace; she logs in again through HAProxy (at bob's
+    node, HAProxy's only ready one), invites bob, and both resume at the very position
+    they left, and play on."""
+    prefix = f"fibstest{uuid.uuid4().hex}"
+    grace = 2
+    async with (
+        asyncio.timeout(90),
+        database_with("alice", "bob") as url,
+        server_node(url, prefix, "node1", tmp_path, drain_grace=grace) as one,
+        server_node(url, prefix, "node2", tmp_path, drain_grace=grace) as two,
+        haproxy([one.node, two.node]) as proxy,
+    ):
+        alice = await telnet_user(proxy.telnet, "alice")
+        counts = await telnet_node_of(proxy)
+        drained = next(name for name, count in counts.items() if count == 1)
+        bob = await telnet_user(proxy.telnet, "bob")
+        assert await telnet_node_of(proxy) == {"node1": 1, "node2": 1}  # one on each
+        await see_each_other(alice, ["alice", "bob"])
+        for client in (alice, bob):
+            await client.send("set boardstyle 3")
+            await client.expect("Value of 'boardstyle' set to 3.")
+        await bob.send("toggle ready")
+        await bob.expect(replies.toggle_message(replies.Toggle.READY, True))
+        await alice.expect_prefix("5 bob - - 1 ")  # alice's node knows he is ready
+        await alice.send("invite bob 5")
+        await bob.expect(replies.type_join("alice"))
+        await bob.send("join alice")
+        await alice.expect_prefix("board:")
+        players = {"alice": alice, "bob": bob}
+        await play_turns(players, 3)
+        before = {name: await board_of(client) for name, client in players.items()}
+
+        running = one if drained == one.node.name else two
+        running.process.send_signal(signal.SIGUSR1)
+        await alice.expect(replies.shutdown_warning(grace, restart=True))
+        assert await alice.closed(grace + TIMEOUT)
+        await bob.expect(replies.saved_after(replies.drops_connection("alice")))
+        await alice.close()
+        stats = await proxy.stats_rows()
+        served = stats["fibs_telnet_nodes", drained]["stot"]
+
+        alice = await telnet_user(proxy.telnet, "alice")
+        stats = await proxy.stats_rows()
+        assert stats["fibs_telnet_nodes", drained]["stot"] == served  # the other node's
+        players["alice"] = alice
+        await alice.send("invite bob")
+        await bob.expect(replies.type_join("alice"))
+        await bob.send("join alice")
+        await alice.expect(replies.joined_resumed("bob"))
+        await bob.expect(replies.now_playing_resumed("alice"))
+        after = {name: await board_of(client) for name, client in players.items()}
+        assert after == before
+        await play_turns(players, 2)  # the new owner writes on
+        for client in players.values():
+            await client.close()
 
 
 def test_the_deploy_configuration_is_the_one_run_nodes_writes_and_haproxy_accepts() -> None:

@@ -22,7 +22,15 @@ from server.doors.proxy import HEADER_TIMEOUT, V2_SIGNATURE
 from server.service import Service
 from tests.conftest import DbTarget
 
-from .conftest import IAC_WONT_TTYPE, TIMEOUT, ScriptedClient, make_user
+from .conftest import (
+    IAC_WONT_TTYPE,
+    TIMEOUT,
+    ScriptedClient,
+    clip_login,
+    connect_from,
+    make_user,
+    serving,
+)
 from .fake_clock import FakeTimer
 from .web_clients import RawHttp, client_frame, upgrade_request, web_serving
 
@@ -168,6 +176,31 @@ async def test_the_agent_check_says_ready_or_drain(service: Service) -> None:
     assert await agent_answer(port) == b"drain\n"
     service.drain(False)  # SIGUSR2
     assert await agent_answer(port) == b"up ready\n"
+
+
+async def test_a_drained_node_warns_its_users_then_closes_them_unless_ready_again(
+    settings: Settings, db_target: DbTarget
+) -> None:
+    """D415 (without an agent port: no wait for HAProxy): drained, the node's users hear
+    FIBS's restart warning and their connections close after ``[server] drain_grace``;
+    made ready again within the grace, they stay."""
+    plain = settings.replace(drain_grace=1.0, proxy_protocol=False)  # straight connections
+    async with serving(plain, db_target) as service:
+        connect = lambda: connect_from(service.app)  # noqa: E731
+        alice = await clip_login(connect, service.app, "alice")
+        service.drain(True)  # SIGUSR1
+        await alice.expect(replies.shutdown_warning(1, restart=True))
+        assert await alice.closed()
+        await alice.close()
+        service.drain(False)  # SIGUSR2
+        bob = await clip_login(connect, service.app, "bob")
+        service.drain(True)
+        await bob.expect(replies.shutdown_warning(1, restart=True))
+        service.drain(False)  # within the grace: bob stays
+        await asyncio.sleep(1.5)
+        await bob.send("tell bob still here")
+        await bob.expect(replies.say_to_yourself("still here"))
+        await bob.close()
 
 
 async def test_a_web_header_must_come_whole_within_its_time(

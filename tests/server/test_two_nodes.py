@@ -588,3 +588,30 @@ async def test_a_node_cut_off_cannot_write_a_match_another_node_took(nodes: Node
     await bob1.expect_prefix("alice wants to resign.")
     after = await db.load_match("alice", "bob")
     assert after is not None and before is not None and after.events != before.events
+
+
+async def test_the_watchers_of_a_lost_node_s_match_are_told(
+    settings: Settings, db_target: DbTarget
+) -> None:
+    """D416: the node running alice and bob's match dies with alice; on a third node,
+    carol watching bob hears what the opponent's watchers hear when a player drops on
+    one node (the game saved), and dave watching alice hears he watches no more, as
+    when a watched player's connection drops; nobody is left watching silence."""
+    async with world(settings, db_target, 3) as nodes:
+        alice, bob = await players(nodes, {"alice": 1, "bob": 0})
+        await alice.send("invite bob 1")  # the table is on alice's node, node 1
+        await bob.expect(replies.type_join("alice"))
+        await bob.send("join alice")
+        await bob.expect_prefix("board:")
+        carol = await nodes.clip(2, "carol")
+        dave = await nodes.clip(2, "dave")
+        for watcher, player in ((carol, "bob"), (dave, "alice")):
+            await watcher.send(f"watch {player}")
+            await watcher.expect(replies.now_watching(player))
+        await nodes.lose(1)
+        dropped = replies.drops_connection("alice")
+        await bob.expect(replies.TABLE_NODE_GONE)
+        await carol.expect(replies.saved_after(dropped))
+        await dave.expect(replies.not_watching_anymore(dropped))
+        assert nodes.apps[2].presence.get("dave").watching is None  # type: ignore[union-attr]
+        assert nodes.apps[2].presence.get("carol").watching == "bob"  # type: ignore[union-attr]

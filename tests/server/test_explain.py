@@ -186,10 +186,9 @@ async def test_join_alone_with_two_invitations_names_them(connect: Connect, app:
     carol = await clip_login(connect, app, "carol")
     alice = await telnet_login(connect, app, "alice")
     await command(alice, "toggle ready")
-    for inviter in (bob, carol):
+    for name, inviter in (("bob", bob), ("carol", carol)):  # one after the other
         await inviter.send("invite alice 1")
-    await alice.expect(replies.type_join("bob"))
-    await alice.expect(replies.type_join("carol"))
+        await alice.expect(replies.type_join(name))
     reply = await command(alice, "join")
     assert reply[-2:] == [replies.JOIN_WHO, replies.invited_by(["bob", "carol"])]
 

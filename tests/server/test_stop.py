@@ -2,8 +2,9 @@
 22 s after web floods, 14 s with 3,000 slow HTTP connections held).
 
 A real ``python -m server`` with both doors, and at the signal: connections at
-``login:``, slow HTTP requests, WebSockets not logged in, logged-in telnet and web users,
-and a logged-in user that stopped reading its output.
+``login:``, slow HTTP requests, WebSockets not logged in, WebSockets flooding the server
+(pings never reading the pongs, newlines, empty continuation frames) while it stops,
+logged-in telnet and web users, and a logged-in user that stopped reading its output.
 """
 
 from __future__ import annotations
@@ -128,6 +129,24 @@ async def web_socket(port: int, login: str | None = None) -> asyncio.StreamWrite
     return writer
 
 
+FLOODS = {
+    "pings": client_frame(b"ping", opcode=0x9) * 200,
+    "newlines": client_frame(b"\n" * 1000) * 20,
+    "empty frames": client_frame(b"", opcode=0x1, final=False)
+    + client_frame(b"", opcode=0x0, final=False) * 500,
+}
+"""What a flooding WebSocket writes again and again (the issue's web floods): pings whose
+pongs it never reads, newline floods, empty continuation frames."""
+
+
+async def flood(writer: asyncio.StreamWriter, data: bytes) -> None:
+    """Write ``data`` again and again until the server closes the connection."""
+    with contextlib.suppress(ConnectionError, OSError):
+        while True:
+            writer.write(data)
+            await writer.drain()
+
+
 async def slow_http(port: int) -> asyncio.StreamWriter:
     """A request that never ends its headers."""
     _, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -142,6 +161,7 @@ async def test_sigterm_ends_the_server_within_two_seconds_whatever_is_connected(
 ) -> None:
     clients: list[ScriptedClient] = []
     writers: list[asyncio.StreamWriter] = []
+    floods: list[asyncio.Future[None]] = []
     async with server(tmp_path, event_loop) as (process, port, web_port):
         try:
             users = [await registered(port, name) for name in ("alice", "bob", "carol")]
@@ -153,7 +173,13 @@ async def test_sigterm_ends_the_server_within_two_seconds_whatever_is_connected(
             writers += await asyncio.gather(*(slow_http(web_port) for _ in range(300)))
             writers += await asyncio.gather(*(web_socket(web_port) for _ in range(50)))
             writers.append(await web_socket(web_port, "login web 1008 alice secret"))
-            await asyncio.sleep(1.0)  # everything has reached the server
+            flooders = [await web_socket(web_port) for _ in range(3) for _ in FLOODS]
+            writers += flooders
+            floods = [
+                asyncio.ensure_future(flood(writer, data))
+                for writer, data in zip(flooders, list(FLOODS.values()) * 3, strict=True)
+            ]
+            await asyncio.sleep(1.0)  # everything has reached the server, the floods run
             started = time.monotonic()
             process.send_signal(signal.SIGTERM)
             await asyncio.wait_for(process.wait(), 30)
@@ -162,6 +188,8 @@ async def test_sigterm_ends_the_server_within_two_seconds_whatever_is_connected(
             assert took < STOP_WITHIN, f"the stop took {took:.2f} s"
             await users[1].expect(replies.shutdown_warning(0, restart=False))
         finally:
+            for task in floods:
+                task.cancel()
             for client in clients:
                 client.writer.transport.abort()
             for writer in writers:

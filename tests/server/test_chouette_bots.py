@@ -123,8 +123,12 @@ def ann_action(table: LiveChouette, doubled: set[tuple[int, str]]) -> str | None
     return None
 
 
-async def play_games(ann: ScriptedClient, table: LiveChouette, games: int) -> None:
-    """The scripted user plays until ``games`` games of the table are over."""
+async def play_games(
+    ann: ScriptedClient, table: LiveChouette, games: int, bots: list[ChouetteClient]
+) -> None:
+    """The scripted user plays until ``games`` games of the table are over and every bot
+    has read the end of the last one and the seats that follow it (a bot reads its own
+    socket: the table may be done before the bot's lines are)."""
     core = table.core
     doubled: set[tuple[int, str]] = set()
     async with asyncio.timeout(60.0 * games):
@@ -136,6 +140,15 @@ async def play_games(ann: ScriptedClient, table: LiveChouette, games: int) -> No
                 continue
             await ann.send(action)
             await until(ann, _changed(core.version, table), f"ann's {action}")
+    for b in bots:
+        await until(ann, _saw_game_end(b, games), f"{b.config.name} saw game {games} end")
+
+
+def _saw_game_end(b: ChouetteClient, game: int) -> object:
+    """True once ``b`` has read game ``game``'s end and the rotation after it."""
+    return lambda: bool(b.games_over) and b.games_over[-1].game >= game and (
+        len(b.seat_history) > len(b.games_over)
+    )
 
 
 def _changed(version: int, table: LiveChouette) -> object:
@@ -202,7 +215,7 @@ async def test_a_random_and_a_gnubg_bot_play_chouette_games_with_a_user(
         for b in bots:
             await asyncio.wait_for(b.logged_in.wait(), 20.0)
         table = await chouette(app, ann, bots, f"cubes={cubes} team_autoroll=off")
-        await play_games(ann, table, GAMES)
+        await play_games(ann, table, GAMES, bots)
         check_table(table, bots, GAMES)
         # seed 1: rando, then ann, then gnu is the box: each bot sits in the line and
         # gnu in the box too, so gnubg decided cubes as a member and as the box
@@ -246,7 +259,7 @@ async def test_a_bot_whose_connection_drops_is_seated_again_and_plays_on(
         await until(ann, lambda: back in ann.seen[ann.seen.index(away) :], "rando seated again")
         await until(ann, lambda: rando.table == "ann", "rando knows its table")
         assert rando.rules.settings["jacoby"] == "off" and not rando.strategy.jacoby
-        await play_games(ann, table, 2)
+        await play_games(ann, table, 2, bots)
         assert "rando" not in core.absent
         assert [g.game for g in rando.games_over][-1:] == [2]
     finally:

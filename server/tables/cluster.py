@@ -64,7 +64,7 @@ from server.tables.seam import (
 from server.tables.updates import Batch, TableUpdate
 from server.world import names
 from server.world.bus import Bus
-from server.world.cluster import ClusterPresence
+from server.world.cluster import KINDS, ClusterPresence
 from server.world.presence import Caller, Peer
 from server.world.registry import ACTOR
 from server.world.remote import Json, RemotePeer
@@ -107,6 +107,8 @@ class Method(enum.StrEnum):
     HEARERS = enum.auto()
     BAN_WATCHER = enum.auto()
 
+
+_METHODS = frozenset(Method)
 
 _COMMANDS: dict[str, type[TableCommand]] = {
     c.__name__: c for c in (Roll, Double, Moves, BearOff, Accept, Reject, Redouble, Resign)
@@ -185,6 +187,9 @@ class ClusterTables:
         """The node each waiting call went to."""
         self._ids = itertools.count(1)
         self._running: set[asyncio.Task[None]] = set()
+        self._unknown: set[tuple[bool, str]] = set()
+        """Message kinds (False) and call methods (True) of a later release already
+        logged (D424: once each)."""
         local.on_opened = self._opened
         local.on_update = self._updated
         local.on_closed = self._closed
@@ -423,6 +428,12 @@ class ClusterTables:
         self._publish(owner, message | arguments)
 
     def _on_call(self, node: str, message: Json) -> None:
+        if message["method"] not in _METHODS:  # a later release's (D424): answered
+            self._later_release(node, message["method"], call=True)
+            if message["id"] is not None:  # the caller's command fails, never waits
+                failed = {"id": message["id"], "value": None, "refusal": [], "telnet": []}
+                self._publish(node, {"k": TableKind.ANSWER} | failed)
+            return
         method = Method(message["method"])
         if method is Method.BAN_WATCHER:
             watcher = self.presence.get(message["watcher"])
@@ -669,6 +680,8 @@ class ClusterTables:
             message = json.loads(data)
             kind = message["k"]
             if kind not in _TABLE_KINDS:
+                if kind not in KINDS:
+                    self._later_release(node, kind, call=False)
                 return  # the presence's
             handlers: dict[str, Callable[[str, Json], None]] = {
                 TableKind.TABLE: self._on_table,
@@ -680,6 +693,19 @@ class ClusterTables:
             handlers[kind](node, message)
         except Exception:  # this message's alone: the node goes on
             log.exception("table message from node %s could not be handled", node)
+
+    def _later_release(self, node: str, name: str, *, call: bool) -> None:
+        """``node`` sent a message kind (or, with ``call``, a call method) this release
+        does not know: skipped (a call answered as failed), and said once in the log
+        (D424)."""
+        if (call, name) not in self._unknown:
+            self._unknown.add((call, name))
+            log.warning(
+                "node %s sent a %s this node does not know, %r (a later release?): skipped",
+                node,
+                "call method" if call else "message kind",
+                name,
+            )
 
 
 def _table_message(table: str, game: GameSummary) -> Json:

@@ -36,6 +36,17 @@ LOST_AFTER = 3.0
 """Seconds without a word from a node after which the others take it as gone (its
 users leave their lists: issue 32, "no ghost in who" within 3 s)."""
 
+BUS_VERSION = 1
+"""The version of the messages between nodes (the presence's and the tables' JSON),
+which a node says when it meets another (D424). Nodes of different versions never meet:
+each logs the other's version and ignores it. A change a node of the previous release
+reads without error keeps the number: a field added that readers may ignore (extra
+fields, toggles and settings of a user's state are skipped), a message kind added that
+older nodes may skip (logged once). Anything else (a field renamed, removed or retyped,
+a kind whose loss breaks a command, a new call method that callers rely on) raises it
+(docs/cluster.md, "Upgrading node by node"). Nodes of the releases before this one said
+no version; they spoke version 1."""
+
 
 class Bus(Protocol):
     """One node's connection to the bus."""

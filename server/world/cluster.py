@@ -75,7 +75,8 @@ class Kind(enum.StrEnum):
     """A second login elsewhere takes over the receiver's session of a name."""
 
 
-_KINDS = frozenset(Kind)
+KINDS = frozenset(Kind)
+"""The presence's kinds (a message of another kind is the tables')."""
 
 
 class Change(enum.StrEnum):
@@ -410,7 +411,7 @@ class ClusterPresence:
         """A message from ``node`` (the bus calls this in order per sending node)."""
         try:
             message = json.loads(data)
-            if message["k"] not in _KINDS:
+            if message["k"] not in KINDS:
                 return  # another part's message (the tables')
             handle = getattr(self, "_on_" + message["k"])
             handle(node, message)

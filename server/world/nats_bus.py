@@ -16,13 +16,17 @@ or test runs can share one NATS):
 
 Each payload starts with one byte saying what it is: ``D`` data for the subscribers,
 ``M`` "I am here" (the answer to a hello), ``B`` a barrier and ``A`` its answer
-(:meth:`NatsBus.barrier`). Publishing never awaits: messages queue in order and one task
-writes them (nats-py's own publish is a coroutine). The writer sends everything queued
-for one node as one NATS message (``D`` then each message as a 4-byte length and its
-bytes), which the receiver hands to its subscribers in one go: what one step of this
-node wrote to several users of another node reaches all of them before that node runs
-anything else, as it would on one node (the order between different nodes' paths is
-not the bus's to keep).
+(:meth:`NatsBus.barrier`). A hello and an "I am here" carry the sender's
+:data:`~server.world.bus.BUS_VERSION` in ASCII digits (none: version 1, a node of an
+earlier release); a node of another version is not met (D424): it is logged, its
+messages are dropped, and a hello from it is answered once, so that it logs this one too.
+
+Publishing never awaits: messages queue in order and one task writes them (nats-py's own
+publish is a coroutine). The writer sends everything queued for one node as one NATS
+message (``D`` then each message as a 4-byte length and its bytes), which the receiver
+hands to its subscribers in one go: what one step of this node wrote to several users of
+another node reaches all of them before that node runs anything else, as it would on one
+node (the order between different nodes' paths is not the bus's to keep).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ import nats
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from server.world.bus import LOST_AFTER, Handler, Lost, Met
+from server.world.bus import BUS_VERSION, LOST_AFTER, Handler, Lost, Met
 
 log = logging.getLogger(__name__)
 
@@ -78,10 +82,15 @@ default two minutes (``shared/docs/cluster-design.md``)."""
 class NatsBus:
     """One node's :class:`~server.world.bus.Bus` over NATS; :meth:`connect` opens it."""
 
-    def __init__(self, client: Client, node: str, prefix: str) -> None:
+    def __init__(self, client: Client, node: str, prefix: str, version: int = BUS_VERSION) -> None:
         self._client = client
         self._node = node
         self._prefix = prefix
+        self._version = version
+        self._said = str(version).encode()
+        """The version as a hello and an "I am here" say it."""
+        self._refused: dict[str, int] = {}
+        """Nodes of another version heard from, and the version each said (D424)."""
         self._handlers: list[Handler] = []
         self._met: list[Met] = []
         self._lost: list[Lost] = []
@@ -96,10 +105,17 @@ class NatsBus:
 
     @classmethod
     async def connect(
-        cls, servers: str | Sequence[str], node: str, *, prefix: str = NATS_WIRE["prefix"]
+        cls,
+        servers: str | Sequence[str],
+        node: str,
+        *,
+        prefix: str = NATS_WIRE["prefix"],
+        version: int = BUS_VERSION,
     ) -> NatsBus:
         """Connect ``node`` to the NATS at ``servers`` (a URL or a list, a cluster), keep
-        reconnecting for ever, and announce the node to the others."""
+        reconnecting for ever, and announce the node to the others (``version``: what it
+        says it speaks; another than :data:`~server.world.bus.BUS_VERSION` only in the
+        tests of D424)."""
         holder: list[NatsBus] = []
 
         async def reconnected() -> None:
@@ -127,13 +143,15 @@ class NatsBus:
             disconnected_cb=disconnected,
             error_cb=failed,
         )
-        bus = cls(client, node, prefix)
+        bus = cls(client, node, prefix, version)
         holder.append(bus)
         await client.subscribe(
             NATS_WIRE["inbox"].format(prefix=prefix, node=node), cb=bus._on_message
         )
         await client.subscribe(NATS_WIRE["hellos"].format(prefix=prefix), cb=bus._on_hello)
-        await client.publish(NATS_WIRE["hello"].format(prefix=prefix, sender=node), b"")
+        await client.publish(
+            NATS_WIRE["hello"].format(prefix=prefix, sender=node), HELLO + bus._said
+        )
         await client.flush()
         bus._beating = asyncio.get_running_loop().create_task(
             bus._beat(), context=contextvars.Context()
@@ -197,9 +215,9 @@ class NatsBus:
         goes out again for those that took this node for gone."""
         log.warning("cluster node %s reached NATS again", self._node)
         subject = NATS_WIRE["hello"].format(prefix=self._prefix, sender=self._node)
-        self._outbox.append((subject, HELLO, b""))
+        self._outbox.append((subject, HELLO, self._said))
         for node in sorted(self._known):
-            self._send(node, HERE)
+            self._send(node, HERE, self._said)
             self._meet(node, again=True)
         self._write_soon()
 
@@ -259,9 +277,34 @@ class NatsBus:
 
     async def _on_hello(self, msg: Msg) -> None:
         sender = _sender(msg.subject)
-        if sender != self._node:
-            self._known.pop(sender, None)  # a restart: a new node of that name
-            self._meet(sender)
+        if sender == self._node:
+            return
+        said = msg.data[1:] if msg.data[:1] == HELLO else b""  # an earlier release: b""
+        if not self._speaks_ours(sender, said):
+            self._send(sender, HERE, self._said)  # it learns this node's version, once
+            return
+        self._known.pop(sender, None)  # a restart: a new node of that name
+        self._meet(sender)
+
+    def _speaks_ours(self, node: str, said: bytes) -> bool:
+        """Whether ``node``, which said ``said`` in a hello or an "I am here", speaks
+        this node's version; if not, it is refused (D424): taken as gone if it was
+        known (a restart as another version), logged once per version it says."""
+        version = int(said) if said.isdigit() else 1  # nothing said: an earlier release
+        if version == self._version:
+            self._refused.pop(node, None)
+            return True
+        self._lose(node)
+        if self._refused.get(node) != version:
+            self._refused[node] = version
+            log.error(
+                "cluster node %s speaks bus version %d, this node %d: not meeting it "
+                "(every node of a world must run one version; docs/cluster.md)",
+                node,
+                version,
+                self._version,
+            )
+        return False
 
     def _meet(self, node: str, *, again: bool = False) -> None:
         """The first word from (or of) ``node``: the subscribers hear of it once (and
@@ -271,7 +314,8 @@ class NatsBus:
         if known and not again:
             return
         if not known and not again:
-            self._send(node, HERE)  # it learns of this node (again, if it was taken for gone)
+            # it learns of this node (again, if it was taken for gone)
+            self._send(node, HERE, self._said)
         for met in self._met:
             try:
                 met(node)
@@ -285,6 +329,10 @@ class NatsBus:
         if kind == BYE:
             self._lose(sender)
             return
+        if kind == HERE and not self._speaks_ours(sender, body):
+            return
+        if sender in self._refused:
+            return  # a node of another version: nothing of it is read
         self._meet(sender, again=kind == HERE)
         if kind == DATA:
             for message in frames(data):

@@ -88,13 +88,24 @@ class PeerState:
 
     @classmethod
     def from_json(cls, data: Json) -> PeerState:
-        values = dict(data)
+        """The state ``data`` says; what a node of a later release adds (a field, a
+        toggle, a setting this node does not know) is skipped, as
+        :data:`server.world.bus.BUS_VERSION` promises (D424)."""
+        values = {k: v for k, v in data.items() if k in _FIELDS}
         values["mode"] = Mode(data["mode"])
-        values["toggles"] = {Toggle(t): bool(v) for t, v in data["toggles"].items()}
+        values["toggles"] = {
+            Toggle(t): bool(v) for t, v in data["toggles"].items() if t in _TOGGLES
+        }
         values["gagged"] = frozenset(data["gagged"])
         values["blinded"] = frozenset(data["blinded"])
-        values["settings"] = UserSettings(**data["settings"])
+        settings = data["settings"]
+        values["settings"] = UserSettings(**{k: settings[k] for k in settings if k in _SETTINGS})
         return cls(**values)
+
+
+_FIELDS = frozenset(f.name for f in dataclasses.fields(PeerState))
+_TOGGLES = frozenset(t.value for t in Toggle)
+_SETTINGS = frozenset(f.name for f in dataclasses.fields(UserSettings))
 
 
 class RemotePeer:

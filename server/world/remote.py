@@ -113,7 +113,7 @@ class RemotePeer:
     published them. Compared and hashed by identity: one object per login, replaced in
     place by each new state of that login (:meth:`update`)."""
 
-    __slots__ = ("_monotonic", "_received", "login", "node", "stamp", "state")
+    __slots__ = ("_monotonic", "_received", "_who_parts", "login", "node", "stamp", "state")
 
     def __init__(
         self,
@@ -133,11 +133,15 @@ class RemotePeer:
         self._monotonic = monotonic
         self.state = state
         self._received = monotonic()
+        self._who_parts: tuple[str, str] | None = None
+        """The CLIP 5 line before and after its idle field (:meth:`who_line`), made
+        from ``state``; None until asked for, and again at each new state."""
 
     def update(self, state: PeerState) -> None:
         """A newer state of the same login arrived."""
         self.state = state
         self._received = self._monotonic()
+        self._who_parts = None
 
     @property
     def name(self) -> str:
@@ -225,4 +229,10 @@ class RemotePeer:
         return max(int(self.state.idle + now - self._received), 0)
 
     def who_line(self, now: float | None = None) -> str:
-        return who_info(self.state, self.idle_seconds(now)).format()
+        """The CLIP 5 line, from its parts around the idle field made once per state
+        (as :meth:`Session.who_line`): every login's who list has a line of every user
+        of every node, so a node of many makes this the most of all its lines."""
+        parts = self._who_parts
+        if parts is None:
+            parts = self._who_parts = who_info(self.state, 0).around_idle()
+        return f"{parts[0]}{self.idle_seconds(now)}{parts[1]}"

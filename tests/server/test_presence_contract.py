@@ -336,6 +336,28 @@ async def test_who_list_has_every_user_s_line(world: World) -> None:
     assert who_names(world.presence.who_list()) == ["alice", "bob"]
 
 
+async def test_who_list_shows_each_user_s_newest_state(world: World) -> None:
+    """A who list asked, then a user's state changes: the next list has the new line
+    (a node's lines of users elsewhere are made once per state, docs/performance.md)."""
+    world.login("alice")
+    bob = world.login("bob", node=1)
+    await world.settle()
+    first = {
+        clip.WhoInfo.parse(line).name: clip.WhoInfo.parse(line)
+        for line in world.presence.who_list()[:2]
+    }
+    assert not first["bob"].ready and not first["bob"].away
+    bob.away = "lunch"
+    bob.toggles[Toggle.READY] = True
+    world.presence_of("bob").who_update(bob)
+    await world.settle()
+    again = [clip.WhoInfo.parse(line) for line in world.presence.who_list()]
+    assert [(w.name, w.ready, w.away) for w in again] == [
+        ("alice", False, False),
+        ("bob", True, True),
+    ]
+
+
 # -- lines to other users -------------------------------------------------------------------
 
 

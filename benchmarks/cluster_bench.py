@@ -574,6 +574,13 @@ async def scenario(
     out["rss_mb_per_node_before"] = {
         n.name: load.mb(n.samples["baseline"].rss) for n in bench.nodes if "baseline" in n.samples
     }
+    # the nodes' CPU from before the first login until the users are held: with idle
+    # users, what their logins cost (each login's who list and everyone's notices)
+    out["login_cpu_seconds_per_node"] = {
+        n.name: round(n.samples["held"].cpu - n.samples["baseline"].cpu, 2)
+        for n in bench.nodes
+        if "held" in n.samples and "baseline" in n.samples
+    }
     out["who"] = await who_check(bench, cluster)
     bench.start_pairs()
     if specs:

@@ -493,9 +493,13 @@ class LocalPresence:
         return waiters
 
     def remote_known(self, peer: RemotePeer) -> None:
-        """``peer`` was online before this node joined the world: no notice."""
+        """``peer`` was online before this node heard of their node (this node joined
+        the world, or met their node again after taking it for gone): no notice, but a
+        who update, so that CLIP clients list them, again if they heard them drop when
+        their node was lost (D425)."""
         self._remote[peer.name] = peer
         self._observe()
+        self.remote_change(peer)
 
     def remote_change(self, peer: RemotePeer) -> None:
         """A who update about ``peer`` (their node published a new state)."""

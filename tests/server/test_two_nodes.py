@@ -523,7 +523,8 @@ async def test_nats_restarted_and_the_world_is_whole_again(
 ) -> None:
     """Issue 32 item 5: NATS goes away long enough for the nodes to take each other for
     gone (each user sees the other leave), then comes back: the nodes reconnect, meet
-    again and the world is whole without a restart (who lists both, a tell crosses)."""
+    again and the world is whole without a restart: each CLIP client, told the other
+    dropped, gets the other's CLIP 5 line again (D425), who lists both, a tell crosses."""
     async with private_nats() as restart:
         url = private_nats.url  # type: ignore[attr-defined]
         async with world(settings, db_target, 2, "nats", url) as nodes:
@@ -532,6 +533,9 @@ async def test_nats_restarted_and_the_world_is_whole_again(
             await who_update_seen(alice, "bob")
             await restart()
             await alice.expect_prefix("8 bob ", timeout=10)
+            await bob.expect_prefix("8 alice ", timeout=10)
+            await who_update_seen(alice, "bob")  # listed again, with no login notice
+            await who_update_seen(bob, "alice")
             await until(lambda: all(b.connected for b in nodes.buses), timeout=15)
             await until(lambda: nodes.apps[0].presence.get("bob") is not None, timeout=15)
             await until(lambda: nodes.apps[1].presence.get("alice") is not None, timeout=15)

@@ -1171,6 +1171,19 @@ function drawMoveList() {
   );
 }
 
+/** Beside the board (a desktop) the move list scrolls within the board's height: its
+ * newest play kept in view whenever the list or its box changes size (a play added, the
+ * window resized, a line wrapping). Under the board (a phone) nothing scrolls there. */
+function followMoveList() {
+  const side = $("table-side");
+  const toEnd = () => {
+    side.scrollTop = side.scrollHeight;
+  };
+  const watcher = new ResizeObserver(toEnd);
+  watcher.observe(side);
+  watcher.observe($("move-list"));
+}
+
 /** Who plays which colour, beside the board: the side shown at the bottom first. */
 function drawPlayers(bottom, top, you) {
   const line = $("players");
@@ -1570,6 +1583,7 @@ function wire() {
   $("leave").addEventListener("click", leaveClicked);
   $("replay-last").addEventListener("click", replayLastMove);
   $("sound").addEventListener("change", soundSwitched);
+  followMoveList();
   $("analyse").addEventListener("click", () => askAnalysis(state.finished));
   $("analysis-form").addEventListener("submit", (event) => {
     event.preventDefault();

@@ -12,6 +12,7 @@ import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -318,39 +319,87 @@ def _dice_verified(page: Page) -> bool:
     return bool(page.all('[data-test="dice-proof"][data-verified="true"]'))
 
 
-SCREENS = ((1366, 768), (1280, 900), (390, 844), (360, 640))
-"""Browser window sizes (issue 28, seen 3): laptops, and phones held upright."""
+SCREENS = ((1366, 768), (1280, 900), (390, 844), (360, 640), (844, 390), (640, 360))
+"""Browser window sizes (issue 28, seen 3 and item 4): laptops, and phones held upright
+and sideways."""
+
+DESKTOP = 1280
+"""From this window width on, the move list is beside the board (issue 28 item 3)."""
 
 LAYOUT = """
-const bottom = (id) => document.getElementById(id).getBoundingClientRect().bottom;
+const box = (element) => {
+  const r = element.getBoundingClientRect();
+  return {left: r.left, top: r.top, right: r.right, bottom: r.bottom};
+};
+const list = document.getElementById("move-list");
 const number = document.querySelector("#board text.number").getBoundingClientRect();
 const buttons = [...document.querySelectorAll("#who button")];
 return {
+  width: document.documentElement.clientWidth,
+  scroll_width: document.documentElement.scrollWidth,
   height: innerHeight,
-  board: bottom("board"),
-  actions: bottom("actions"),
+  board: box(document.getElementById("board")),
+  actions: box(document.getElementById("actions")),
+  moves: box(list.closest("#table > *")),
+  overflow: list.closest("#table > *").scrollHeight > list.closest("#table > *").clientHeight,
+  list: box(list),
+  last: box(list.lastElementChild),
   number: number.height,
   header: document.querySelector("header").getBoundingClientRect().height,
   buttons: buttons.map((b) => b.getBoundingClientRect().height),
 };
 """
 
+SIDE_FULL = """
+const side = document.getElementById("move-list").closest("#table > *");
+return side.scrollHeight > side.clientHeight || side.querySelectorAll("li").length >= 30;
+"""
+
+
+def _inside(box: dict[str, float], seen: dict[str, Any]) -> bool:
+    """Whether ``box`` is inside the browser window (no scrolling needed to see it)."""
+    return (
+        box["left"] >= 0
+        and box["top"] >= 0
+        and box["right"] <= seen["width"]
+        and box["bottom"] <= seen["height"]
+    )
+
 
 def test_the_board_and_its_buttons_fit_every_screen(server: ServerThread) -> None:
     """At each size, the page at its top shows the whole board and the buttons under it
-    without scrolling, point numbers of 9 px or more, a header of at most two lines and
-    lobby buttons on one line each."""
-    with chromium() as a, chromium() as b:
-        alice, _ = at_a_match(server, a, b, 1)
+    without scrolling, nothing wider than the window, point numbers of 9 px or more, a
+    header of at most two lines and lobby buttons on one line each. On a desktop the move
+    list is beside the board (issue 28 item 3), in the window too, its newest play in
+    view once the list is longer than the board is high."""
+    with chromium(1366, 768) as a, chromium() as b:
+        alice, bob = at_a_match(server, a, b, 1)
+        deadline = time.monotonic() + 120
+        while not a.execute_script(SIDE_FULL):
+            assert time.monotonic() < deadline, "the match did not go on"
+            for page in (alice, bob):
+                _turn(page)
         for width, height in SCREENS:
             a.set_window_size(width, height)
             a.execute_script("window.scrollTo(0, 0)")
             time.sleep(0.3)
             seen = a.execute_script(LAYOUT)
             where = f"{width}x{height}: {seen}"
-            assert seen["board"] <= seen["height"] and seen["actions"] <= seen["height"], where
+            assert _inside(seen["board"], seen) and _inside(seen["actions"], seen), where
+            assert seen["scroll_width"] <= seen["width"], where
             assert seen["number"] >= 9 and seen["header"] <= 70, where
             assert seen["buttons"] and max(seen["buttons"]) < 40, where
+            if width < DESKTOP:
+                continue
+            board, moves, last = seen["board"], seen["moves"], seen["last"]
+            listed = seen["list"]
+            beside = listed["left"] >= board["right"] or listed["right"] <= board["left"]
+            assert beside and moves["top"] < board["bottom"], where
+            assert _inside(moves, seen), where
+            # Longer than the board is high (on the laptop), the list scrolls within its
+            # box, the newest play in view.
+            assert seen["overflow"] or width != 1366, where
+            assert moves["top"] <= last["top"] and last["bottom"] <= moves["bottom"], where
         assert alice.visible("table")
 
 

@@ -2,8 +2,8 @@
 clicking, watch it from a third browser without an account, chat with a telnet user, see
 a refusal.
 
-Screenshots of the lobby, a board mid-game (a 1366×768 laptop and a 390×844 phone) and
-the end of the match are written to the folder FIBS_WEB_SCREENSHOTS names (docs/images
+Screenshots of the lobby, a board mid-game and the end of the match (1366×768 laptops,
+a 390×844 phone) are written to the folder FIBS_WEB_SCREENSHOTS names (docs/images
 for the ones docs/web.md shows), and nowhere in a plain run."""
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def _pips(page: Page) -> dict[str, tuple[int, int]]:
 
 
 def test_two_players_and_a_watcher(server: ServerThread) -> None:
-    with chromium(1366, 768) as a, chromium() as b, chromium(390, 844) as c:
+    with chromium(1366, 768) as a, chromium(1366, 768) as b, chromium(390, 844) as c:
         alice = Page(a, server.url, "alice")
         bob = Page(b, server.url, "bob")
         carol = Page(c, server.url, "carol")
@@ -134,6 +134,8 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
                 sends += done == "send"
             if sends >= 12 and not shot:
                 time.sleep(0.5)
+                for page in (alice, carol):  # the pages at their top, as a player sees them
+                    page.driver.execute_script("window.scrollTo(0, 0)")
                 alice.screenshot("web-board.png")
                 carol.screenshot("web-board-phone.png")
                 shot = True
@@ -154,6 +156,7 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
         loser = bob if winner is alice else alice
         assert loser.text("prompt") == replies.wins_match(winner.label, 1, 1, 0)
         winner.wait(lambda: not winner.all("#games button"), "the match gone from the lobby")
+        winner.driver.execute_script("window.scrollTo(0, 0)")
         winner.screenshot("web-match-end.png")
 
         # The watcher saw every move the players made, in order, and the last position.

@@ -199,18 +199,18 @@ function loginDialog(pending, line) {
   if (line === LOGIN_PROMPT) {
     if (pending.sent) {
       clearTimeout(pending.slow);
-      $("status").textContent = "Login failed: wrong name or password.";
+      accountNote("Login failed: wrong name or password.");
       state.pending = null;
       state.ws.close();
       return;
     }
     pending.sent = true;
     send(`login ${CLIENT} 1008 ${pending.name} ${pending.password}`);
-    $("status").textContent = `Logging in as ${pending.name}…`;
+    accountNote(`Logging in as ${pending.name}…`, { note: "" });
     // The server answers a login late after wrong passwords for the name or address
     // (server/doors/throttle.py): say so instead of leaving the page silent.
     pending.slow = setTimeout(() => {
-      if (state.pending === pending) $("status").textContent = SLOW_LOGIN;
+      if (state.pending === pending) accountNote(SLOW_LOGIN);
     }, SLOW_LOGIN_MS);
     return;
   }
@@ -244,8 +244,17 @@ function registerDialog(pending, line) {
   if (line.trim()) pending.last = line;
 }
 
+/** What the login and registration forms need the player to read (a refusal, a wait):
+ * in the header's status and beside the forms (issue 28, seen 6: a wrong password showed
+ * only in the header bar), where a screen reader announces it (role="alert"). ``note``:
+ * another text beside the forms ("" takes the last one away). */
+function accountNote(text, { note = text } = {}) {
+  $("status").textContent = text;
+  $("account-note").textContent = note;
+}
+
 function refused(why) {
-  $("status").textContent = `Not registered: ${why}`;
+  accountNote(`Not registered: ${why}`);
   state.pending = null;
   state.ws.close();
 }
@@ -353,7 +362,7 @@ function sessionEnded() {
   offline(false);
   backNotice("");
   loggedOut();
-  $("status").textContent = "Your session has ended: please log in again.";
+  accountNote("Your session has ended: please log in again.");
 }
 
 /** Logged in again with the token: a new token at once (the one used ends, D321), then
@@ -411,6 +420,7 @@ function loggedIn(name, { again = false } = {}) {
   if (!again) send("token!"); // the session token, to come back with (D320)
   state.me = name;
   $("status").textContent = `Logged in as ${name}`;
+  $("account-note").textContent = "";
   show("account", false);
   show("logout", true);
   show("lobby", true);
@@ -430,6 +440,7 @@ function visiting() {
   state.me = VISITOR;
   state.visitor = true;
   $("status").textContent = "Watching as a visitor. Log in or register to play and chat.";
+  $("account-note").textContent = "";
   show("visit-box", false);
   show("login-form", false);
   show("register-form", false);
@@ -1171,6 +1182,19 @@ function drawMoveList() {
   );
 }
 
+/** Beside the board (a desktop) the move list scrolls within the board's height: its
+ * newest play kept in view whenever the list or its box changes size (a play added, the
+ * window resized, a line wrapping). Under the board (a phone) nothing scrolls there. */
+function followMoveList() {
+  const side = $("table-side");
+  const toEnd = () => {
+    side.scrollTop = side.scrollHeight;
+  };
+  const watcher = new ResizeObserver(toEnd);
+  watcher.observe(side);
+  watcher.observe($("move-list"));
+}
+
 /** Who plays which colour, beside the board: the side shown at the bottom first. */
 function drawPlayers(bottom, top, you) {
   const line = $("players");
@@ -1504,12 +1528,12 @@ function wire() {
     $("register-password").value = "";
     $("register-again").value = "";
     if (password !== again) {
-      $("status").textContent = "The two passwords differ.";
+      accountNote("The two passwords differ.");
       return;
     }
     if (!NAME.test(name)) {
       // Checked here too: a name with a space would reach the server as two words.
-      $("status").textContent = `Not registered: ${NAME_INVALID}`;
+      accountNote(`Not registered: ${NAME_INVALID}`);
       return;
     }
     if (name && password) open({ kind: "register", name, password });
@@ -1570,6 +1594,7 @@ function wire() {
   $("leave").addEventListener("click", leaveClicked);
   $("replay-last").addEventListener("click", replayLastMove);
   $("sound").addEventListener("change", soundSwitched);
+  followMoveList();
   $("analyse").addEventListener("click", () => askAnalysis(state.finished));
   $("analysis-form").addEventListener("submit", (event) => {
     event.preventDefault();

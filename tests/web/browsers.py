@@ -186,6 +186,9 @@ def chromium(width: int = 1280, height: int = 900) -> Iterator[Any]:
     options.add_argument(f"--user-data-dir={profile}")
     options.add_argument(f"--window-size={width},{height}")
     driver = webdriver.Chrome(service=DriverService(str(CHROMEDRIVER)), options=options)
+    # Headless Chromium starts no narrower than 500 px whatever --window-size says (a
+    # "390×844 phone" was 500 px wide); set now, the page gets the width asked for.
+    driver.set_window_size(width, height)
     driver.set_script_timeout(WAIT)
     try:
         yield driver

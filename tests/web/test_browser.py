@@ -2,8 +2,9 @@
 clicking, watch it from a third browser without an account, chat with a telnet user, see
 a refusal.
 
-Screenshots of the lobby, a board mid-game and the end of the match are written to
-docs/images/ (docs/web.md shows them)."""
+Screenshots of the lobby, a board mid-game and the end of the match (1366×768 laptops,
+a 390×844 phone) are written to the folder FIBS_WEB_SCREENSHOTS names (docs/images
+for the ones docs/web.md shows), and nowhere in a plain run."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,8 +45,19 @@ def _moves(page: Page, player: str | None = None) -> list[str]:
     return found
 
 
+PIPS = re.compile(r"^Pips: (\w+) (\d+), (\w+) (\d+) · Borne off: (\d+) – (\d+) · Cube: \d+$")
+
+
+def _pips(page: Page) -> dict[str, tuple[int, int]]:
+    """The pips line under the board: each side's pip count and checkers borne off."""
+    found = PIPS.match(page.text("pips"))
+    assert found is not None, page.text("pips")
+    first, pips1, second, pips2, off1, off2 = found.groups()
+    return {first: (int(pips1), int(off1)), second: (int(pips2), int(off2))}
+
+
 def test_two_players_and_a_watcher(server: ServerThread) -> None:
-    with chromium() as a, chromium() as b, chromium(390, 844) as c:
+    with chromium(1366, 768) as a, chromium(1366, 768) as b, chromium(390, 844) as c:
         alice = Page(a, server.url, "alice")
         bob = Page(b, server.url, "bob")
         carol = Page(c, server.url, "carol")
@@ -55,6 +68,7 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
         alice.fill("register-again", "secret1")
         alice.by_id("register-form").find_element("css selector", "button").click()
         alice.wait(lambda: "may only contain letters" in alice.text("status"), "the refusal")
+        assert alice.text("account-note") == alice.text("status")  # beside the form too
         alice.register("alice", "secret1")
         bob.register("bob", "secret2")
         carol.visit()  # no account: a visitor
@@ -94,6 +108,12 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
         for page, bottom, top in ((alice, "alice (you)", "bob"), (bob, "bob (you)", "alice")):
             assert [e.text for e in page.all("#players .player")] == [bottom, top]
         carol.wait(lambda: [e.text for e in carol.all("#players .player")] == ["alice", "bob"])
+        # The pip counts and the borne-off checkers beside the board (issue 28 item 3).
+        for page in (alice, bob):
+            other = "bob" if page is alice else "alice"
+            assert page.text("pips") == (
+                f"Pips: {page.label} 167, {other} 167 · Borne off: 0 – 0 · Cube: 1"
+            )
         # A die is shown used once a move takes it (doubles: each two moves).
         dice = [int(str(d.get_attribute("data-die"))) for d in first.all("rect.die.mine")]
         assert len(dice) == 2 and first.all("rect.die.used") == []
@@ -114,6 +134,8 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
                 sends += done == "send"
             if sends >= 12 and not shot:
                 time.sleep(0.5)
+                for page in (alice, carol):  # the pages at their top, as a player sees them
+                    page.driver.execute_script("window.scrollTo(0, 0)")
                 alice.screenshot("web-board.png")
                 carol.screenshot("web-board-phone.png")
                 shot = True
@@ -134,6 +156,7 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
         loser = bob if winner is alice else alice
         assert loser.text("prompt") == replies.wins_match(winner.label, 1, 1, 0)
         winner.wait(lambda: not winner.all("#games button"), "the match gone from the lobby")
+        winner.driver.execute_script("window.scrollTo(0, 0)")
         winner.screenshot("web-match-end.png")
 
         # The watcher saw every move the players made, in order, and the last position.
@@ -142,6 +165,8 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
         assert sorted(_moves(carol)) == sorted(played)
         assert len(played) >= sends > 10
         carol.wait(lambda: carol.board_position() == winner.board_position(), "the last board")
+        for page in (alice, bob, carol):  # the winner's pips 0, all 15 borne off
+            assert _pips(page)[winner.label] == (0, 15), page.text("pips")
         carol.wait_line("messages", replies.wins_match(winner.label, 1, 1, 0))
         # The players never heard of the visitor.
         for page in (alice, bob):
@@ -215,13 +240,15 @@ def _cube(page: Page) -> tuple[str, str]:
 
 
 def test_double_take_resign_crawford_and_resume(server: ServerThread) -> None:
-    with chromium() as a, chromium() as b:
+    with chromium() as a, chromium(390, 844) as b:  # a laptop and a phone
         alice, bob = at_a_match(server, a, b, 3)
 
         # The opening roll is played by whoever won it; then the other may double.
         doubler = _on_roll(alice, bob)
         taker = bob if doubler is alice else alice
         assert doubler.visible("double")
+        for page in (doubler, taker):  # nobody owns the cube yet: in the middle, at 64
+            assert _cube(page) == ("centre", "64")
         doubler.click("double")
         # The doubler waits for the answer (no Roll, no second Double); both see the
         # cube offered at 2 on the taker's side (issue 28, seen 1).
@@ -318,46 +345,103 @@ def _dice_verified(page: Page) -> bool:
     return bool(page.all('[data-test="dice-proof"][data-verified="true"]'))
 
 
-SCREENS = ((1366, 768), (1280, 900), (390, 844), (360, 640))
-"""Browser window sizes (issue 28, seen 3): laptops, and phones held upright."""
+SCREENS = ((1366, 768), (1280, 900), (390, 844), (360, 640), (844, 390), (640, 360))
+"""Browser window sizes (issue 28, seen 3 and item 4): laptops, and phones held upright
+and sideways."""
+
+DESKTOP = 1280
+"""From this window width on, the move list is beside the board (issue 28 item 3)."""
 
 LAYOUT = """
-const bottom = (id) => document.getElementById(id).getBoundingClientRect().bottom;
+const box = (element) => {
+  const r = element.getBoundingClientRect();
+  return {left: r.left, top: r.top, right: r.right, bottom: r.bottom};
+};
+const list = document.getElementById("move-list");
 const number = document.querySelector("#board text.number").getBoundingClientRect();
 const buttons = [...document.querySelectorAll("#who button")];
+const lines = (element) => {
+  const range = document.createRange();
+  range.selectNodeContents(element);
+  return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+};
+const words = [...document.querySelectorAll("#lobby th, #who td:first-child")];
 return {
+  width: document.documentElement.clientWidth,
+  scroll_width: document.documentElement.scrollWidth,
   height: innerHeight,
-  board: bottom("board"),
-  actions: bottom("actions"),
+  board: box(document.getElementById("board")),
+  actions: box(document.getElementById("actions")),
+  moves: box(list.closest("#table > *")),
+  overflow: list.closest("#table > *").scrollHeight > list.closest("#table > *").clientHeight,
+  list: box(list),
+  last: box(list.lastElementChild),
   number: number.height,
   header: document.querySelector("header").getBoundingClientRect().height,
   buttons: buttons.map((b) => b.getBoundingClientRect().height),
+  words: words.map((e) => [e.textContent.trim(), lines(e)]),
 };
 """
+
+SIDE_FULL = """
+const side = document.getElementById("move-list").closest("#table > *");
+return side.scrollHeight > side.clientHeight || side.querySelectorAll("li").length >= 30;
+"""
+
+
+def _inside(box: dict[str, float], seen: dict[str, Any]) -> bool:
+    """Whether ``box`` is inside the browser window (no scrolling needed to see it)."""
+    return (
+        box["left"] >= 0
+        and box["top"] >= 0
+        and box["right"] <= seen["width"]
+        and box["bottom"] <= seen["height"]
+    )
 
 
 def test_the_board_and_its_buttons_fit_every_screen(server: ServerThread) -> None:
     """At each size, the page at its top shows the whole board and the buttons under it
-    without scrolling, point numbers of 9 px or more, a header of at most two lines and
-    lobby buttons on one line each."""
-    with chromium() as a, chromium() as b:
-        alice, _ = at_a_match(server, a, b, 1)
+    without scrolling, nothing wider than the window, point numbers of 9 px or more, a
+    header of at most two lines, and lobby buttons, headings and names on one line each.
+    On a desktop the move list is beside the board (issue 28 item 3), in the window too,
+    its newest play in view once the list is longer than the board is high."""
+    with chromium(1366, 768) as a, chromium() as b:
+        alice, bob = at_a_match(server, a, b, 1)
+        deadline = time.monotonic() + 120
+        while not a.execute_script(SIDE_FULL):
+            assert time.monotonic() < deadline, "the match did not go on"
+            for page in (alice, bob):
+                _turn(page)
         for width, height in SCREENS:
             a.set_window_size(width, height)
             a.execute_script("window.scrollTo(0, 0)")
             time.sleep(0.3)
             seen = a.execute_script(LAYOUT)
             where = f"{width}x{height}: {seen}"
-            assert seen["board"] <= seen["height"] and seen["actions"] <= seen["height"], where
+            assert _inside(seen["board"], seen) and _inside(seen["actions"], seen), where
+            assert seen["scroll_width"] <= seen["width"], where
             assert seen["number"] >= 9 and seen["header"] <= 70, where
             assert seen["buttons"] and max(seen["buttons"]) < 40, where
+            # The lobby's headings and names each on one line: no word broken ("Ratin g").
+            assert len(seen["words"]) >= 7 and all(n == 1 for _, n in seen["words"]), where
+            if width < DESKTOP:
+                continue
+            board, moves, last = seen["board"], seen["moves"], seen["last"]
+            listed = seen["list"]
+            beside = listed["left"] >= board["right"] or listed["right"] <= board["left"]
+            assert beside and moves["top"] < board["bottom"], where
+            assert _inside(moves, seen), where
+            # Longer than the board is high (on the laptop), the list scrolls within its
+            # box, the newest play in view.
+            assert seen["overflow"] or width != 1366, where
+            assert moves["top"] <= last["top"] and last["bottom"] <= moves["bottom"], where
         assert alice.visible("table")
 
 
 def test_a_login_slowed_after_wrong_passwords_says_so(tmp_path: Path) -> None:
     """Issue 28, seen 6: after wrong passwords the server answers late (login_delay
     doubling, server/doors/throttle.py); the page says why it waits, then logs in."""
-    with ServerThread(tmp_path, login_delay=1.0) as server, chromium() as a:
+    with ServerThread(tmp_path, login_delay=1.0) as server, chromium(390, 844) as a:
         alice = Page(a, server.url, "alice")
         alice.register("alice", "secret1")
         alice.click("logout")
@@ -367,23 +451,33 @@ def test_a_login_slowed_after_wrong_passwords_says_so(tmp_path: Path) -> None:
             alice.fill("login-password", "wrong1")
             alice.by_id("login-form").find_element("css selector", "button").click()
             alice.wait(lambda: alice.text("status").startswith("Login failed"), "refused")
+            # Beside the form, not only in the header bar (issue 28, seen 6), and read out.
+            assert alice.text("account-note") == "Login failed: wrong name or password."
+            note = alice.by_id("account-note")
+            assert note.get_attribute("role") == "alert"
+            assert note.find_element("xpath", "..").get_attribute("id") == "account"
         alice.fill("login-name", "alice")
         alice.fill("login-password", "secret1")
         alice.by_id("login-form").find_element("css selector", "button").click()
         alice.wait(lambda: "slows logins down" in alice.text("status"), "the reason")
+        assert "slows logins down" in alice.text("account-note")
         alice.wait(lambda: alice.text("status") == "Logged in as alice", "logged in", 30)
 
 
 def test_a_double_click_plays_a_checker(server: ServerThread) -> None:
     """Issue 28 item 3: a double click on a checker that may move plays it (to its one
-    destination, or the furthest), as one click there and one on the destination would."""
+    destination, or the furthest), as one click there and one on the destination would;
+    on a laptop and on a phone (each player double-clicks in their first turn)."""
     from selenium.webdriver.common.action_chains import ActionChains
 
-    with chromium() as a, chromium() as b:
+    with chromium() as a, chromium(390, 844) as b:
         alice, bob = at_a_match(server, a, b, 1)
-        mover = on_move(alice, bob)
         shown = "return document.getElementById('position-text').textContent"
-        before = mover.driver.execute_script(shown)
-        ActionChains(mover.driver).double_click(mover.all("rect.hit.source")[0]).perform()
-        mover.wait(lambda: mover.visible("undo"), "one checker played")
-        assert mover.driver.execute_script(shown) != before
+        first = on_move(alice, bob)
+        for mover in (first, bob if first is alice else alice):
+            mover.wait(lambda m=mover: m.all("rect.hit.source"), "a checker to move")  # type: ignore[misc]
+            before = mover.driver.execute_script(shown)
+            ActionChains(mover.driver).double_click(mover.all("rect.hit.source")[0]).perform()
+            mover.wait(lambda m=mover: m.visible("undo"), "one checker played")  # type: ignore[misc]
+            assert mover.driver.execute_script(shown) != before
+            mover.wait(lambda m=mover: _turn(m) == "send", "the rest of the turn")  # type: ignore[misc]

@@ -22,6 +22,39 @@ def play_one_turn(mover: Page) -> None:
     raise AssertionError("the play was never sent")
 
 
+PAINTED_UNDER = """
+const meets = (a, b) => {
+  const r = a.getBoundingClientRect(), s = b.getBoundingClientRect();
+  return r.left < s.right && s.left < r.right && r.top < s.bottom && s.top < r.bottom;
+};
+const under = [...document.querySelectorAll(
+  "#board line.trail, #board circle.trail-end, #board rect.hit")];
+const over = [...document.querySelectorAll("#board rect.die, #board g.cube")];
+const pairs = over.flatMap((o) => under.filter((u) => meets(u, o)).map((u) => [u, o]));
+return {
+  trails: document.querySelectorAll("#board line.trail").length,
+  dice: document.querySelectorAll("#board rect.die").length,
+  overlapping: pairs.length,
+  hidden: pairs
+    .filter(([u, o]) => !(u.compareDocumentPosition(o) & Node.DOCUMENT_POSITION_FOLLOWING))
+    .map(([u, o]) => `${o.getAttribute("class")} under ${u.getAttribute("class")}`),
+};
+"""
+"""Where the trail's lines and the points' highlights (the rects that are marked as
+sources and targets) overlap the dice or the cube, and which of them would be painted
+over the die or cube (SVG paints in document order): issue 28, seen 4."""
+
+
+def nothing_hides_the_dice_or_cube(page: Page) -> None:
+    """With the trail drawn and a checker picked (its destinations marked), the dice and
+    the cube are painted over every trail and highlight they share room with."""
+    if step(page) == "from":
+        page.wait(lambda: page.all("rect.hit.target"), "the destinations marked")
+    seen = page.driver.execute_script(PAINTED_UNDER)
+    assert seen["trails"] and seen["dice"] and seen["overlapping"], seen
+    assert seen["hidden"] == [], seen
+
+
 def replayed(page: Page, before: str, after: str) -> None:
     """Show the last move again: the board before it, then as it is, with the trail."""
     page.wait(lambda: page.visible("replay-last"), "the button")
@@ -44,6 +77,9 @@ def test_the_last_move_is_shown_again(server: ServerThread) -> None:
         assert last.startswith(f"{mover.label} ") and "-" in last.split(": ")[1]
         assert mover.lines("move-list")[-1] == last  # the same play in both lists
         replayed(other, before_theirs, other.board_position())
+        other.wait(lambda: other.all("rect.hit.source"), "the other's turn, dice rolled")
+        nothing_hides_the_dice_or_cube(other)
         # The player's own play, once the board after it has come.
         mover.wait(lambda: mover.board_position() != before_mine, "the board after the play")
         replayed(mover, before_mine, mover.board_position())
+        nothing_hides_the_dice_or_cube(mover)  # the other's dice, under the mover's trail

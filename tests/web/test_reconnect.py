@@ -144,6 +144,12 @@ def test_a_dropped_connection_a_reload_and_log_out(server: ServerThread) -> None
     with chromium() as a, chromium() as b:
         alice, bob = at_a_match(server, a, b, 3)
         alice.wait(functools.partial(token_kept, alice), "a session token kept")
+        # A token, never the password, is what the browser keeps (issue 28 item 2).
+        kept = alice.driver.execute_script(
+            "return JSON.stringify([Object.entries(localStorage),"
+            " Object.entries(sessionStorage), document.cookie])"
+        )
+        assert "secret1" not in kept, kept
         play_a_turn(on_move(alice, bob))
         settled(alice, bob)
         before = alice.board_position()

@@ -5,9 +5,13 @@ the start-up of ``python -m server``: glibc's mmap threshold fixed, the start fr
 the collector) runs in this process; :mod:`hostile_web`'s attack runs in another for
 ``--seconds`` (1,000 WebSockets logged in and held, then ``--slow`` slow HTTP clients
 and ``--floods`` flooding WebSockets). The server's RSS is printed before, at the end of
-the attack, and ``--after`` seconds later; then what is still alive: objects by type
-that grew, pymalloc's arenas, and with ``--trace`` the lines that allocated what is left
-(tracemalloc, which slows the server: for finding, not for figures).
+the attack, and ``--after`` seconds later; then what is still alive: pymalloc's arenas
+and blocks, what only the cyclic collector would free (a collection with
+``DEBUG_SAVEALL``: objects left in reference cycles, which the server's rare full
+collections leave for long, D422), the RSS after that collection and after a
+``malloc_trim``, objects by type that grew, and with ``--trace`` the lines that
+allocated what is left (tracemalloc, started before the attack, 25 frames; it slows the
+server: for finding, not for figures).
 
     python benchmarks/web_memory.py [--seconds 8] [--after 12] [--trace]
 """
@@ -38,7 +42,7 @@ from db.repository import Database
 from server.__main__ import tune_gc
 from server.app import App
 from server.config import Settings
-from server.memory import fix_mmap_threshold
+from server.memory import fix_mmap_threshold, trim_heap
 from server.service import Service
 from server.world.passwords import ScryptCost, hash_password_sync
 from server.world.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, storable_toggles
@@ -99,7 +103,9 @@ async def main(args: argparse.Namespace) -> None:
     tune_gc()
     await asyncio.sleep(1.0)
     if args.trace:
-        tracemalloc.start(8)
+        tracemalloc.start(25)
+        first_snapshot = tracemalloc.take_snapshot()
+    before_blocks = sys.getallocatedblocks()
     before_types = by_type()
     before = rss_mb()
     print(f"start: RSS {before:.1f} MB; {arenas()}", flush=True)
@@ -121,7 +127,17 @@ async def main(args: argparse.Namespace) -> None:
         f"{arenas()}",
         flush=True,
     )
+    print(f"pymalloc blocks: {before_blocks} at the start, {sys.getallocatedblocks()} now")
+    gc.set_debug(gc.DEBUG_SAVEALL)  # what a collection frees is kept in gc.garbage
+    found = gc.collect()
+    gc.set_debug(0)
+    cycles = collections.Counter(type(o).__name__ for o in gc.garbage)
+    gc.garbage.clear()
     gc.collect()
+    print(f"left in reference cycles: {found} objects; {cycles.most_common(15)}")
+    print(f"after collecting them: RSS {rss_mb():.1f} MB; {arenas()}")
+    trim_heap()
+    print(f"after malloc_trim: RSS {rss_mb():.1f} MB")
     sockets = [o for o in gc.get_objects() if isinstance(o, web.WebSocketResponse)]
     print(f"WebSocketResponses alive: {len(sockets)}")
     for ws in sockets[:10]:
@@ -145,10 +161,12 @@ async def main(args: argparse.Namespace) -> None:
     grown = by_type() - before_types
     print(f"after gc.collect: RSS {rss_mb():.1f} MB; objects grown: {grown.most_common(12)}")
     if args.trace:
-        top = tracemalloc.take_snapshot().statistics("traceback")[:8]
-        for stat in top:
-            print(f"{stat.size / 1e6:.2f} MB in {stat.count} blocks:")
-            for line in stat.traceback.format()[-8:]:
+        grew = tracemalloc.take_snapshot().compare_to(first_snapshot, "traceback")
+        grown_mb = sum(d.size_diff for d in grew) / 1e6
+        print(f"traced allocations grown since the start: {grown_mb:.2f} MB")
+        for stat in grew[:10]:
+            print(f"{stat.size_diff / 1e6:.2f} MB in {stat.count_diff} blocks:")
+            for line in stat.traceback.format()[-12:]:
                 print("   ", line)
     await service.stop()
     await db.close()

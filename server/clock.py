@@ -75,6 +75,10 @@ class LoopTimer:
         return asyncio.get_running_loop().call_later(when - time.monotonic(), callback)
 
 
+def _silent() -> None:
+    """A closed alarm's callback: nothing."""
+
+
 class Alarm:
     """A callback at a time that moves later again and again (an idle time-out, a
     match's clock), at the cost of an attribute write per move.
@@ -110,6 +114,13 @@ class Alarm:
         if self._call is not None:
             self._call.cancel()
             self._call = None
+
+    def close(self) -> None:
+        """Never ring again: cancelled, and the callback let go. The callback is most
+        often a method of the alarm's owner, which holds the alarm: a cycle that only a
+        full collection would free (rare by design, D422)."""
+        self.cancel()
+        self._ring = _silent
 
     def _start(self, when: float) -> None:
         if self._call is not None:

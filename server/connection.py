@@ -202,7 +202,7 @@ class IdleWatch:
 
     def stop(self) -> None:
         """No more warning or time-out (the connection ends)."""
-        self._alarm.cancel()
+        self._alarm.close()
 
     def _quiet_since(self) -> float:
         return max(self._session.last_input, self._since)

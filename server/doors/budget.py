@@ -33,6 +33,11 @@ before a WebSocket frame the allowance does not reach) and returns how many byte
 took and what they cost (their bytes, and more for the web door's frames)."""
 
 
+def _parse_nothing(data: bytes, allowance: float) -> tuple[int, float]:
+    """The parser of a closed connection's budget: whatever still comes is dropped."""
+    return len(data), float(len(data))
+
+
 class ReadGate(asyncio.Transport):
     """A connection's transport as its parser sees it: everything passes through, but
     reading is paused while the parser asks for it (its own :meth:`pause_reading`) or the
@@ -186,11 +191,17 @@ class InputBudget:
             self._pump()
 
     def close(self) -> None:
-        """The connection is gone: nothing more is parsed."""
+        """The connection is gone: nothing more is parsed, and the budget lets go of its
+        parser and gate, which hold the connection's protocol: a budget kept by that
+        protocol would otherwise make a cycle of them, freed only by the collector's
+        next full collection (rare by design, :data:`server.__main__.GC_THRESHOLDS`),
+        not when the connection goes (D422)."""
         if self._pump_handle is not None:
             self._pump_handle.cancel()
             self._pump_handle = None
         self._held.clear()
+        self._parse = _parse_nothing
+        self._gate = None
 
     def _refill(self, now: float) -> float:
         """The bucket refilled for the time since the last refill (one second's worth at

@@ -133,6 +133,43 @@ def acceptable_charset(name: str) -> bool:
     return codec in ("utf-8", "ascii")
 
 
+def _fixed_encoding(outgoing: bool | None = None, incoming: bool | None = None) -> str:
+    """A closed connection's reader's encoding: :data:`ENCODING`, as ever (D210)."""
+    return ENCODING
+
+
+def let_go(reader: Any, writer: Any) -> None:
+    """Break the cycles telnetlib3 leaves between a lost connection's protocol, reader
+    and writer (D422).
+
+    Its reader and writer ask the protocol's ``encoding`` method, the writer holds the
+    protocol and
+    its callbacks (bound methods of the protocol), and the writer's option tables call
+    back a method of the writer: cycles that only a full collection frees, rare by design
+    (``GC_THRESHOLDS``), and they hold the reader's unread input. telnetlib3 breaks most
+    of them in its writer's ``close``, which the server never calls (it closes the
+    transport, and a client's reset or EOF ends the connection without it). After this
+    the reader still gives what it holds and then its end, and the writer still answers
+    about its closed transport."""
+    if reader is not None:
+        reader.fn_encoding = _fixed_encoding
+    if writer is None:
+        return
+    writer.fn_encoding = _fixed_encoding
+    for option in (writer.pending_option, writer.local_option, writer.remote_option):
+        option._on_change = None
+    for callbacks in (
+        writer._ext_callback,
+        writer._ext_send_callback,
+        writer._ext_offer_callback,
+        writer.will_callbacks,
+        writer._slc_callback,
+        writer._iac_callback,
+    ):
+        callbacks.clear()
+    writer._protocol = None
+
+
 class GuardedWriter(TelnetWriterUnicode):
     """telnetlib3's writer, with what a client may negotiate fenced in (D210).
 
@@ -276,6 +313,7 @@ class QuietTelnetServer(telnetlib3.TelnetServer):
             self._proxy = None
             return
         super().connection_lost(exc)
+        let_go(self.reader, self.writer)
 
     def begin_negotiation(self) -> None:
         BaseServer.begin_negotiation(self)

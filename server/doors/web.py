@@ -528,7 +528,8 @@ class HttpGate(asyncio.Protocol):
     """
 
     def __init__(self, handler: HttpHandler, guard: Guard, settings: Settings) -> None:
-        self._handler = handler
+        self._handler: HttpHandler | None = handler
+        """aiohttp's protocol; None once the connection is lost (D422)."""
         handler.gate = self
         self._guard = guard
         self._timeout = settings.web_request_timeout
@@ -555,10 +556,9 @@ class HttpGate(asyncio.Protocol):
         has seen the connection yet."""
 
     @property
-    def transport(self) -> asyncio.Transport:
+    def transport(self) -> asyncio.Transport | None:
         """The connection's own transport (aiohttp's protocol sees it through the
-        budget's gate)."""
-        assert self._transport is not None
+        budget's gate); None once the connection is lost."""
         return self._transport
 
     # -- asyncio.Protocol ---------------------------------------------------------------
@@ -613,6 +613,7 @@ class HttpGate(asyncio.Protocol):
             return
         self._counted = self._served = True
         self._arm()
+        assert self._handler is not None
         self._handler.connection_made(self._budget.gate(self._transport))
 
     def data_received(self, data: bytes) -> None:
@@ -622,22 +623,31 @@ class HttpGate(asyncio.Protocol):
         self._budget.feed(data)
 
     def eof_received(self) -> None:
-        if self._served:
+        if self._served and self._handler is not None:
             self._handler.eof_received()
 
     def pause_writing(self) -> None:
-        self._handler.pause_writing()
+        if self._handler is not None:
+            self._handler.pause_writing()
 
     def resume_writing(self) -> None:
-        self._handler.resume_writing()
+        if self._handler is not None:
+            self._handler.resume_writing()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
         self._budget.close()
         self._held.clear()
         self._leave()
-        if self._served:
-            self._handler.connection_lost(exc)
+        handler, self._handler = self._handler, None
+        if self._served and handler is not None:
+            handler.connection_lost(exc)
+        # The gate lets go of aiohttp's protocol and of the transport, which both hold
+        # it (the handler its ``gate``, the transport its protocol): as cycles they would
+        # be freed only by a full collection, rare by design, and a flood of connections
+        # left all of them in memory (D422). What still runs of a request sees the
+        # connection gone (``transport`` None).
+        self._transport = None
 
     # -- what the web application tells it ----------------------------------------------
 
@@ -738,13 +748,18 @@ class HttpGate(asyncio.Protocol):
         end = seen.find(HEADER_END)
         if end < 0:
             self._tail = seen[-(len(HEADER_END) - 1) :]
-            self._handler.data_received(data)
+            self._handler_data(data)
             return
         cut = end + len(HEADER_END) - len(self._tail)
         self._tail = b""
         self._answering = True
         self._hold(data[cut:])
-        self._handler.data_received(data[:cut])
+        self._handler_data(data[:cut])
+
+    def _handler_data(self, data: bytes) -> None:
+        """Bytes for aiohttp's protocol, while the connection lasts."""
+        if self._handler is not None:
+            self._handler.data_received(data)
 
     def _hold(self, data: bytes) -> None:
         """Keep ``data`` until the request before it is answered; a client that sends
@@ -761,7 +776,7 @@ class HttpGate(asyncio.Protocol):
         if unmasked:
             self._fail(WSCloseCode.PROTOCOL_ERROR, replies.WEB_FRAME_NOT_MASKED)
             return len(data), cost
-        self._handler.data_received(data[:used])
+        self._handler_data(data[:used])
         return used, cost
 
     def _fail(self, code: int, reason: str) -> None:
@@ -773,6 +788,21 @@ class HttpGate(asyncio.Protocol):
         log.debug("web socket from %s closed (%d): %s", self.host, code, reason)
         transport.write(close_frame(code, reason))
         transport.close()
+
+
+def forget_tracebacks(exc: BaseException | None) -> None:
+    """Drop the tracebacks of ``exc`` and of the exceptions it came from (D422).
+
+    A WebSocketResponse keeps the error its connection ended with (a client gone while
+    a frame was written: ``ClientConnectionResetError``, raised while handling the end
+    of the input, ``EofStream``); their tracebacks hold the frames of the response's own
+    methods, which hold the response: a cycle per closed WebSocket, freed only by a full
+    collection. Nothing reads those tracebacks once the session is over."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        exc.__traceback__ = None
+        exc = exc.__cause__ or exc.__context__
 
 
 def _client(request: web.BaseRequest) -> str | None:
@@ -831,15 +861,22 @@ def make_app(settings: Settings, shell: Shell) -> web.Application:
         await ws.prepare(request)  # a bad handshake raises aiohttp's 400 here
         gate = _gate(request)
         transport = gate.transport
-        if transport.is_closing():
+        if transport is None or transport.is_closing():
             return ws
         gate.upgrade()
         lines = WebLines(ws, max_len=settings.max_line_length)
         output = WebOutput(transport, gate.host, buffer_limit=settings.write_buffer_limit)
         gate.hand_over()
-        await shell(lines, output)
-        if not transport.is_closing():
-            output.close()
+        try:
+            await shell(lines, output)
+        finally:
+            if not transport.is_closing():
+                output.close()
+            # aiohttp closes the response after this handler (a close frame it cannot
+            # write to the closed transport: an error it keeps); closed here instead, so
+            # that the error's tracebacks can be let go (D422).
+            await ws.close()
+            forget_tracebacks(ws.exception())
         return ws
 
     @web.middleware

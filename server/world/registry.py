@@ -37,6 +37,7 @@ from collections import deque
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Generic, TypeVar
 
 from protocol import replies
@@ -133,6 +134,33 @@ the sequence number up to which it already got the batch's changes ahead of it
 (:meth:`LocalPresence.flush_for`)."""
 
 
+def _render_batch(
+    notices: list[_Notice], who: list[tuple[User, str, int, bool]], key: _Key
+) -> list[str]:
+    """A recipient's part of a :class:`_Batch` of ``notices`` and ``who`` lines."""
+    clip_mode, notify, own, since = key
+    mode = mode_of(clip_mode)
+    lines = []
+    if notify:
+        for n in notices:
+            if n.seq <= since or n.session is own:
+                continue  # already sent ahead (flush_for), or their own login (§1.4)
+            if n.login:
+                lines.append(replies.login_notice(n.name, mode))
+            else:
+                lines.append(replies.logout_notice(n.name, n.text, mode))
+    if clip_mode:
+        # A new user's who list at login already showed them (unless they changed
+        # since): their own line is not sent to them again.
+        who_lines = [
+            line for s, line, seq, changed in who if seq > since and (changed or s is not own)
+        ]
+        if who_lines:
+            lines.extend(who_lines)
+            lines.append(WHO_END)
+    return lines
+
+
 class _Batch:
     """Queued status changes, rendered once per kind of recipient (:class:`Broadcast`):
     the logins and logouts in the order they happened (to users with ``notify`` on), then,
@@ -153,36 +181,14 @@ class _Batch:
         self.finally_for = finally_for
         """``waitfor`` users: the ``** FINALLY!!!`` lines they get after the batch, each
         with the number of its login."""
-        self.out: Broadcast[_Key] = Broadcast(self._render)
+        # The renderer holds the lists, not the batch: a method of the batch would make
+        # a cycle (batch, broadcast, method), and with it every session the batch names
+        # would wait for a full collection to be freed after its logout (D422).
+        self.out: Broadcast[_Key] = Broadcast(partial(_render_batch, notices, who))
 
     def key(self, session: Session, since: int) -> _Key:
         own = session if session in self.logged_in else None
         return (session.clip, session.toggles[Toggle.NOTIFY], own, since)
-
-    def _render(self, key: _Key) -> list[str]:
-        clip_mode, notify, own, since = key
-        mode = mode_of(clip_mode)
-        lines = []
-        if notify:
-            for n in self.notices:
-                if n.seq <= since or n.session is own:
-                    continue  # already sent ahead (flush_for), or their own login (§1.4)
-                if n.login:
-                    lines.append(replies.login_notice(n.name, mode))
-                else:
-                    lines.append(replies.logout_notice(n.name, n.text, mode))
-        if clip_mode:
-            # A new user's who list at login already showed them (unless they changed
-            # since): their own line is not sent to them again.
-            who_lines = [
-                line
-                for s, line, seq, changed in self.who
-                if seq > since and (changed or s is not own)
-            ]
-            if who_lines:
-                lines.extend(who_lines)
-                lines.append(WHO_END)
-        return lines
 
     def write(self, session: Session, key: _Key) -> None:
         """``session``'s part, straight to its output: the presence's own writes do not

@@ -414,7 +414,9 @@ async def test_a_websocket_flood_waits_within_the_input_budget(
     async with asyncio.timeout(TIMEOUT):
         while not gate._budget.held:
             await asyncio.sleep(0.005)
-    assert not gate.transport.is_reading(), "the socket was not paused"
+    transport = gate.transport
+    assert transport is not None
+    assert not transport.is_reading(), "the socket was not paused"
     await answers(alice)
     if flood == "empty frames":
         assert await alice.expect_prefix("12 mallory") == "12 mallory flooded"
@@ -427,7 +429,7 @@ async def test_a_websocket_flood_waits_within_the_input_budget(
         elif data == b"16 alice after the flood":
             break
     assert pongs == (32 if flood == "pings" else 0)
-    assert not gate._budget.held and gate.transport.is_reading()
+    assert not gate._budget.held and transport.is_reading()
 
 
 def test_the_frame_walker_charges_each_frame_wherever_the_reads_cut() -> None:

@@ -14,18 +14,12 @@ from typing import Any
 import pytest
 
 from .browsers import SHORT_MATCH_SEED, ServerThread, browser_missing, chromium
-from .pages import Page, at_a_match, on_move, step
+from .pages import SHOWN, Page, at_a_match, on_move, step
 
 MISSING = browser_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"browser tests: {MISSING}")
 
 
-SHOWN = (
-    "const shown = (e) => !!e && e.checkVisibility({opacityProperty: true,"
-    " visibilityProperty: true});"
-)
-"""Whether an element is shown, in the page's own terms (what Selenium's is_displayed
-says of the buttons, which the page hides with ``hidden``)."""
 TURN = SHOWN + (
     "const button = ['roll', 'send'].map((id) => document.getElementById(id)).find(shown);"
     "return {button: button || null,"

@@ -146,8 +146,10 @@ async def play_games(
 
 def _saw_game_end(b: ChouetteClient, game: int) -> object:
     """True once ``b`` has read game ``game``'s end and the rotation after it."""
-    return lambda: bool(b.games_over) and b.games_over[-1].game >= game and (
-        len(b.seat_history) > len(b.games_over)
+    return lambda: (
+        bool(b.games_over)
+        and b.games_over[-1].game >= game
+        and (len(b.seat_history) > len(b.games_over))
     )
 
 

@@ -192,20 +192,33 @@ def step(page: Page) -> str | None:
         return None
 
 
+SHOWN = (
+    "const shown = (e) => !!e && e.checkVisibility({opacityProperty: true,"
+    " visibilityProperty: true});"
+)
+"""JavaScript: ``shown(element)``, whether an element is shown, as Selenium's
+is_displayed says of the page's controls (hidden with ``hidden``, or in a part of the
+page that is), for scripts that read several things in one round trip."""
+NEXT = SHOWN + (
+    "for (const id of ['roll', 'send']) {"
+    "  const button = document.getElementById(id);"
+    "  if (shown(button)) return [id, button];"
+    "}"
+    "const target = document.querySelector('rect.hit.target[data-point=\"0\"]')"
+    "  || document.querySelector('rect.hit.target');"
+    "if (target) return ['to', target];"
+    "const sources = document.querySelectorAll('rect.hit.source');"
+    "return sources.length ? ['from', sources[sources.length - 1]] : [null, null];"
+)
+"""What ``step`` clicks, found in one round trip (a walk with find_element and
+is_displayed costs a dozen): Roll or Send move when shown (hidden with ``hidden``), else
+a destination marked (off the board first), else the checker furthest from home (the
+last that may move: a race ends sooner)."""
+
+
 def _click_next(page: Page) -> str | None:
-    if page.visible("roll"):
-        page.click("roll")
-        return "roll"
-    if page.visible("send"):
-        page.click("send")
-        return "send"
-    targets = page.all("rect.hit.target")
-    if targets:
-        off = [t for t in targets if t.get_attribute("data-point") == "0"]
-        (off or targets)[0].click()
-        return "to"
-    sources = page.all("rect.hit.source")
-    if sources:
-        sources[-1].click()  # the checker furthest from home first: a race ends sooner
-        return "from"
-    return None
+    done, element = page.driver.execute_script(NEXT)
+    if element is None:
+        return None
+    element.click()
+    return str(done)

@@ -20,7 +20,7 @@ import pytest
 from protocol import replies
 from tests.server.conftest import make_user
 
-from .browsers import ServerThread, TelnetUser, browser_missing, chromium
+from .browsers import SHORT_MATCH_SEED, ServerThread, TelnetUser, browser_missing, chromium
 from .pages import Page, at_a_match, on_move
 from .pages import step as _turn
 
@@ -28,6 +28,8 @@ MISSING = browser_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"browser tests: {MISSING}")
 
 MOVES = re.compile(r"^(\S+) moves (.*) \.$")
+PROMPT = "return document.getElementById('prompt').innerText"
+"""The prompt's text in one round trip (Page.text takes two)."""
 
 
 @pytest.fixture
@@ -56,8 +58,13 @@ def _pips(page: Page) -> dict[str, tuple[int, int]]:
     return {first: (int(pips1), int(off1)), second: (int(pips2), int(off2))}
 
 
-def test_two_players_and_a_watcher(server: ServerThread) -> None:
-    with chromium(1366, 768) as a, chromium(1366, 768) as b, chromium(390, 844) as c:
+def test_two_players_and_a_watcher(tmp_path: Path) -> None:
+    with (
+        ServerThread(tmp_path, seed=SHORT_MATCH_SEED) as server,
+        chromium(1366, 768) as a,
+        chromium(1366, 768) as b,
+        chromium(390, 844) as c,
+    ):
         alice = Page(a, server.url, "alice")
         bob = Page(b, server.url, "bob")
         carol = Page(c, server.url, "carol")
@@ -125,7 +132,7 @@ def test_two_players_and_a_watcher(server: ServerThread) -> None:
         sends = 0
         shot = False
         deadline = time.monotonic() + 600
-        while not all("point match" in p.text("prompt") for p in (alice, bob)):
+        while not all("point match" in p.driver.execute_script(PROMPT) for p in (alice, bob)):
             assert time.monotonic() < deadline, "the match did not end"
             acted = False
             for page in (alice, bob):

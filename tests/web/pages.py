@@ -222,3 +222,20 @@ def _click_next(page: Page) -> str | None:
         return None
     element.click()
     return str(done)
+
+
+def check_bot_marks(page: Page, bot: str, people: tuple[str, ...]) -> None:
+    """The lobby marks ``bot``'s row a bot (``data-bot``, the visible mark) and none of
+    ``people``'s rows (issue 28, seen 6)."""
+    row = page.wait(lambda: (page.all(f'#who tr[data-name="{bot}"]') or [None])[0], f"{bot}'s row")
+    assert row.get_attribute("data-bot") == "1"
+    assert row.find_element("css selector", ".bot-mark").text == "bot"
+    for person in people:
+        other = page.wait(
+            lambda person=person: (  # type: ignore[misc]
+                page.all(f'#who tr[data-name="{person}"]') or [None]
+            )[0],
+            f"{person}'s row",
+        )
+        assert other.get_attribute("data-bot") is None
+        assert other.find_elements("css selector", ".bot-mark") == []

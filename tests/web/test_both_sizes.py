@@ -13,7 +13,6 @@ screen; a mouse click only picks the checker, by design (a double click plays it
 
 from __future__ import annotations
 
-import functools
 import time
 from typing import Any
 
@@ -23,9 +22,9 @@ from protocol import replies
 from tests.server.conftest import make_user
 
 from .browsers import ServerThread, TelnetUser, browser_missing, chromium
-from .pages import Page, step
+from .pages import Page, check_bot_marks, step
 from .test_command_box import typed
-from .test_drag import POSITION, answered, tap
+from .test_drag import tap_first_checker
 from .test_lobby import MARKER
 
 MISSING = browser_missing()
@@ -37,22 +36,6 @@ def _refused_at_registration(page: Page, name: str, password: str) -> None:
     page.fill("register-password", password)
     page.fill("register-again", password)
     page.by_id("register-form").find_element("css selector", "button").click()
-
-
-def _bot_marks(page: Page) -> None:
-    """robot's row marked a bot, the people's rows not (as test_lobby.py checks)."""
-    row = page.wait(lambda: (page.all('#who tr[data-name="robot"]') or [None])[0], "robot's row")
-    assert row.get_attribute("data-bot") == "1"
-    assert row.find_element("css selector", ".bot-mark").text == "bot"
-    for person in ("alice", "bob"):
-        other = page.wait(
-            lambda person=person: (  # type: ignore[misc]
-                page.all(f'#who tr[data-name="{person}"]') or [None]
-            )[0],
-            f"{person}'s row",
-        )
-        assert other.get_attribute("data-bot") is None
-        assert other.find_elements("css selector", ".bot-mark") == []
 
 
 def _wrong_password_note(page: Page) -> None:
@@ -100,21 +83,6 @@ def _first_turn_on_the_phone(page: Page) -> None:
     assert page.text("position-text") != before  # the text follows the board
 
 
-def _tap_on_the_laptop(page: Page) -> str:
-    """A finger's tap on the first checker that may move: "direct" when it played it (its
-    one destination), "chosen" when it picked it (then at least two ways to go; the tap
-    on one plays it), as test_drag.py checks on a phone."""
-    before = str(page.driver.execute_script(POSITION))
-    tap(page.driver, page.all("rect.hit.source")[0])
-    page.wait(answered(page, before), "the tap answered")
-    targets = page.all("rect.hit.target")
-    if targets:
-        assert len(targets) >= 2, "one destination, and the tap only selected"
-        tap(page.driver, targets[0])
-    page.wait(functools.partial(page.visible, "undo"), "the checker played")
-    return "chosen" if targets else "direct"
-
-
 def test_the_one_size_items_at_the_other_size(server: ServerThread) -> None:
     server.call(lambda: make_user(server.app, "robot"))
     robot = TelnetUser(server.telnet_port)  # a program: the bots' client field (D325)
@@ -146,7 +114,7 @@ def _play(server: ServerThread, a: Any, b: Any) -> None:
     bob.register("bob", "secret2")
     _wrong_password_note(bob)
     bob.login("bob", "secret2")
-    _bot_marks(alice)
+    check_bot_marks(alice, "robot", ("alice", "bob"))
     _command_box(alice)
 
     # A 3-point match (the length the next login finds again).
@@ -174,7 +142,7 @@ def _play(server: ServerThread, a: Any, b: Any) -> None:
                 phone_checked = True
         elif bob.all("rect.hit.source") and not bob.visible("undo"):
             try:
-                taps[_tap_on_the_laptop(bob)] += 1
+                taps["direct" if tap_first_checker(bob) else "chosen"] += 1
             except StaleElementReferenceException:
                 continue
         elif bob.all("rect.hit.source"):

@@ -139,6 +139,21 @@ def answered(page: Page, before: str) -> Callable[[], bool]:
     return check
 
 
+def tap_first_checker(page: Page) -> bool:
+    """A finger's tap on the first checker that may move: True when it played it (its one
+    destination); False when it picked it (then it has two ways to go at least, and a tap
+    on one of them plays it). Either way the checker is played at the end."""
+    before = str(page.driver.execute_script(POSITION))
+    tap(page.driver, page.all("rect.hit.source")[0])
+    page.wait(answered(page, before), "the tap answered")
+    targets = page.all("rect.hit.target")
+    if targets:
+        assert len(targets) >= 2, "one destination, and the tap only selected"
+        tap(page.driver, targets[0])
+    page.wait(functools.partial(page.visible, "undo"), "the checker played")
+    return not targets
+
+
 def test_a_tap_on_a_checker_with_one_destination_plays_it(server: ServerThread) -> None:
     from selenium.common.exceptions import StaleElementReferenceException
 
@@ -153,18 +168,10 @@ def test_a_tap_on_a_checker_with_one_destination_plays_it(server: ServerThread) 
                 step(mover)
                 continue
             try:
-                before = str(mover.driver.execute_script(POSITION))
-                tap(mover.driver, mover.all("rect.hit.source")[0])
-                mover.wait(answered(mover, before), "the tap answered")
-                targets = mover.all("rect.hit.target")
-                if targets:
-                    # Selected: it had more than one way to go.
-                    assert len(targets) >= 2, "one destination, and the tap only selected"
-                    chosen += 1
-                    tap(mover.driver, targets[0])
-                else:
+                if tap_first_checker(mover):
                     direct += 1
-                mover.wait(functools.partial(mover.visible, "undo"), "the checker played")
+                else:
+                    chosen += 1
             except StaleElementReferenceException:
                 continue
 

@@ -13,7 +13,7 @@ from protocol import replies
 from tests.server.conftest import make_user
 
 from .browsers import ServerThread, TelnetUser, browser_missing, chromium
-from .pages import Page
+from .pages import Page, check_bot_marks
 
 MISSING = browser_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"browser tests: {MISSING}")
@@ -42,20 +42,7 @@ def test_bots_are_marked_in_the_lobby(server: ServerThread) -> None:
         with chromium() as a:
             alice = Page(a, server.url, "alice")
             alice.register("alice", "secret1")
-            row = alice.wait(
-                lambda: (alice.all('#who tr[data-name="robot"]') or [None])[0], "robot's row"
-            )
-            assert row.get_attribute("data-bot") == "1"
-            assert row.find_element("css selector", ".bot-mark").text == "bot"
-            for person in ("tina", "alice"):
-                other = alice.wait(
-                    lambda person=person: (  # type: ignore[misc]
-                        alice.all(f'#who tr[data-name="{person}"]') or [None]
-                    )[0],
-                    f"{person}'s row",
-                )
-                assert other.get_attribute("data-bot") is None
-                assert other.find_elements("css selector", ".bot-mark") == []
+            check_bot_marks(alice, "robot", ("tina", "alice"))
     finally:
         robot.close()
         tina.close()

@@ -12,8 +12,8 @@ source) with a ``random.Random(--seed)`` byte stream before the server is import
 its server seeds, the players' default seeds and the first player are the same in
 every run; ``PYTHONHASHSEED`` is fixed. The same code then answers the same lines in
 the same order, and a count of its instructions (``benchmarks/instructions.py
---fixed``) is the same within a few parts in ten thousand from one run to the next
-whatever else the machine does.
+--fixed``) is the same within 0.1 % from one run to the next whatever else the
+machine does (docs/performance.md §24).
 
 The server is any checkout's (``--root``: another commit's worktree), run with that
 checkout's shipped ``fibs.conf`` and the same overrides (address, a fresh SQLite file,

@@ -75,7 +75,13 @@ class Outbox:
                 entry[1].extend(lines)
 
     def extend(self, peer: Peer | None, lines: Iterable[str]) -> None:
-        self.add(peer, *lines)
+        # add()'s body, not a call to it: boards go through here at every action
+        if peer is not None:
+            entry = self._to.get(peer.name)
+            if entry is None:
+                self._to[peer.name] = (peer, list(lines))
+            else:
+                entry[1].extend(lines)
 
     def take(self) -> list[tuple[Peer, list[str]]]:
         """Each recipient with their lines, in the order they were first added (and the
@@ -170,7 +176,9 @@ class _Table:
     def board_to(self, viewer: Peer | None, perspective: Player, *, you: bool) -> None:
         if viewer is not None and viewer.name not in self.boarded:
             self.boarded.add(viewer.name)
-            lines = self.at().frame.lines(perspective, viewer.settings.boardstyle, you=you)
+            moment = self.moment  # at() written out: a board for each viewer and batch
+            assert moment is not None, "events are announced with their moment"
+            lines = moment.frame.lines(perspective, viewer.settings.boardstyle, you=you)
             self.out.extend(viewer, lines)
 
     def board_for_players(self, *sides: Player, toggle: Toggle | None = None) -> None:
@@ -180,11 +188,11 @@ class _Table:
                     self.board_to(peer, side, you=True)
 
     def board_for_watchers(self) -> None:
-        for watcher, perspective in self.watchers():
+        for watcher, perspective in self._watchers:
             self.board_to(watcher, perspective, you=False)
 
     def to_watchers(self, text_for: Callable[[Player], str]) -> None:
-        for watcher, perspective in self.watchers():
+        for watcher, perspective in self._watchers:
             self.out.add(watcher, text_for(perspective))
 
 

@@ -4,30 +4,18 @@ the server's lines (the workload itself runs a server: docs/performance.md §24)
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import random
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
+from tests.benchmark_scripts import load_script
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "fibs_fixed_play_benchmark", ROOT / "benchmarks" / "fixed_play.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-fixed = _load()
+fixed = load_script("fixed_play")
 
 
 def test_the_config_is_the_checkouts_shipped_one_with_the_runs_address(tmp_path: Path) -> None:

@@ -7,33 +7,15 @@ of the ``--nodes`` mode (issue 32 item 6), which keeps it working."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
 import shutil
-import sys
-from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from tests.benchmark_scripts import load_script
 from tests.conftest import PG_URL_VARIABLE
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
-
-
-def _load() -> ModuleType:
-    """benchmarks/load.py as a module (it imports benchmarks/pauses.py beside it)."""
-    if str(BENCHMARKS) not in sys.path:
-        sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location("fibs_load_benchmark", BENCHMARKS / "load.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-load = _load()
+load = load_script("load")
 
 
 def test_default_run_is_the_shipped_configuration() -> None:

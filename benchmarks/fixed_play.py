@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import configparser
 import json
 import os
 import random
@@ -47,17 +46,15 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python benchmarks/fixed_play.py` from anywhere
     sys.path.insert(0, str(ROOT))
 
+from load import CHEAP_COST, HOST, PASSWORD, parse_setting, read_config  # noqa: E402  (beside it)
+
 from backgammon.dice import Roll  # noqa: E402
 from backgammon.moves import legal_plays  # noqa: E402
 from bots.decide import move_command  # noqa: E402
 from protocol.board_fibs import parse_board  # noqa: E402
-from server.world.passwords import ScryptCost, hash_password_sync  # noqa: E402
+from server.world.passwords import hash_password_sync  # noqa: E402
 
-HOST = "127.0.0.1"
-PASSWORD = "benchpw"
 CLIENT_NAME = "fixedplay"
-CHEAP_COST = ScryptCost(n=16, r=1, p=1)
-"""The accounts' hash cost: a login's check costs the server next to nothing."""
 BOT_TOGGLES = {"ready": True, "notify": False, "report": False}
 """What the players set (bots/client.py's BOT_TOGGLES): no login and match reports."""
 ANSWER_TIMEOUT = 600.0
@@ -110,13 +107,6 @@ class WorkloadError(Exception):
     """The server did not answer as the workload expects (a refusal, a lost line)."""
 
 
-def read_config(path: Path) -> configparser.ConfigParser:
-    config = configparser.ConfigParser(interpolation=None)
-    with path.open(encoding="utf-8") as f:
-        config.read_file(f)
-    return config
-
-
 def write_config(
     root: Path, workdir: Path, port: int, web_port: int, settings: Sequence[str]
 ) -> Path:
@@ -126,10 +116,7 @@ def write_config(
     values = [("server", "host", HOST), ("server", "port", str(port))]
     if config.get("web", "port", fallback="0") != "0":
         values.append(("web", "port", str(web_port)))
-    for text in settings:
-        name, _, value = text.partition("=")
-        section, _, key = name.partition(".")
-        values.append((section.strip().lower(), key.strip().lower(), value.strip()))
+    values += [parse_setting(text) for text in settings]
     for section, key, value in values:
         if not config.has_section(section):
             config.add_section(section)

@@ -74,18 +74,16 @@ def one_run(args: argparse.Namespace, duration: float, workdir: Path) -> dict[st
     for setting in args.set or ():
         command += ["--set", setting]
     subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-    found = _TOTALS.search(profile.read_text(errors="replace"))
-    if found is None:
-        raise SystemExit(f"no instruction total in {profile}")
     data = json.loads(summary.read_text())
     return {
-        "instructions": int(found.group(1)),
+        "instructions": callgrind_total(profile),
         "actions": data["totals"]["actions_answered"],
         "errors": data["errors"]["count"],
     }
 
 
 def callgrind_total(profile: Path) -> int:
+    """The instructions callgrind counted in ``profile``, all threads."""
     found = _TOTALS.search(profile.read_text(errors="replace"))
     if found is None:
         raise SystemExit(f"no instruction total in {profile}")

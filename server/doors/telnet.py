@@ -143,14 +143,13 @@ def let_go(reader: Any, writer: Any) -> None:
     and writer (D422).
 
     Its reader and writer ask the protocol's ``encoding`` method, the writer holds the
-    protocol and
-    its callbacks (bound methods of the protocol), and the writer's option tables call
-    back a method of the writer: cycles that only a full collection frees, rare by design
-    (``GC_THRESHOLDS``), and they hold the reader's unread input. telnetlib3 breaks most
-    of them in its writer's ``close``, which the server never calls (it closes the
-    transport, and a client's reset or EOF ends the connection without it). After this
-    the reader still gives what it holds and then its end, and the writer still answers
-    about its closed transport."""
+    protocol and its callbacks (bound methods of the protocol), and the writer's option
+    tables call back a method of the writer: cycles that only a full collection frees,
+    rare by design (``GC_THRESHOLDS``), and they hold the reader's unread input.
+    telnetlib3 breaks most of them in its writer's ``close``, which the server never
+    calls (it closes the transport, and a client's reset or EOF ends the connection
+    without it). After this the reader still gives what it holds and then its end, and
+    the writer still answers about its closed transport."""
     if reader is not None:
         reader.fn_encoding = _fixed_encoding
     if writer is None:

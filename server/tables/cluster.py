@@ -431,8 +431,7 @@ class ClusterTables:
         if message["method"] not in _METHODS:  # a later release's (D424): answered
             self._later_release(node, message["method"], call=True)
             if message["id"] is not None:  # the caller's command fails, never waits
-                failed = {"id": message["id"], "value": None, "refusal": [], "telnet": []}
-                self._publish(node, {"k": TableKind.ANSWER} | failed)
+                self._send_answer(node, message["id"], None, [], [])
             return
         method = Method(message["method"])
         if method is Method.BAN_WATCHER:
@@ -469,14 +468,20 @@ class ClusterTables:
             log.exception("a call from node %s failed", node)
             refusal = []
         if call is not None:
-            answer = {
-                "k": TableKind.ANSWER,
-                "id": call,
-                "value": value,
-                "refusal": refusal,
-                "telnet": telnet,
-            }
-            self._publish(node, answer)
+            self._send_answer(node, call, value, refusal, telnet)
+
+    def _send_answer(
+        self,
+        node: str,
+        call: int,
+        value: list[str] | None,
+        refusal: list[str] | None,
+        telnet: list[str],
+    ) -> None:
+        """The answer to ``node``'s call: a value, or a refusal's lines (empty: the call
+        failed, :class:`CallFailed` at the caller)."""
+        answer = {"id": call, "value": value, "refusal": refusal, "telnet": telnet}
+        self._publish(node, {"k": TableKind.ANSWER} | answer)
 
     def _stale(self, caller: RemotePeer) -> bool:
         """Whether ``caller`` is an older login of a name logged in again elsewhere (its

@@ -239,3 +239,13 @@ def check_bot_marks(page: Page, bot: str, people: tuple[str, ...]) -> None:
         )
         assert other.get_attribute("data-bot") is None
         assert other.find_elements("css selector", ".bot-mark") == []
+
+
+PROMPT = "return document.getElementById('prompt').innerText"
+"""JavaScript: the prompt's text, in one round trip."""
+
+
+def match_over(*pages: Page) -> bool:
+    """Each page's prompt tells its match's end (``... a N point match``), each read in
+    one round trip."""
+    return all("point match" in page.driver.execute_script(PROMPT) for page in pages)

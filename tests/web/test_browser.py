@@ -21,14 +21,13 @@ from protocol import replies
 from tests.server.conftest import make_user
 
 from .browsers import SHORT_MATCH_SEED, ServerThread, TelnetUser, browser_missing, chromium
-from .pages import Page, at_a_match, on_move
+from .pages import Page, at_a_match, match_over, on_move
 from .pages import step as _turn
 
 MISSING = browser_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"browser tests: {MISSING}")
 
 MOVES = re.compile(r"^(\S+) moves (.*) \.$")
-PROMPT = "return document.getElementById('prompt').innerText"
 """The prompt's text in one round trip (Page.text takes two)."""
 
 
@@ -132,7 +131,7 @@ def test_two_players_and_a_watcher(tmp_path: Path) -> None:
         sends = 0
         shot = False
         deadline = time.monotonic() + 600
-        while not all("point match" in p.driver.execute_script(PROMPT) for p in (alice, bob)):
+        while not match_over(alice, bob):
             assert time.monotonic() < deadline, "the match did not end"
             acted = False
             for page in (alice, bob):

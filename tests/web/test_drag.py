@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from .browsers import SHORT_MATCH_SEED, ServerThread, browser_missing, chromium
-from .pages import SHOWN, Page, at_a_match, on_move, step
+from .pages import SHOWN, Page, at_a_match, match_over, on_move, step
 
 MISSING = browser_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"browser tests: {MISSING}")
@@ -27,7 +27,6 @@ TURN = SHOWN + (
 )
 """What the page offers its player now, in one round trip: the Roll or Send move button
 if shown, the checkers that may move."""
-PROMPT = "return document.getElementById('prompt').innerText"
 PICKED = (
     "const board = document.getElementById('board');"
     "return {targets: [...board.querySelectorAll('rect.hit.target')],"
@@ -99,7 +98,7 @@ def test_a_whole_match_by_drag_and_drop(tmp_path: Path) -> None:
         alice, bob = at_a_match(server, a, b, 1)
         counts = {"to": 0, "off": 0}
         deadline = time.monotonic() + 600
-        while not all("point match" in p.driver.execute_script(PROMPT) for p in (alice, bob)):
+        while not match_over(alice, bob):
             assert time.monotonic() < deadline, "the match did not end"
             acted = False
             for page in (alice, bob):

@@ -15,7 +15,7 @@ import pytest
 from protocol import replies
 
 from .browsers import SHORT_MATCH_SEED, ServerThread, browser_missing, chromium
-from .pages import SHOWN, Page, at_a_match
+from .pages import SHOWN, Page, at_a_match, match_over
 
 MISSING = browser_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"browser tests: {MISSING}")
@@ -38,7 +38,6 @@ LOOK = SHOWN + (
 """What the page offers its player, read in one call (it took up to nine): Roll or Send
 move shown, how many destinations are marked, the playable dice's values, how many
 checkers may move."""
-PROMPT = "return document.getElementById('prompt').innerText"
 
 
 class Keyboard:
@@ -117,7 +116,7 @@ def test_a_whole_match_with_the_keyboard_alone(tmp_path: Path) -> None:
         players = [Keyboard(alice), Keyboard(bob)]
         sends = 0
         deadline = time.monotonic() + 600
-        while not all("point match" in p.driver.execute_script(PROMPT) for p in (alice, bob)):
+        while not match_over(alice, bob):
             assert time.monotonic() < deadline, "the match did not end"
             acted = False
             for player in players:

@@ -127,34 +127,28 @@ class _Notice:
     """Who typed ``waitfor`` this user: they hear ``** FINALLY!!!`` after the notice."""
 
 
-_Key = tuple[bool, bool, Session | None, int]
-"""What a recipient's part of a batch depends on: CLIP mode, ``notify``, the recipient
-itself when the batch announces its own login (nobody hears of their own login), and
-the sequence number up to which it already got the batch's changes ahead of it
-(:meth:`LocalPresence.flush_for`)."""
+_Key = tuple[bool, bool, int]
+"""What a recipient's part of a batch depends on: CLIP mode, ``notify``, and the number
+of the change up to which it has the batch's changes already: got ahead
+(:meth:`LocalPresence.flush_for`), or, for a user whose login the batch announces, up to
+that login, their own login notice and who line included (:meth:`_Batch.key`)."""
 
 
-def _render_batch(
-    notices: list[_Notice], who: list[tuple[User, str, int, bool]], key: _Key
-) -> list[str]:
+def _render_batch(notices: list[_Notice], who: list[tuple[str, int]], key: _Key) -> list[str]:
     """A recipient's part of a :class:`_Batch` of ``notices`` and ``who`` lines."""
-    clip_mode, notify, own, since = key
+    clip_mode, notify, since = key
     mode = mode_of(clip_mode)
     lines = []
     if notify:
         for n in notices:
-            if n.seq <= since or n.session is own:
-                continue  # already sent ahead (flush_for), or their own login (§1.4)
+            if n.seq <= since:
+                continue  # got ahead, or not after their own login (§1.4)
             if n.login:
                 lines.append(replies.login_notice(n.name, mode))
             else:
                 lines.append(replies.logout_notice(n.name, n.text, mode))
     if clip_mode:
-        # A new user's who list at login already showed them (unless they changed
-        # since): their own line is not sent to them again.
-        who_lines = [
-            line for s, line, seq, changed in who if seq > since and (changed or s is not own)
-        ]
+        who_lines = [line for line, seq in who if seq > since]
         if who_lines:
             lines.extend(who_lines)
             lines.append(WHO_END)
@@ -170,14 +164,14 @@ class _Batch:
     def __init__(
         self,
         notices: list[_Notice],
-        who: list[tuple[User, str, int, bool]],
+        who: list[tuple[str, int]],
         finally_for: dict[Session, list[tuple[int, str]]],
     ) -> None:
+        """``who``: the CLIP 5 line of each user who logged in or changed, with the
+        number of their latest change (their login or later)."""
         self.notices = notices
-        self.who = who
-        """(user, their CLIP 5 line, the number of their latest change, whether they
-        changed rather than only logged in)."""
-        self.logged_in: set[User] = {n.session for n in notices if n.login}
+        self.logged_in: dict[User, int] = {n.session: n.seq for n in notices if n.login}
+        """Users whose login the batch announces, with its number."""
         self.finally_for = finally_for
         """``waitfor`` users: the ``** FINALLY!!!`` lines they get after the batch, each
         with the number of its login."""
@@ -187,8 +181,12 @@ class _Batch:
         self.out: Broadcast[_Key] = Broadcast(partial(_render_batch, notices, who))
 
     def key(self, session: Session, since: int) -> _Key:
-        own = session if session in self.logged_in else None
-        return (session.clip, session.toggles[Toggle.NOTIFY], own, since)
+        """``session``'s part: what it has not got yet. A user whose login the batch
+        announces gets nothing from before it: their who list at login showed the world
+        as it was then, and a logout before it (their own earlier session's, say) is
+        news of a time they were not there."""
+        since = max(since, self.logged_in.get(session, 0))
+        return (session.clip, session.toggles[Toggle.NOTIFY], since)
 
     def write(self, session: Session, key: _Key) -> None:
         """``session``'s part, straight to its output: the presence's own writes do not
@@ -199,7 +197,7 @@ class _Batch:
             session.output.send_payload(self.out.payload(key))
             extra = self.finally_for.get(session)
             if extra:  # waitfor (§4.12), after the login notice
-                lines = [line for seq, line in extra if seq > key[3]]
+                lines = [line for seq, line in extra if seq > key[2]]
                 if lines:
                     session.output.send(lines)
         except Exception as exc:  # this session's alone: the batch goes on (D210)
@@ -658,9 +656,9 @@ class LocalPresence:
         for session, seq in self._changed.values():
             if self._current(session.name) is session:
                 seq = max(seq, logins.pop(session, 0))
-                who.append((session, session.who_line(now), seq, True))
+                who.append((session.who_line(now), seq))
         for session, seq in logins.items():
-            who.append((session, session.who_line(now), seq, False))
+            who.append((session.who_line(now), seq))
         finally_for: dict[Session, list[tuple[int, str]]] = {}
         for n in self._notices:
             for waiter in n.waiters:

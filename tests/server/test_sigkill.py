@@ -218,6 +218,11 @@ class Stored:
         return (score0, score1, Position.start() if self.between_games else position)
 
     def last_index(self, key: Key) -> int:
+        """Where the state a client last saw is in the record. Between games that may
+        be the board of the resumed match, the next game's starting position (D101), if
+        the server was killed again before the next game began."""
+        if self.between_games and key == self.resumed_key():
+            return len(self.keys) - 1
         indexes = [i for i, k in enumerate(self.keys) if k == key]
         assert indexes, f"a client saw a state the database does not hold: {key}"
         return indexes[-1]

@@ -92,6 +92,38 @@ async def test_no_who_update_follows_a_logout(
     await alice.nothing()
 
 
+async def test_a_new_login_hears_nothing_from_before_it(
+    connect: Connect, app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch that announces a user's login gives them only what came after it: their
+    who list at login showed the world as it was then. So a user who logs out and in
+    again before the batch leaves never hears of their own logout, and the others hear
+    both, in order."""
+    alice, bob, carol = await login_all(connect, app, "alice", "bob", "carol")
+    await _batch_sent(app, (alice, bob, carol))
+    monkeypatch.setattr(app.registry, "status_interval", 3600.0)
+    monkeypatch.setattr(registry, "NOTICE_GAP_MIN", 3600.0)  # no batch until flushed
+    await carol.send("toggle ready")
+    assert await carol.line() == replies.toggle_message(Toggle.READY, True)
+    await bob.send("bye")
+    await bob.expect(replies.GOODBYE[-1])
+    assert await bob.closed()
+    async with asyncio.timeout(5):
+        while app.registry.get("bob") is not None:  # the old session's cleanup is done
+            await asyncio.sleep(0.01)
+    bob = await clip_login(connect, app, "bob", create=False)
+    await carol.send("toggle ready")
+    assert await carol.line() == replies.toggle_message(Toggle.READY, False)
+    app.registry.flush_status()
+    infos = [clip.WhoInfo.parse(line) for line in await bob.expect("6")]
+    assert [(i.name, i.ready) for i in infos] == [("carol", False)]  # after the login
+    await bob.nothing()
+    block = await alice.expect("6")
+    assert block[:2] == ["8 bob bob logs out.", "7 bob bob logs in."]
+    assert sorted(clip.WhoInfo.parse(line).name for line in block[2:]) == ["bob", "carol"]
+    await alice.nothing()
+
+
 async def test_one_change_alone_is_sent_at_once(connect: Connect, app: App) -> None:
     alice, bob = await login_all(connect, app, "alice", "bob")
     await _batch_sent(app, (alice, bob))

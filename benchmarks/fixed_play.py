@@ -336,9 +336,11 @@ def run(
     settings: Sequence[str],
     port: int,
     callgrind: Path | None,
+    server_env: Sequence[str] = (),
 ) -> Run:
     """The server of checkout ``root`` (under callgrind when ``callgrind`` names its
-    output) on a fresh SQLite file, the workload against it, then SIGTERM."""
+    output) on a fresh SQLite file, the workload against it, then SIGTERM;
+    ``server_env`` (``NAME=VALUE`` items) is set in the server's environment only."""
     with tempfile.TemporaryDirectory(prefix="fibs-fixed-") as tmp:
         workdir = Path(tmp)
         url = f"sqlite+aiosqlite:///{workdir / 'fibs.db'}"
@@ -364,6 +366,11 @@ def run(
             "WARNING",
         ]
         env = {**os.environ, "PYTHONPATH": str(root), "PYTHONHASHSEED": "0"}
+        # The allocator root's python -m server starts with (D434; before the setting,
+        # Python's own), set here: the wrapper above does not restart with it.
+        allocator = read_config(config).get("server", "allocator", fallback="pymalloc")
+        env.setdefault("PYTHONMALLOC", allocator)
+        env.update(item.split("=", 1) for item in server_env if "=" in item)
         started = time.monotonic()
         with (workdir / "server.log").open("wb") as log:
             proc = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=log)
@@ -400,13 +407,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--port", type=int, default=4510, help="the server's; the web door +1")
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    p.add_argument(
+        "--env", action="append", default=[], metavar="NAME=VALUE", help="the server's only"
+    )
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     result = run(
-        args.root.resolve(), args.pairs, args.matches, args.seed, args.set, args.port, None
+        args.root.resolve(),
+        args.pairs,
+        args.matches,
+        args.seed,
+        args.set,
+        args.port,
+        None,
+        args.env,
     )
     out: dict[str, Any] = {**result.counts, "seconds": round(result.seconds, 1)}
     print(json.dumps(out))

@@ -22,7 +22,8 @@ workload's actions. No window depends on the clock, so the count is the same fro
 to run on a busy machine; ``--root`` runs another checkout's server (a worktree of an
 older commit) with its own shipped fibs.conf, on a fresh SQLite file each run:
 ``python benchmarks/instructions.py --fixed [--root PATH] [--pairs 10] [--matches 2]
-[--seed 7] [--port 4510] [--runs 2] [--set SECTION.KEY=VALUE ...]``.
+[--seed 7] [--port 4510] [--runs 2] [--set SECTION.KEY=VALUE ...] [--env NAME=VALUE
+...]`` (``--env``: in the server's environment only, e.g. ``PYTHONMALLOC=pymalloc``).
 """
 
 from __future__ import annotations
@@ -105,7 +106,14 @@ def fixed(args: argparse.Namespace) -> dict[str, Any]:
         def one(matches: int, k: int) -> dict[str, Any]:
             profile = Path(tmp) / f"callgrind-{matches}-{k}.out"
             done = fixed_play.run(
-                root, args.pairs, matches, args.seed, args.set or [], args.port, profile
+                root,
+                args.pairs,
+                matches,
+                args.seed,
+                args.set or [],
+                args.port,
+                profile,
+                args.env or [],
             )
             return {
                 **done.counts,
@@ -124,6 +132,7 @@ def fixed(args: argparse.Namespace) -> dict[str, Any]:
         "commit": commit,
         "database": "sqlite",
         "settings": args.set or [],
+        "env": args.env or [],
         "pairs": args.pairs,
         "matches": args.matches,
         "seed": args.seed,
@@ -150,6 +159,12 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         metavar="SECTION.KEY=VALUE",
         help="as load.py's --set (e.g. analysis.enabled=no)",
+    )
+    p.add_argument(
+        "--env",
+        action="append",
+        metavar="NAME=VALUE",
+        help="--fixed: set NAME in the server's environment only (e.g. PYTHONMALLOC=malloc)",
     )
     args = p.parse_args(argv)
     if args.fixed:

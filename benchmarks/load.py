@@ -602,8 +602,12 @@ class ServerProcess:
         server_args: list[str],
         database_url: str | None = None,
         port: int = 0,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.workdir = workdir
+        self.env = env or {}
+        """Variables set in the server's environment only (``--server-env``), e.g.
+        ``PYTHONMALLOC``: the load generator keeps its own."""
         self.database_url = database_url
         """A PostgreSQL database made for the run (``--postgres``); None: SQLite in workdir."""
         self.db_path = workdir / "fibs.db"
@@ -680,6 +684,7 @@ class ServerProcess:
                     *self.server_args,
                 ],
                 cwd=ROOT,
+                env={**os.environ, **self.env},
                 stdout=subprocess.PIPE,
                 stderr=log,
                 stdin=subprocess.DEVNULL,
@@ -2428,6 +2433,7 @@ async def _run(
         [],
         database.url if database is not None else None,
         args.port,
+        server_env(args.server_env),
     )
     shipped = read_config(SHIPPED_CONFIG)
     config = run_config(
@@ -2441,6 +2447,8 @@ async def _run(
     prod = production_cost(config)
     extra: dict[str, Any] = {"fd_limit": fds, "production_scrypt": vars(prod).copy()}
     server.write_config(config)
+    server.env.setdefault("PYTHONMALLOC", server_allocator(config))
+    extra["server_allocator"] = server.env["PYTHONMALLOC"]
     accounts = [
         Account(
             n,
@@ -2571,6 +2579,26 @@ sys.exit(main(sys.argv[1:]))
 """
 """Runs the unchanged server with a different GIL switch interval, under cProfile
 (experiments), or with benchmarks/pauses.py recording what stops its loop."""
+
+
+def server_env(pairs: list[str] | None) -> dict[str, str]:
+    """``--server-env NAME=VALUE`` options as a dict (the server's environment only)."""
+    env: dict[str, str] = {}
+    for pair in pairs or ():
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"load.py: --server-env wants NAME=VALUE, not {pair!r}")
+        env[name] = value
+    return env
+
+
+def server_allocator(config: configparser.ConfigParser) -> str:
+    """``PYTHONMALLOC`` for the server: what ``python -m server`` would start with
+    (``[server] allocator``, D434; a checkout without the setting ran Python's own),
+    set before the start so that a server under valgrind or a wrapper runs with it too
+    (the server's own restart with it would leave valgrind behind). The environment's
+    ``PYTHONMALLOC``, or ``--server-env PYTHONMALLOC=...``, wins."""
+    return os.environ.get("PYTHONMALLOC") or config.get("server", "allocator", fallback="pymalloc")
 
 
 def launcher(args: argparse.Namespace) -> list[str]:
@@ -2819,6 +2847,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--server-cprofile",
         metavar="FILE",
         help="run the server under cProfile and write its stats to FILE at exit (slower)",
+    )
+    p.add_argument(
+        "--server-env",
+        action="append",
+        metavar="NAME=VALUE",
+        help="set NAME in the server's environment only, e.g. PYTHONMALLOC=pymalloc "
+        "(the allocator, D434); repeatable",
     )
     p.add_argument(
         "--server-callgrind",

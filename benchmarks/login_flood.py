@@ -15,9 +15,12 @@ a fresh SQLite database, accounts at the production scrypt cost), then:
 
 The summary (JSON on stdout): alice's login times before, during and after (count, p50,
 p99, max, failures), the flood's connections, the server's RSS before, at its peak and
-``--quiet`` s after, its CPU, tracebacks in its log, and its SIGTERM time.
+``--quiet`` s after (and ``--later`` s after, when longer), its CPU, tracebacks in its
+log, and its SIGTERM time. The server runs with the allocator ``python -m server`` starts
+with (``[server] allocator``, D434), unless ``PYTHONMALLOC`` is set here (e.g.
+``PYTHONMALLOC=pymalloc``: Python's own, as before D434).
 
-    python benchmarks/login_flood.py --seconds 20
+    python benchmarks/login_flood.py --seconds 20 [--later 90]
 """
 
 from __future__ import annotations
@@ -197,6 +200,9 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         cpu_flood = load.read_proc(server.pid).cpu - rss_before.cpu
         after = await phase(port, args.quiet, args.pause)
         rss_after = load.read_proc(server.pid)
+        if args.later > args.quiet:  # a last look, after the second trim (D435)
+            await asyncio.sleep(args.later - args.quiet)
+        rss_later = load.read_proc(server.pid)
         errors, samples = server.log_errors()
         out.update(
             {
@@ -216,8 +222,12 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
                     "rss_mb_peak": load.mb(max(peak, rss_after.hwm)),
                     "rss_mb_after": load.mb(rss_after.rss),
                     "rss_after_vs_before": round(rss_after.rss / rss_before.rss - 1, 3),
+                    "rss_mb_later": load.mb(rss_later.rss),
+                    "rss_later_vs_before": round(rss_later.rss / rss_before.rss - 1, 3),
+                    "allocator": os.environ.get("PYTHONMALLOC")
+                    or config.get("server", "allocator", fallback="pymalloc"),
                     "cpu_seconds_during_flood": round(cpu_flood, 1),
-                    "heap_trims": _count_in_log(server.log_path, "memory: heap trimmed"),
+                    "heap_trims": _count_in_log(server.log_path, "heap trimmed"),
                     "log_errors": errors,
                     "log_error_samples": samples,
                 },
@@ -238,6 +248,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=20.0, help="the flood's length")
     parser.add_argument("--quiet", type=float, default=30.0, help="seconds before and after")
+    parser.add_argument(
+        "--later",
+        type=float,
+        default=0.0,
+        help="RSS read once more this many seconds after the flood (after the second "
+        "heap trim, about 70 s after the fall, D435)",
+    )
     parser.add_argument("--flooders", type=int, default=100, help="connections at a time")
     parser.add_argument(
         "--addresses", type=int, default=0, help="spread over 127.0.1.1-N (0: 127.0.0.3)"

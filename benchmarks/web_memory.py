@@ -13,7 +13,14 @@ collections leave for long, D422), the RSS after that collection and after a
 allocated what is left (tracemalloc, started before the attack, 25 frames; it slows the
 server: for finding, not for figures).
 
-    python benchmarks/web_memory.py [--seconds 8] [--after 12] [--trace]
+Python's allocator is the one ``python -m server`` starts with (``[server] allocator``,
+D434: Python's pymalloc as shipped), or ``--allocator malloc`` (glibc's for every object):
+the script then starts itself again with ``PYTHONMALLOC`` set, as the server does;
+a ``PYTHONMALLOC`` set already wins. ``--later S`` reads RSS once more S seconds after
+the attack (after the service's second trim, D435, about 70 s after the fall).
+
+    python benchmarks/web_memory.py [--seconds 8] [--after 12] [--later 90]
+        [--allocator malloc|pymalloc] [--trace]
 """
 
 from __future__ import annotations
@@ -39,9 +46,9 @@ import hostile_web
 from aiohttp import web
 
 from db.repository import Database
-from server.__main__ import tune_gc
+from server.__main__ import allocator_in_use, restart_with_allocator, tune_gc
 from server.app import App
-from server.config import Settings
+from server.config import ALLOCATORS, Settings
 from server.memory import fix_mmap_threshold, trim_heap
 from server.service import Service
 from server.world.passwords import ScryptCost, hash_password_sync
@@ -108,7 +115,7 @@ async def main(args: argparse.Namespace) -> None:
     before_blocks = sys.getallocatedblocks()
     before_types = by_type()
     before = rss_mb()
-    print(f"start: RSS {before:.1f} MB; {arenas()}", flush=True)
+    print(f"start: RSS {before:.1f} MB; allocator {allocator_in_use()}; {arenas()}", flush=True)
     spawn = multiprocessing.get_context("spawn")
     queue: multiprocessing.Queue[hostile_web.WebAttackStats] = spawn.Queue()
     attack = [port, names, PASSWORD, args.slow, args.floods, args.seconds]
@@ -127,6 +134,14 @@ async def main(args: argparse.Namespace) -> None:
         f"{arenas()}",
         flush=True,
     )
+    if args.later > args.after:
+        await asyncio.sleep(args.later - args.after)
+        later = rss_mb()
+        print(
+            f"{args.later:.0f} s after: RSS {later:.1f} MB ({(later / before - 1) * 100:+.1f} %);"
+            f" heap trims {service.trimmer.trims} ({service.trimmer.settled_trims} once low)",
+            flush=True,
+        )
     print(f"pymalloc blocks: {before_blocks} at the start, {sys.getallocatedblocks()} now")
     gc.set_debug(gc.DEBUG_SAVEALL)  # what a collection frees is kept in gc.garbage
     found = gc.collect()
@@ -179,7 +194,11 @@ if __name__ == "__main__":
     parser.add_argument("--sockets", type=int, default=1000)
     parser.add_argument("--slow", type=int, default=1000)
     parser.add_argument("--floods", type=int, default=30)
+    parser.add_argument("--later", type=float, default=0.0)
+    parser.add_argument("--allocator", choices=ALLOCATORS, default=Settings().allocator)
     parser.add_argument("--trace", action="store_true")
+    options = parser.parse_args()
+    restart_with_allocator(options.allocator)  # as python -m server starts (D434)
     import uvloop
 
-    uvloop.run(main(parser.parse_args()))
+    uvloop.run(main(options))

@@ -7,6 +7,8 @@ saved) and stop; SIGUSR1 drains the node (HAProxy's agent check, ``[server]
 agent_port``, says ``drain``: no new connections; then its users are warned and, after
 ``[server] drain_grace``, sent away to log in at another node, D415), SIGUSR2 makes it
 ready again.
+With ``[server] allocator = malloc`` the process starts itself again at once (the same
+process id and command line) with ``PYTHONMALLOC=malloc``, before it opens anything (D434).
 A bad configuration stops the start with one line naming the setting.
 ``python -m server export MATCH_ID`` writes a finished match as a Jellyfish ``.mat``
 file instead, ``--json`` as its JSON record (:func:`export_main`).
@@ -23,9 +25,10 @@ import re
 import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from socket import gethostname
+from typing import Final
 
 from db.engine import display_url, normalize_url
 from db.errors import DatabaseError
@@ -104,6 +107,10 @@ async def run(settings: Settings) -> None:
     """Serve until SIGINT or SIGTERM."""
     raise_open_file_limit()
     fix_mmap_threshold()
+    log.info(
+        "memory: Python's objects from %s (D434)",
+        _ALLOCATOR_NAMES.get(allocator_in_use(), f"PYTHONMALLOC={allocator_in_use()}"),
+    )
     db = await Database.open(settings.database)
     log.info("database %s (%s)", display_url(settings.database), db.backend)
     bus = await join_cluster(settings) if settings.cluster else None
@@ -150,6 +157,49 @@ async def run(settings: Settings) -> None:
             await bus.close()
         await db.close()
     log.info("stopped")
+
+
+ALLOCATOR_VARIABLE: Final = "PYTHONMALLOC"
+"""The variable that chooses Python's allocator, read by the interpreter at its start."""
+
+
+def allocator_in_use(environ: Mapping[str, str] = os.environ) -> str:
+    """The allocator this interpreter runs with: ``PYTHONMALLOC`` as it started, else
+    Python's default, ``pymalloc``."""
+    return environ.get(ALLOCATOR_VARIABLE) or "pymalloc"
+
+
+def allocator_environment(
+    wanted: str, environ: Mapping[str, str] = os.environ
+) -> dict[str, str] | None:
+    """The environment to start the interpreter again with for ``wanted`` (one of
+    :data:`server.config.ALLOCATORS`), or None when this one will do: it already runs
+    with it, or the operator set ``PYTHONMALLOC`` (whatever they set is kept, e.g.
+    ``pymalloc`` or a debug allocator)."""
+    if environ.get(ALLOCATOR_VARIABLE) or wanted == "pymalloc":
+        return None
+    return {**environ, ALLOCATOR_VARIABLE: wanted}
+
+
+def restart_with_allocator(wanted: str) -> None:
+    """Replace this process (same id, command line, descriptors) with the interpreter
+    started again with ``PYTHONMALLOC=wanted`` when :func:`allocator_environment` says
+    so (D434); else return. Python reads the variable only at its start, before any
+    object exists, so a running interpreter cannot switch: the server does this before
+    it opens anything."""
+    environment = allocator_environment(wanted)
+    if environment is None:
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, sys.orig_argv, environment)
+
+
+_ALLOCATOR_NAMES = {
+    "malloc": "glibc's malloc (PYTHONMALLOC=malloc)",
+    "pymalloc": "Python's pymalloc (PYTHONMALLOC=pymalloc)",
+}
+"""How the log names the allocator at start."""
 
 
 class ClusterError(Exception):
@@ -249,6 +299,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"fibs-server: configuration error: {exc}", file=sys.stderr)
         return 2
+    if argv is None:  # the command line: Python's allocator as configured (D434)
+        restart_with_allocator(settings.allocator)  # returns only if this one will do
     try:
         with asyncio.Runner(loop_factory=loop_factory) as runner:
             runner.run(run(settings))

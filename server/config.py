@@ -46,6 +46,7 @@ class Settings:
     listen_backlog: int = 4096  # [server] listen_backlog, capped by the kernel's somaxconn
     min_free_disk_mb: int = 100  # [server] min_free_disk_mb: a warning below it; 0: off (D302)
     event_loop: str = "uvloop"  # [server] event_loop: uvloop or asyncio (EVENT_LOOPS)
+    allocator: str = "pymalloc"  # [server] allocator: pymalloc or malloc (D434)
     proxy_protocol: bool = False  # [server] proxy_protocol: a PROXY header first (D368)
     agent_port: int = 0  # [server] agent_port: HAProxy's agent check (D369); 0: none
     drain_grace: float = 60.0  # [server] drain_grace: seconds a drained node's users have (D415)
@@ -121,6 +122,14 @@ _NODE_NAME: Final = re.compile(r"[A-Za-z0-9_-]+")
 docs/performance.md §14) or the standard library's."""
 
 
+ALLOCATORS: Final = ("pymalloc", "malloc")
+"""``[server] allocator``: where Python's objects come from (D434). ``pymalloc``:
+Python's own (its default and the server's), whose 1 MiB arenas go back only when every
+object in them has gone, so that a flood's peak stays in RSS; ``malloc``: glibc's
+allocator for every object, whose ``malloc_trim`` gives back free pages between live
+blocks, at about a tenth more instructions per match action (docs/performance.md §16)."""
+
+
 ANALYSIS_MODES: Final = ("auto", "yes", "no")
 """``[analysis] enabled``: on when gnubg is found (the default), on, off (docs/analysis.md)."""
 
@@ -135,6 +144,7 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("server", "name"): ("server_name", str),
     ("server", "listen_backlog"): ("listen_backlog", int),
     ("server", "event_loop"): ("event_loop", str),
+    ("server", "allocator"): ("allocator", str),
     ("server", "proxy_protocol"): ("proxy_protocol", bool),
     ("server", "agent_port"): ("agent_port", int),
     ("server", "drain_grace"): ("drain_grace", float),
@@ -296,6 +306,10 @@ def _validate(settings: Settings) -> None:
         (
             settings.event_loop in EVENT_LOOPS,
             f"[server] event_loop must be {' or '.join(EVENT_LOOPS)}, not {settings.event_loop!r}",
+        ),
+        (
+            settings.allocator in ALLOCATORS,
+            f"[server] allocator must be {' or '.join(ALLOCATORS)}, not {settings.allocator!r}",
         ),
         (settings.idle_timeout >= 0, "[limits] idle_timeout must be 0 (off) or more"),
         (settings.idle_warning >= 0, "[limits] idle_warning must be 0 or more"),

@@ -17,17 +17,28 @@ Only on glibc (Linux); elsewhere nothing is changed.
 
 The heap's free space below its top goes back only with ``malloc_trim``: after a login
 flood (issue 34 item 12, D331) glibc held 10 MB of freed blocks, RSS 25 % above its
-start; :class:`Trimmer` calls it when the connections have fallen to half their peak.
+start; :class:`Trimmer` calls it when the connections have fallen to half their peak,
+and once more when they have stayed low for the login time (D435): what the flood's
+connections still waiting at ``login:`` held is freed only when they go.
 """
 
 from __future__ import annotations
 
 import ctypes
+import gc
 import logging
 from collections.abc import Callable
 from typing import Final
 
-__all__ = ["MMAP_THRESHOLD", "TRIM_FLOOR", "Trimmer", "fix_mmap_threshold", "trim_heap"]
+__all__ = [
+    "MMAP_THRESHOLD",
+    "SETTLE_LOOKS",
+    "TRIM_FLOOR",
+    "Trimmer",
+    "collect_and_trim",
+    "fix_mmap_threshold",
+    "trim_heap",
+]
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +74,11 @@ def fix_mmap_threshold() -> bool:
 TRIM_FLOOR: Final = 32
 """Connections a peak must reach before a fall from it is worth a ``malloc_trim``."""
 
+SETTLE_LOOKS: Final = 7
+"""Looks (10 s apart in the service) the connections must stay low after a fall's trim
+before the second trim (D435): the login time-out (60 s) and one look more, so that the
+flood's connections still at ``login:`` have gone and their memory been freed."""
+
 
 def trim_heap() -> bool:
     """Give the heap's free pages back to the system (glibc's ``malloc_trim(0)``).
@@ -76,20 +92,57 @@ def trim_heap() -> bool:
         return False
 
 
+def collect_and_trim() -> bool:
+    """A full collection of the cyclic garbage collector, then :func:`trim_heap` (the
+    second trim, D435). The server's full collections are rare by design
+    (``GC_THRESHOLDS``, docs/performance.md §8), and what the last of a flood's
+    connections left in reference cycles (the ten pre-login flood WebSockets of §16 with
+    their queued messages) would otherwise stay until one: with glibc's allocator
+    (D434) 7.7 MB that the trim alone did not give back. Once per flood, after the
+    connections have stayed low: one pause of a full collection then.
+
+    :returns: whether memory was given back (as :func:`trim_heap`).
+    """
+    gc.collect()
+    return trim_heap()
+
+
 class Trimmer:
     """Trims the heap once the connections have fallen to half of their peak since the
-    last trim (a peak of at least :data:`TRIM_FLOOR`), D331.
+    last trim (a peak of at least :data:`TRIM_FLOOR`), D331; and once more when they have
+    stayed at most that low for ``settle_looks`` looks after it, that time with a full
+    collection first (``settled_trim``, D435).
 
     A flood of connections leaves glibc's heap with free blocks under live ones, which
     only ``malloc_trim`` returns (10 MB after a login flood, 9 MB given back). It walks
-    the heap (a few milliseconds), so it runs after a fall, not at every look."""
+    the heap (a few milliseconds), so it runs after a fall, not at every look. The fall
+    comes when the flood stops, but some of its connections stay until their login time
+    runs out (the web floods' WebSockets still in the login dialog: 60 s), holding what
+    they read; what they free then stays in the heap until the next trim, which without
+    a second one waits for the next flood (with Python's objects from glibc, D434, 11 MB
+    after the web floods of docs/performance.md §16)."""
 
-    def __init__(self, trim: Callable[[], bool] = trim_heap, floor: int = TRIM_FLOOR) -> None:
+    def __init__(
+        self,
+        trim: Callable[[], bool] = trim_heap,
+        floor: int = TRIM_FLOOR,
+        settle_looks: int = SETTLE_LOOKS,
+        settled_trim: Callable[[], bool] = collect_and_trim,
+    ) -> None:
         self._trim = trim
+        self._settled_trim = settled_trim
         self._floor = floor
+        self._settle_looks = max(1, settle_looks)
         self._peak = 0
+        self._low = 0
+        """After a fall's trim: the connections (half the peak) above which the fall is
+        over, and the second trim no longer due."""
+        self._settling = 0
+        """Looks left before the second trim; 0: none due."""
         self.trims = 0
         """Trims made since the start."""
+        self.settled_trims = 0
+        """Of :attr:`trims`, those made because the connections stayed low (D435)."""
 
     @property
     def peak(self) -> int:
@@ -102,11 +155,29 @@ class Trimmer:
             self._peak = connections
 
     def observe(self, connections: int) -> bool:
-        """Look at the number of connections now; trim after a fall (True: trimmed)."""
+        """Look at the number of connections now; trim after a fall, and again once
+        they have stayed low after it (True: trimmed)."""
         self.seen(connections)
-        if self._peak < self._floor or connections > self._peak // 2:
+        if self._peak >= self._floor and connections <= self._peak // 2:
+            self._low = self._peak // 2
+            self._peak = connections
+            self._settling = self._settle_looks
+            return self._trim_now()
+        if not self._settling:
             return False
-        self._peak = connections
+        if self._peak > self._low:  # they came back (between two looks too): not settled
+            self._settling = 0
+            return False
+        self._settling -= 1
+        if self._settling:
+            return False
+        self.settled_trims += 1
+        self._peak = connections  # the peak since the last trim
+        self.trims += 1
+        self._settled_trim()
+        return True
+
+    def _trim_now(self) -> bool:
         self.trims += 1
         self._trim()
         return True

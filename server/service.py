@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import socket
 import time
 from typing import Any
@@ -27,7 +28,7 @@ from server.doors.admission import (
 )
 from server.doors.agent import start_agent
 from server.doors.output import LineSource, Output, Shell
-from server.memory import Trimmer
+from server.memory import SETTLE_LOOKS, Trimmer
 from server.world.passwords import shutdown_hashing
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,16 @@ logouts) before it cancels what is left: the whole stop stays within 2 s (issue 
 9)."""
 
 
+def settle_looks(login_timeout: float) -> int:
+    """Looks at the connections, :data:`TRIM_CHECK_INTERVAL` apart, for which they must
+    stay low after a fall's trim before the second (D435): the login time-out and one
+    look more, by when the flood's connections still at ``login:`` have gone. Without a
+    login time-out (0), :data:`server.memory.SETTLE_LOOKS`."""
+    if login_timeout <= 0:
+        return SETTLE_LOOKS
+    return math.ceil(login_timeout / TRIM_CHECK_INTERVAL) + 1
+
+
 class Service:
     """The listening server of one App, and the tasks of its connections."""
 
@@ -60,8 +71,9 @@ class Service:
         self.web: web.WebListener | None = None
         """The web listener (the page and its WebSocket) once :meth:`start_web` ran."""
         self._disk_watch: asyncio.Task[None] | None = None
-        self.trimmer = Trimmer()
-        """The heap trimmed after the connections fall (D331)."""
+        self.trimmer = Trimmer(settle_looks=settle_looks(app.settings.login_timeout))
+        """The heap trimmed after the connections fall (D331), and again once they have
+        stayed low for the login time (D435)."""
         self._trim_watch: asyncio.Task[None] | None = None
         self.agent: asyncio.Server | None = None
         """The listener of HAProxy's agent check (``[server] agent_port``), once started."""
@@ -217,18 +229,29 @@ class Service:
 
     async def _watch_connections(self) -> None:
         """Every :data:`TRIM_CHECK_INTERVAL` seconds: the heap trimmed once the
-        connections have fallen to half their peak (D331)."""
+        connections have fallen to half their peak (D331), and again once they have
+        stayed low for the login time (D435)."""
+        trimmer = self.trimmer
         while True:
             await asyncio.sleep(TRIM_CHECK_INTERVAL)
-            peak = self.trimmer.peak
+            peak, settled = trimmer.peak, trimmer.settled_trims
             started = time.perf_counter()
-            if self.trimmer.observe(len(self._connections)):
-                log.info(
-                    "memory: heap trimmed in %.1f ms, connections fell from %d to %d",
-                    (time.perf_counter() - started) * 1000,
-                    peak,
-                    len(self._connections),
-                )
+            if trimmer.observe(len(self._connections)):
+                took = (time.perf_counter() - started) * 1000
+                if trimmer.settled_trims != settled:
+                    log.info(
+                        "memory: garbage collected and heap trimmed in %.1f ms, "
+                        "connections stayed low (%d)",
+                        took,
+                        len(self._connections),
+                    )
+                else:
+                    log.info(
+                        "memory: heap trimmed in %.1f ms, connections fell from %d to %d",
+                        took,
+                        peak,
+                        len(self._connections),
+                    )
 
     async def _watch_disk(self) -> None:
         """Once a minute, from the start: a WARNING while the space left beside the

@@ -150,9 +150,15 @@ async def empty_postgresql_database() -> AsyncIterator[str]:
 
 
 async def serve_once(
-    database: str, cwd: Path, *, log_level: str = "WARNING", config: Path | None = None
+    database: str,
+    cwd: Path,
+    *,
+    log_level: str = "WARNING",
+    config: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> str:
-    """Start the server, read its listening line, stop it with SIGTERM; its log."""
+    """Start the server, read its listening line, stop it with SIGTERM; its log.
+    ``env``: the environment (default: this one's), ``PYTHONPATH`` set in it."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -167,7 +173,7 @@ async def serve_once(
         "--database",
         database,
         cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**(os.environ if env is None else env), "PYTHONPATH": str(ROOT)},
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -216,6 +222,41 @@ async def test_the_tests_run_on_the_servers_default_event_loop() -> None:
     FIBS_TEST_EVENT_LOOP=asyncio on the standard library's loop (tests/conftest.py)."""
     expected = os.environ.get(EVENT_LOOP_VARIABLE, "uvloop")
     assert type(asyncio.get_running_loop()).__module__.partition(".")[0] == expected
+
+
+async def test_the_server_starts_with_the_allocator_it_is_configured_with(
+    tmp_path: Path,
+) -> None:
+    """D434: Python's pymalloc by default; glibc's malloc with ``[server] allocator =
+    malloc``, the process started again with PYTHONMALLOC set (the same process: the
+    SIGTERM to the pid started ends it, its start-up logged once); a PYTHONMALLOC the
+    operator set always wins."""
+    unset = {k: v for k, v in os.environ.items() if k != "PYTHONMALLOC"}
+    url = "sqlite+aiosqlite:///fibs.db"
+    log = await serve_once(url, tmp_path, log_level="INFO", env=unset)
+    assert "memory: Python's objects from Python's pymalloc (PYTHONMALLOC=pymalloc)" in log
+    config = tmp_path / "malloc.conf"
+    config.write_text("[server]\nallocator = malloc\n", encoding="utf-8")
+    log = await serve_once(url, tmp_path, log_level="INFO", config=config, env=unset)
+    assert "memory: Python's objects from glibc's malloc (PYTHONMALLOC=malloc)" in log
+    assert log.count("memory: glibc") == 1, "the start-up ran once (the restart is before it)"
+    operator = {**unset, "PYTHONMALLOC": "pymalloc"}
+    log = await serve_once(url, tmp_path, log_level="INFO", config=config, env=operator)
+    assert "memory: Python's objects from Python's pymalloc" in log
+    operator = {**unset, "PYTHONMALLOC": "malloc"}
+    log = await serve_once(url, tmp_path, log_level="INFO", env=operator)
+    assert "memory: Python's objects from glibc's malloc" in log
+
+
+def test_an_unknown_allocator_is_refused_in_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "bad.conf"
+    config.write_text("[server]\nallocator = jemalloc\n", encoding="utf-8")
+    result = run("server", "--config", str(config), "--port", "0", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "fibs-server: configuration error: [server] allocator must be pymalloc or malloc, "
+        "not 'jemalloc'"
+    ]
 
 
 def test_an_unknown_event_loop_is_refused_in_one_line(tmp_path: Path) -> None:

@@ -222,6 +222,7 @@ async def leave(host: TableHost, name: str) -> None:
         if not table.present():
             table.invited.clear()
             _close(table)
+            host.chouettes_changed()
             if peer is not None and table.dice is not None:  # the last to leave: over (D354)
                 host.presence.send(peer, dice_proof.chouette_reveal(table))
             return
@@ -251,6 +252,7 @@ def _unload_if_nobody_is_present(host: TableHost, table: LiveChouette) -> None:
             if host.chouettes.get(player) is table:
                 del host.chouettes[player]
         _close(table)
+        host.chouettes_changed()
 
 
 async def come_back(host: TableHost, session: Caller, *, at_login: bool = False) -> None:
@@ -359,6 +361,7 @@ def _seat_states(host: TableHost, table: LiveChouette) -> None:
         peer = presence.get(name)
         if peer is not None and peer.opponent != table.counterpart(name):
             presence.start_playing(peer, table.counterpart(name))
+    host.chouettes_changed()  # before the lines: another node routes its members here (D438)
 
 
 # -- the game -----------------------------------------------------------------------------

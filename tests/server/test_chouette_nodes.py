@@ -1,0 +1,211 @@
+"""A chouette whose players are on different nodes (issue 32, D438), through real
+sockets: the same play as ``test_chouette_play`` (four players, two telnet and two CLIP,
+a watcher; a team double the box answers, the rotation, a member leaving mid-game, the
+others playing on, ``show games``, everyone leaving) on one node, then with the players
+spread over two and three nodes on the loopback bus and on NATS. The table runs at its
+opener's node; every command and game action of a player elsewhere is sent there as
+data, and every user hears the same lines in the same order as on one node.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from backgammon.chouette_events import ChouetteGameFinished
+from backgammon.chouette_settings import ChouetteSettings, CubeMode
+from backgammon.chouette_state import TEAM, ChouettePhase
+from protocol import replies
+from protocol.replies import Toggle
+from server.config import Settings
+from server.tables.chouette_table import LiveChouette
+from server.tables.cluster import chouette_command_from_json, chouette_command_to_json
+from server.tables.seam import (
+    ChouetteCommand,
+    ChouetteDelegate,
+    ChouetteInvite,
+    ChouetteJoin,
+    ChouetteLeave,
+    ChouetteOpen,
+    ChouetteRecord,
+    ChouetteReturn,
+    ChouetteShow,
+    ChouetteStart,
+    TeamTalk,
+)
+
+from ..conftest import DbTarget
+from .conftest import ScriptedClient
+from .sessions import command
+from .test_chouette_play import CLIP, TELNET, run, turn
+from .test_two_nodes import STATUS, Nodes, bus, until, world
+
+__all__ = ["bus"]  # the fixture, parametrised over the loopback bus and NATS
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    return settings.replace(commands_per_second=10_000.0, command_burst=10_000)
+
+
+async def ready(nodes: Nodes, placed: dict[str, int]) -> dict[str, ScriptedClient]:
+    """The four players logged in at their nodes, ready (the toggle is stored: an earlier
+    run on this database may have left it on), the CLIP ones with ``board:`` lines."""
+    clients: dict[str, ScriptedClient] = {}
+    on = replies.toggle_message(Toggle.READY, True)
+    for name in TELNET:
+        clients[name] = await nodes.telnet(placed[name], name)
+        while on not in await command(clients[name], "toggle ready"):
+            pass
+    for name in CLIP:
+        client = clients[name] = await nodes.clip(placed[name], name)
+        await client.send("set boardstyle 3")
+        await client.expect("Value of 'boardstyle' set to 3.")
+        while True:
+            await client.send("toggle ready")
+            if (await client.expect_prefix("** You're ")) == on:
+                break
+    opener = nodes.apps[placed["ann"]]
+    for name in ("bob", "cat", "dan"):
+        await until(lambda name=name: _ready_at(opener, name))  # type: ignore[misc]
+    return clients
+
+
+def _ready_at(app: object, name: str) -> bool:
+    peer = app.presence.get(name)  # type: ignore[attr-defined]
+    return peer is not None and bool(peer.toggles[Toggle.READY])
+
+
+async def chouette_play(nodes: Nodes, placed: dict[str, int]) -> dict[str, list[str]]:
+    """Two games of a four-player chouette ann opens, eve watching bob, and everyone
+    leaving; returns what each user heard from the opening on, status notices left out.
+    ``placed``: each user's node (the table runs at ann's)."""
+    clients = await ready(nodes, placed)
+    eve = await nodes.clip(placed["eve"], "eve")
+    await eve.send("set boardstyle 3")
+    await eve.expect("Value of 'boardstyle' set to 3.")
+    everyone = {**clients, "eve": eve}
+    start = {name: len(client.seen) for name, client in everyone.items()}
+    assert replies.CHOUETTE_OPENED in await command(clients["ann"], "chouette open")
+    for name in ("bob", "cat", "dan"):
+        reply = await command(clients["ann"], f"chouette invite {name}")
+        assert reply[-1] == replies.you_invite_to_chouette(name)
+        await clients[name].expect(replies.chouette_join_hint("ann"))
+        await run(clients, name, "chouette join ann", replies.chouette_joins(name))
+    owner = nodes.apps[placed["ann"]]
+    table: LiveChouette = owner.local_tables.chouettes["ann"]
+    core = table.core
+    await eve.send("watch bob")
+    await eve.expect(replies.now_watching("bob"))
+    await eve.expect_prefix("board:")
+    await run(clients, "ann", "chouette start", replies.chouette_game_starts(1, "", "")[:15])
+    box, line = core.box, core.line
+    assert box is not None and len(line) == 3
+    for name, client in clients.items():
+        if name != "ann":
+            await client.expect(replies.chouette_game_starts(1, box, line[0]))
+
+    # Game 1: the last of the line doubles, the captain's roll closes the window, the
+    # box accepts; played to its end.
+    while not (core.turn == TEAM and core.phase is ChouettePhase.TURN):
+        await turn(clients, table)
+    captain, last = line[0], line[2]
+    await run(clients, last, "double", replies.chouette_team_doubles(last, 2))
+    await run(clients, captain, "roll", replies.chouette_box_answers([last]))
+    await run(clients, box, "accept", replies.chouette_box_accepts(last, 2))
+    while core.game == 1:
+        await turn(clients, table)
+    assert any(isinstance(e, ChouetteGameFinished) for e in core.history[0])
+    started = replies.chouette_game_starts(2, core.box or "", core.line[0])
+    for client in everyone.values():
+        await client.expect(started)
+
+    # Game 2: a member elsewhere lists the table (the directory, D438), one shows it,
+    # the captain talks to the team, the second of the line leaves mid-game; the others
+    # play it out.
+    summary = replies.chouette_game_line(core.box or "", core.line[0], 4, 2)
+    assert summary in await command(clients["dan"], "show games")
+    member = core.line[-1]
+    await run(clients, member, "show chouette", "")
+    await run(clients, core.line[0], "chouette team steady now", "")
+    leaver = core.line[1]
+    for _ in range(4):
+        await turn(clients, table)
+    await run(clients, leaver, "leave", replies.chouette_leaves(leaver))
+    while core.game == 2:
+        await turn(clients, table)
+    for name, client in clients.items():
+        if name != leaver:
+            await client.expect_prefix("Chouette game 2 is over:")
+    for name in [n for n in ("ann", "bob", "cat", "dan") if n != leaver]:
+        await run(clients, name, "chouette leave", replies.chouette_leaves(name))
+    # Everything said is read: each user's own command answered last.
+    for name, client in everyone.items():
+        if name in TELNET:
+            await command(client, "set boardstyle 2")
+        else:
+            await client.send("set boardstyle 3")
+            await client.expect("Value of 'boardstyle' set to 3.")
+    assert await owner.db.load_chouette_of("ann") is None
+    notices = {replies.logs_in(name) for name in everyone}
+    return {
+        name: [
+            got
+            for got in client.seen[start[name] :]
+            if not got.startswith(STATUS) and got not in notices
+        ]
+        for name, client in everyone.items()
+    }
+
+
+async def test_a_chouette_across_two_nodes_sounds_as_on_one(
+    settings: Settings, db_target: DbTarget, bus: str
+) -> None:
+    """The table at ann's node; bob, dan and eve (watching bob) on the other."""
+    async with world(settings, db_target, 1) as one:
+        alone = await chouette_play(one, dict.fromkeys(("ann", "bob", "cat", "dan", "eve"), 0))
+    async with world(settings, db_target, 2, bus) as two:
+        placed = {"ann": 0, "bob": 1, "cat": 0, "dan": 1, "eve": 1}
+        spread = await chouette_play(two, placed)
+    assert len(alone["bob"]) > 50 and len(alone["eve"]) > 10
+    for name in alone:
+        assert spread[name] == alone[name], name
+
+
+async def test_a_chouette_across_three_nodes_sounds_as_on_one(
+    settings: Settings, db_target: DbTarget, bus: str
+) -> None:
+    """The table at ann's node; bob and dan on a second, cat and the watcher on a third."""
+    async with world(settings, db_target, 1) as one:
+        alone = await chouette_play(one, dict.fromkeys(("ann", "bob", "cat", "dan", "eve"), 0))
+    async with world(settings, db_target, 3, bus) as three:
+        placed = {"ann": 0, "bob": 1, "cat": 2, "dan": 1, "eve": 2}
+        spread = await chouette_play(three, placed)
+    for name in alone:
+        assert spread[name] == alone[name], name
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        ChouetteOpen(ChouetteSettings(cubes=CubeMode.SINGLE, jacoby=False, double_window=3)),
+        ChouetteInvite("bob"),
+        ChouetteJoin("ann"),
+        ChouetteStart(),
+        ChouetteLeave(),
+        ChouetteShow(None, clip=True),
+        ChouetteShow("ann", clip=False),
+        ChouetteDelegate("cat"),
+        ChouetteDelegate(None),
+        ChouetteReturn(at_login=True),
+        ChouetteRecord(None),
+        ChouetteRecord("dan"),
+        TeamTalk("take it"),
+    ],
+    ids=repr,
+)
+def test_a_chouette_command_crosses_the_bus_unchanged(sent: ChouetteCommand) -> None:
+    """What a forwarded chouette command carries (``chouette open``'s settings too)."""
+    data = json.loads(json.dumps(chouette_command_to_json(sent)))
+    assert chouette_command_from_json(data) == sent

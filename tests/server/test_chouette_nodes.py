@@ -13,10 +13,13 @@ import json
 
 import pytest
 
+from backgammon.board import Colour
 from backgammon.chouette_events import ChouetteGameFinished
 from backgammon.chouette_settings import ChouetteSettings, CubeMode
-from backgammon.chouette_state import TEAM, ChouettePhase
+from backgammon.chouette_state import BOX, TEAM, ChouettePhase
+from backgammon.notation import format_moves
 from protocol import replies
+from protocol.chouette_view import settings_words
 from protocol.replies import Toggle
 from server.config import Settings
 from server.tables.chouette_table import LiveChouette
@@ -39,9 +42,9 @@ from ..conftest import DbTarget
 from .conftest import ScriptedClient
 from .sessions import command
 from .test_chouette_play import CLIP, TELNET, run, turn
-from .test_two_nodes import STATUS, Nodes, bus, until, world
+from .test_two_nodes import STATUS, Nodes, bus, nodes, until, world
 
-__all__ = ["bus"]  # the fixture, parametrised over the loopback bus and NATS
+__all__ = ["bus", "nodes"]  # the fixtures: two nodes, on the loopback bus and on NATS
 
 
 @pytest.fixture
@@ -209,3 +212,62 @@ def test_a_chouette_command_crosses_the_bus_unchanged(sent: ChouetteCommand) -> 
     """What a forwarded chouette command carries (``chouette open``'s settings too)."""
     data = json.loads(json.dumps(chouette_command_to_json(sent)))
     assert chouette_command_from_json(data) == sent
+
+
+async def seated(nodes: Nodes, node: int) -> tuple[LiveChouette, dict[str, ScriptedClient]]:
+    """cat opens a chouette at ``node``, bob (there too) joins, the first game starts."""
+    clients = {name: await nodes.clip(node, name) for name in CLIP}
+    bob = clients["bob"]
+    while True:
+        await bob.send("toggle ready")
+        if (await bob.expect_prefix("** You're ")) == replies.toggle_message(Toggle.READY, True):
+            break
+    await run(clients, "cat", "chouette open", replies.CHOUETTE_OPENED)
+    await run(clients, "cat", "chouette invite bob", replies.you_invite_to_chouette("bob"))
+    await run(clients, "bob", "chouette join cat", replies.chouette_joins("bob"))
+    await run(clients, "cat", "chouette start", replies.chouette_game_starts(1, "", "")[:15])
+    return nodes.apps[node].local_tables.chouettes["cat"], clients
+
+
+def action(table: LiveChouette) -> tuple[str, str]:
+    """Who acts at ``table`` now, and a command of theirs the rules allow."""
+    core = table.core
+    mover = core.mover()
+    assert mover is not None
+    if core.phase is ChouettePhase.TURN:
+        return mover, "roll"
+    colour = Colour.O if core.turn == BOX else Colour.X
+    return mover, f"move {format_moves(core.legal_plays()[0].moves, colour)}"
+
+
+async def test_a_node_cut_off_cannot_write_a_chouette_another_node_took(nodes: Nodes) -> None:
+    """D439: node 0 runs cat's chouette, then loses the bus while it still reaches the
+    database. Taken for gone, cat and bob log in at node 1, where the table is restored
+    (D410) and taken (its epoch goes up). Node 0's next action at the table is refused
+    by the database: its players there are told and the table leaves node 0, the saved
+    table unchanged; at node 1 the game goes on and is saved."""
+    table, clients = await seated(nodes, 0)
+    await nodes.lose(0)
+    await until(lambda: nodes.apps[1].presence.get("cat") is None, timeout=10)
+    again = {name: await nodes.clip(1, name) for name in CLIP}
+    await until(lambda: "bob" in nodes.apps[1].local_tables.chouettes)
+    moved = nodes.apps[1].local_tables.chouettes["cat"]
+    rules = replies.chouette_rules(settings_words(moved.core.settings))
+    for client in again.values():  # told after their return's save (D410)
+        await client.expect(rules)
+    assert not moved.core.absent
+    db = nodes.apps[1].db
+    before = await db.load_chouette_of("cat")
+
+    mover, sent = action(table)  # at node 0, which still runs the table in memory
+    await clients[mover].send(sent)
+    for client in clients.values():
+        await client.expect(replies.CHOUETTE_TAKEN_OVER)
+    assert not nodes.apps[0].tables.playing("cat") and not nodes.apps[0].tables.playing("bob")
+    assert await db.load_chouette_of("cat") == before
+
+    mover, sent = action(moved)  # node 1 writes on
+    await again[mover].send(sent)
+    await again[mover].expect_prefix(f"{mover} " + ("rolls" if sent == "roll" else "moves"))
+    after = await db.load_chouette_of("cat")
+    assert after is not None and before is not None and after.snapshot != before.snapshot

@@ -739,12 +739,14 @@ class ClusterTables:
 
     def _table_lost(self, table: RemoteTable) -> None:
         """A table of a node gone: its players here are told and back in the lobby (its
-        saved state is in the database, resumed by ``invite`` + ``join`` anywhere)."""
+        saved state is in the database, resumed by ``invite`` + ``join`` anywhere; a
+        chouette's by ``chouette return``, D440)."""
+        line = replies.CHOUETTE_NODE_GONE if table.chouette else replies.TABLE_NODE_GONE
         for name in table.names:
             player = self.presence.local.get(name)
             if player is not None and not player.closed:
                 self.presence.enter_lobby(player)
-                self.presence.send(player, replies.TABLE_NODE_GONE)
+                self.presence.send(player, line)
 
     def _met(self, node: str) -> None:
         """``node`` joined (or this node did): it gets this node's tables and

@@ -271,3 +271,56 @@ async def test_a_node_cut_off_cannot_write_a_chouette_another_node_took(nodes: N
     await again[mover].expect_prefix(f"{mover} " + ("rolls" if sent == "roll" else "moves"))
     after = await db.load_chouette_of("cat")
     assert after is not None and before is not None and after.snapshot != before.snapshot
+
+
+async def spread_table(nodes: Nodes, cats: int) -> tuple[LiveChouette, dict[str, ScriptedClient]]:
+    """cat opens a chouette at node ``cats``, bob at the other node joins, the first
+    game starts."""
+    bobs = 1 - cats
+    clients = {"bob": await nodes.clip(bobs, "bob"), "cat": await nodes.clip(cats, "cat")}
+    bob = clients["bob"]
+    while True:
+        await bob.send("toggle ready")
+        if (await bob.expect_prefix("** You're ")) == replies.toggle_message(Toggle.READY, True):
+            break
+    await until(lambda: _ready_at(nodes.apps[cats], "bob"))
+    await run(clients, "cat", "chouette open", replies.CHOUETTE_OPENED)
+    await run(clients, "cat", "chouette invite bob", replies.you_invite_to_chouette("bob"))
+    await bob.expect(replies.chouette_join_hint("cat"))  # as a user joins: once invited
+    await run(clients, "bob", "chouette join cat", replies.chouette_joins("bob"))
+    await run(clients, "cat", "chouette start", replies.chouette_game_starts(1, "", "")[:15])
+    return nodes.apps[cats].local_tables.chouettes["cat"], clients
+
+
+async def test_the_members_of_a_lost_node_s_chouette_are_told_elsewhere(nodes: Nodes) -> None:
+    """D440: the node running cat's chouette dies; bob, at the table from the other
+    node, is told the table was saved and is back in the lobby; ``chouette return``
+    brings the saved table back at his node (taken there, D439), cat away."""
+    table, clients = await spread_table(nodes, 1)
+    bob = clients["bob"]
+    await bob.expect_prefix(replies.chouette_game_starts(1, "", "")[:15])
+    saved = await nodes.apps[0].db.load_chouette_of("bob")
+    await nodes.lose(1)
+    await bob.expect(replies.CHOUETTE_NODE_GONE, timeout=10)
+    tables = nodes.apps[0].tables
+    assert not tables.playing("bob") and tables.chouette_games() == []
+    await bob.send("board")
+    await bob.expect(replies.NOT_PLAYING)
+    await bob.send("chouette return")
+    await bob.expect(replies.chouette_presence("bob", True))
+    restored = nodes.apps[0].local_tables.chouettes["bob"]
+    assert restored.table_id == table.table_id and restored.core.absent == {"cat"}
+    assert saved is not None and saved.table_id == table.table_id
+    assert restored.core.game == table.core.game and restored.core.box == table.core.box
+
+
+async def test_a_member_of_a_lost_node_is_away_at_a_chouette_elsewhere(nodes: Nodes) -> None:
+    """D440: bob's node dies while he sits at cat's chouette on the other node: the
+    table holds his seat as after a dropped connection (D361), cat is told, and the
+    table is saved with bob away."""
+    table, clients = await spread_table(nodes, 0)
+    await nodes.lose(1)
+    await clients["cat"].expect(replies.chouette_presence("bob", False), timeout=10)
+    assert "bob" in table.core.absent and "bob" in table.present()
+    saved = await nodes.apps[0].db.load_chouette_of("cat")
+    assert saved is not None and '"absent": ["bob"]' in saved.snapshot

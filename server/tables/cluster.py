@@ -348,6 +348,8 @@ class ClusterTables:
         if isinstance(inviter, RemotePeer) and not self.playing(session.name):
             await self._call(inviter.node, Method.JOIN, session, name=name)
             return
+        if self._owner_of(session.name) is not None:  # at a table of another node
+            raise Reply(replies.CANT_PLAY_TWO)
         await self.local.join(session, name)
 
     async def join_next_game(self, session: Session) -> None:
@@ -462,7 +464,8 @@ class ClusterTables:
             await self._call(owner, Method.LOOK, session, target=target.name)
 
     async def saved_board(self, session: Session, opponent: str) -> None:
-        if session.name in self._seated:
+        table = self._remote_table_of(session.name)
+        if table is not None and not table.chouette:  # one node refuses a match's players
             raise Reply(replies.CANT_WHILE_PLAYING)
         await self.local.saved_board(session, opponent)
 

@@ -125,13 +125,14 @@ async def chouette_play(nodes: Nodes, placed: dict[str, int]) -> dict[str, list[
         await client.expect(started)
 
     # Game 2: a member elsewhere lists the table (the directory, D438), one shows it,
-    # the captain talks to the team, the second of the line leaves mid-game; the others
-    # play it out.
+    # the captain talks to the team, a member kibitzes, the second of the line leaves
+    # mid-game; the others play it out.
     summary = replies.chouette_game_line(core.box or "", core.line[0], 4, 2)
     assert summary in await command(clients["dan"], "show games")
     member = core.line[-1]
     await run(clients, member, "show chouette", "")
     await run(clients, core.line[0], "chouette team steady now", "")
+    await command(clients["dan"], "kibitz nice table")  # heard by the players and eve
     leaver = core.line[1]
     for _ in range(4):
         await turn(clients, table)
@@ -172,6 +173,7 @@ async def test_a_chouette_across_two_nodes_sounds_as_on_one(
         placed = {"ann": 0, "bob": 1, "cat": 0, "dan": 1, "eve": 1}
         spread = await chouette_play(two, placed)
     assert len(alone["bob"]) > 50 and len(alone["eve"]) > 10
+    assert any("nice table" in got for got in alone["eve"])  # dan's kibitz
     for name in alone:
         assert spread[name] == alone[name], name
 
@@ -324,3 +326,25 @@ async def test_a_member_of_a_lost_node_is_away_at_a_chouette_elsewhere(nodes: No
     assert "bob" in table.core.absent and "bob" in table.present()
     saved = await nodes.apps[0].db.load_chouette_of("cat")
     assert saved is not None and '"absent": ["bob"]' in saved.snapshot
+
+
+async def test_a_player_at_a_chouette_of_another_node_is_refused_as_on_one(nodes: Nodes) -> None:
+    """D438: bob sits at cat's chouette, run by the other node; his node refuses him a
+    table of his own and a match with one node's texts; at his node, eve, opening a
+    table, cannot invite him to it, nor fay to a match."""
+    _, clients = await spread_table(nodes, 0)
+    bob = clients["bob"]
+    for sent, refused in (
+        ("chouette open", replies.ALREADY_AT_CHOUETTE),
+        ("chouette join cat", replies.ALREADY_AT_CHOUETTE),
+        ("join cat", replies.CANT_PLAY_TWO),
+    ):
+        await bob.send(sent)
+        await bob.expect(refused)
+    eve = await nodes.clip(1, "eve")
+    await run({"eve": eve}, "eve", "chouette open", replies.CHOUETTE_OPENED)
+    await eve.send("chouette invite bob")
+    await eve.expect(replies.already_playing_with("bob"))
+    fay = await nodes.clip(1, "fay")
+    await fay.send("invite bob 1")
+    await fay.expect(replies.already_playing_with("bob"))

@@ -7,7 +7,9 @@ command about a table of another node is sent there as data and answered over th
   there; ``join`` goes to it). Each node publishes its tables as they change (names,
   length, score) and when they close, so every node answers ``playing``, ``show games``
   and the routing of a command without asking; invitations are published likewise, for
-  a bare ``join``.
+  a bare ``join``. A chouette is owned by its opener's node, which publishes everyone
+  at it after each change (D438); its own commands (:data:`ChouetteCommand` as JSON)
+  and game actions go there like a match's.
 * **A call.** The caller's node sends the command (:data:`TableCommand` as JSON) with
   the caller as the owner needs them (:meth:`ClusterPresence.caller_to_json`); the owner
   runs the same code a single node runs, with a

@@ -348,3 +348,26 @@ async def test_a_player_at_a_chouette_of_another_node_is_refused_as_on_one(nodes
     fay = await nodes.clip(1, "fay")
     await fay.send("invite bob 1")
     await fay.expect(replies.already_playing_with("bob"))
+
+
+async def test_the_watchers_of_a_lost_node_s_chouette_are_told(
+    settings: Settings, db_target: DbTarget
+) -> None:
+    """D416 for a chouette (D440): the node running cat's table dies with cat; on a third
+    node, eve watching bob (at the table from another node) hears that cat dropped and
+    the table was saved, and dave watching cat watches no more, as when a watched
+    player's connection drops."""
+    async with world(settings, db_target, 3) as nodes:
+        _, clients = await spread_table(nodes, 1)
+        await clients["bob"].expect_prefix(replies.chouette_game_starts(1, "", "")[:15])
+        eve = await nodes.clip(2, "eve")
+        dave = await nodes.clip(2, "dave")
+        for watcher, player in ((eve, "bob"), (dave, "cat")):
+            await watcher.send(f"watch {player}")
+            await watcher.expect(replies.now_watching(player))
+        await nodes.lose(1)
+        dropped = replies.drops_connection("cat")
+        await clients["bob"].expect(replies.CHOUETTE_NODE_GONE)
+        await eve.expect(replies.saved_after(dropped))
+        await dave.expect(replies.not_watching_anymore(dropped))
+        assert nodes.apps[2].presence.get("dave").watching is None  # type: ignore[union-attr]

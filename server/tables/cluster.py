@@ -90,8 +90,11 @@ class TableKind(enum.StrEnum):
     """What a message of the tables between nodes is (its ``k``)."""
 
     TABLE = enum.auto()
-    """A table of the sending node started or changed: its players, length, score; a
-    chouette's: everyone at it and its game, if any (D438)."""
+    """A table of the sending node started or changed: its players, length, score."""
+    CHOUETTE = enum.auto()
+    """A chouette of the sending node opened or changed: everyone at it and its
+    ``show games`` line, if it has a game (D438). A kind of its own, which a node of an
+    earlier release skips (D424), rather than a ``TABLE`` it would take for a match."""
     CLOSED = enum.auto()
     """A table of the sending node closed."""
     INVITED = enum.auto()
@@ -776,12 +779,10 @@ class ClusterTables:
         for table_id, table in tables.items():
             players = [p for p in table.present() if self.local.chouettes.get(p) is table]
             message = {
-                "k": TableKind.TABLE,
+                "k": TableKind.CHOUETTE,
                 "table": table_id,
                 "names": players,
-                "length": None,
-                "score": [0, 0],
-                "chouette": _chouette_game(self.local, table_id),
+                "game": _chouette_game(self.local, table_id),
             }
             if self._published_chouettes.get(table_id) != message:
                 self._published_chouettes[table_id] = message
@@ -791,13 +792,20 @@ class ClusterTables:
             self._publish(None, {"k": TableKind.CLOSED, "table": table_id})
 
     def _on_table(self, node: str, message: Json) -> None:
-        names = tuple(message["names"])
+        a, b = message["names"]
         s0, s1 = message["score"]
-        table = message["table"]
-        chouette = "chouette" in message
-        game = message.get("chouette")
+        self._seat(message["table"], RemoteTable(node, (a, b), message["length"], (s0, s1)))
+
+    def _on_chouette(self, node: str, message: Json) -> None:
+        game = message["game"]
         summary = None if game is None else ChouetteSummary(**game)
-        known = RemoteTable(node, names, message["length"], (s0, s1), chouette, summary)
+        known = RemoteTable(node, tuple(message["names"]), None, (0, 0), True, summary)
+        self._seat(message["table"], known)
+
+    def _seat(self, table: str, known: RemoteTable) -> None:
+        """Another node's table ``table`` is ``known`` now: its players are seated at it
+        (those no longer at a chouette are not)."""
+        names = known.names
         before = self._tables.get(table)
         self._tables[table] = known
         for name in before.names if before is not None else ():
@@ -834,6 +842,7 @@ class ClusterTables:
                 return  # the presence's
             handlers: dict[str, Callable[[str, Json], None]] = {
                 TableKind.TABLE: self._on_table,
+                TableKind.CHOUETTE: self._on_chouette,
                 TableKind.CLOSED: self._on_closed,
                 TableKind.INVITED: self._on_invited,
                 TableKind.CALL: self._on_call,

@@ -36,7 +36,6 @@ import contextvars
 import dataclasses
 import enum
 import itertools
-import json
 import logging
 import weakref
 from collections.abc import Callable, Coroutine
@@ -830,11 +829,11 @@ class ClusterTables:
     # -- the bus --------------------------------------------------------------------------------
 
     def _publish(self, to: str | None, message: Json) -> None:
-        self.bus.publish(to, json.dumps(message, separators=(",", ":")).encode())
+        self.presence.publish_json(to, message)
 
     def _receive(self, node: str, data: bytes) -> None:
         try:
-            message = json.loads(data)
+            message = self.presence.read(data)  # decoded once for both (D430)
             kind = message["k"]
             if kind not in _TABLE_KINDS:
                 if kind not in KINDS:

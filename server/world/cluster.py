@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import json
 import logging
 from collections.abc import Callable, Collection, Iterable
 from typing import Any, assert_never
@@ -41,7 +40,7 @@ from typing import Any, assert_never
 from protocol import replies
 from protocol.replies import HourUsers, Mode, Toggle
 from server.doors.output import Payload
-from server.world.bus import Bus
+from server.world.bus import Bus, decode, encode
 from server.world.presence import Audience, Lines, Peer
 from server.world.registry import ACTOR, LocalPresence, complete_among
 from server.world.remote import Json, PeerState, RemotePeer
@@ -147,6 +146,10 @@ class ClusterPresence:
         tables end their matches first)."""
         self.before_gone: list[Callable[[RemotePeer], None]] = []
         """Told of a remote user gone, before they leave this node's lists."""
+        self._read_bytes: bytes | None = None
+        self._read_message: Json = {}
+        """The last message :meth:`read` decoded, and its bytes (kept: identity names
+        them)."""
         self.before_superseded: list[Callable[[str], None]] = []
         """Told of a user of this node logged in again at another node while the two
         took each other for gone, before their older login here is closed (D417)."""
@@ -385,7 +388,21 @@ class ClusterPresence:
     # -- the bus -------------------------------------------------------------------------------
 
     def _publish(self, to: str | None, message: Json) -> None:
-        self.bus.publish(to, json.dumps(message, separators=(",", ":")).encode())
+        self.publish_json(to, message)
+
+    def publish_json(self, to: str | None, message: Json) -> None:
+        """Send ``message`` to the node ``to`` (None: every other node); the tables of
+        this node send theirs through here too (:func:`~server.world.bus.encode`)."""
+        self.bus.publish(to, encode(message))
+
+    def read(self, data: bytes) -> Json:
+        """A message this node received, decoded once for the presence and the tables,
+        which the bus hands the same bytes one after the other (D430): the second asks
+        for the bytes the first decoded and gets its object, which both only read."""
+        if data is not self._read_bytes:
+            self._read_message = decode(data)
+            self._read_bytes = data
+        return self._read_message
 
     def _publish_state(self, session: Session, *, announce: bool, to: str | None = None) -> None:
         """Tell the other nodes (or the node ``to``) ``session``'s state now."""
@@ -415,7 +432,7 @@ class ClusterPresence:
     def _receive(self, node: str, data: bytes) -> None:
         """A message from ``node`` (the bus calls this in order per sending node)."""
         try:
-            message = json.loads(data)
+            message = self.read(data)
             if message["k"] not in KINDS:
                 return  # another part's message (the tables')
             handle = getattr(self, "_on_" + message["k"])

@@ -11,6 +11,7 @@ arrived, on its own monotonic timer (issue 33, item 4).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -78,12 +79,17 @@ class PeerState:
         )
 
     def to_json(self) -> Json:
-        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        # This runs for every call to another node's table and from_json at its end
+        # (docs/performance.md §23): names and enum values come from tables made once
+        # (an enum's .value and Toggle(name) each cost a microsecond), and the settings
+        # are read field by field (dataclasses.asdict deep-copies).
+        data = {name: getattr(self, name) for name in _FIELD_NAMES}
         data["mode"] = self.mode.value
-        data["toggles"] = {t.value: v for t, v in self.toggles.items()}
+        data["toggles"] = {_TOGGLE_NAMES[t]: v for t, v in self.toggles.items()}
         data["gagged"] = sorted(self.gagged)
         data["blinded"] = sorted(self.blinded)
-        data["settings"] = dataclasses.asdict(self.settings)
+        settings = self.settings
+        data["settings"] = {name: getattr(settings, name) for name in _SETTING_NAMES}
         return data
 
     @classmethod
@@ -94,18 +100,30 @@ class PeerState:
         values = {k: v for k, v in data.items() if k in _FIELDS}
         values["mode"] = Mode(data["mode"])
         values["toggles"] = {
-            Toggle(t): bool(v) for t, v in data["toggles"].items() if t in _TOGGLES
+            _TOGGLES[t]: bool(v) for t, v in data["toggles"].items() if t in _TOGGLES
         }
         values["gagged"] = frozenset(data["gagged"])
         values["blinded"] = frozenset(data["blinded"])
         settings = data["settings"]
-        values["settings"] = UserSettings(**{k: settings[k] for k in settings if k in _SETTINGS})
+        values["settings"] = _settings(
+            tuple((k, settings[k]) for k in _SETTING_NAMES if k in settings)
+        )
         return cls(**values)
 
 
-_FIELDS = frozenset(f.name for f in dataclasses.fields(PeerState))
-_TOGGLES = frozenset(t.value for t in Toggle)
-_SETTINGS = frozenset(f.name for f in dataclasses.fields(UserSettings))
+_FIELD_NAMES = tuple(f.name for f in dataclasses.fields(PeerState))
+_FIELDS = frozenset(_FIELD_NAMES)
+_SETTING_NAMES = tuple(f.name for f in dataclasses.fields(UserSettings))
+_TOGGLES = {t.value: t for t in Toggle}
+"""Each toggle by its name (what this release knows)."""
+_TOGGLE_NAMES = {t: t.value for t in Toggle}
+
+
+@functools.lru_cache(maxsize=1024)
+def _settings(values: tuple[tuple[str, Any], ...]) -> UserSettings:
+    """The (frozen) settings of these values, made and checked once: most users share a
+    few (what a node of a later release adds is left out by the caller, D424)."""
+    return UserSettings(**dict(values))
 
 
 class RemotePeer:

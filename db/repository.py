@@ -735,12 +735,18 @@ class Database:
         snapshot: str,
         *,
         finished: tuple[int, Iterable[tuple[str, str, int]]] | None = None,
+        epoch: int | None = None,
         at: float | None = None,
     ) -> None:
         """Store a chouette table (its row replaced) with the players at it now, and the
         results (``name, seat, points``) of the game it ``finished`` (its number first),
-        in one transaction; with no player left, the table is deleted instead.
+        in one transaction; with no player left, the table is deleted instead, with its
+        owner row (D439).
 
+        :param epoch: the writer's fencing token (:meth:`claim_table`), checked in the
+            same transaction, the owner row locked until its end; ``None``: not checked.
+        :raises TableFencedError: the table's epoch is no longer ``epoch`` (another node
+            took it, or it was deleted): nothing was written.
         :raises UnknownUserError: a player does not exist.
         :raises ConstraintViolation: the finished game is stored already.
         """
@@ -758,11 +764,14 @@ class Database:
         sql = self._sql
 
         def job(tx: Transaction) -> None:
+            # FOR UPDATE on PostgreSQL: a claim at the same moment waits, or is waited for
+            _check_fence(tx, sql.table_epoch_locked, table_id, epoch)
             for result in results:
                 tx.execute(sql.insert_chouette_result, {**result, "finished_at": now})
             tx.execute(sql.delete_chouette_players, table)
             if not names:
                 tx.execute(sql.delete_chouette, table)
+                tx.execute(sql.release_table, table)
                 return
             tx.execute(sql.save_chouette, row)
             for name in names:

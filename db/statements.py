@@ -225,6 +225,7 @@ class Statements:
             },
         ).returning(TableOwnerRow.epoch)
         self.table_epoch: Final = select(TableOwnerRow.epoch).where(owner)
+        self.table_epoch_locked: Final = self.table_epoch.with_for_update()
         self.release_table: Final = delete(TableOwnerRow).where(owner)
         self.save_match_with_events: Final = _save_match_with_events(replay=False)
         self.save_match_replayed: Final = _save_match_with_events(replay=True)

@@ -1944,6 +1944,22 @@ MATCH_NOT_SAVED: Final = (
 )
 """D297: to both players when a match action's save fails; the action's lines follow
 once a retry has saved it."""
+CHOUETTE_NODE_GONE: Final = (
+    "** The server node of your chouette table is gone. The table was saved;"
+    " type 'chouette return' to sit down again."
+)
+"""D440: the node that ran a chouette of a player of another node stopped or was lost
+(a cluster, docs/cluster.md); the table is saved as of its last action (D362), and
+``chouette return`` restores it at the player's node."""
+
+CHOUETTE_TAKEN_OVER: Final = (
+    "** Your chouette table is now run by another server node; your last action was not"
+    " saved. Please log in again."
+)
+"""D439: to the players of a chouette at a node that no longer runs it (another node
+restored it from the database meanwhile: this node was cut off or paused and its users
+taken for gone); at the next login they are back at the table (D410)."""
+
 MATCH_TAKEN_OVER: Final = (
     "** Your match is now run by another server node; your last action was not saved."
     " Please log in again and type 'board'."

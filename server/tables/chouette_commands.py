@@ -41,7 +41,7 @@ from backgammon.chouette_state import BOX, ChouetteAction, ChouettePhase
 from backgammon.errors import ActionError, IllegalMoveError, MoveSyntaxError, SnapshotError
 from backgammon.moves import Move
 from backgammon.notation import parse_moves
-from db.errors import DatabaseOutage
+from db.errors import DatabaseOutage, TableFencedError
 from protocol import replies
 from protocol.chouette_view import Where, settings_words, show_lines
 from protocol.replies import GameCommand, MoveErrorReason, Toggle
@@ -52,6 +52,7 @@ from server.tables.chouette_table import LiveChouette
 from server.tables.chouette_timers import ChouetteClock, Timed, stage
 from server.tables.host import TableHost
 from server.tables.match_commands import command_name, named_point
+from server.tables.match_lifecycle import claim
 from server.tables.seam import (
     Accept,
     BearOff,
@@ -75,6 +76,7 @@ from server.tables.seam import (
     TeamTalk,
 )
 from server.world.presence import Caller
+from server.world.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -144,9 +146,11 @@ async def open_table(host: TableHost, session: Caller, settings: ChouetteSetting
     table = LiveChouette(session.name, Chouette(settings, dice_proof.resumed_roller(host)))
     table.next_seed = dice_proof.invitation_seed(host)
     table.core.join(session.name)
+    table.epoch = await claim(host, table.table_id)  # this node runs it (D439)
     host.chouettes[session.name] = table
     async with table.lock:
-        await _save(host, table, None)
+        if not await _save(host, table, None):
+            return
     session.send(replies.CHOUETTE_OPENED, replies.chouette_rules(settings_words(settings)))
     _tell_next(session, table)
     _seat_states(host, table)
@@ -218,10 +222,12 @@ async def leave(host: TableHost, name: str) -> None:
             host.presence.send(peer, replies.chouette_leaves(name))
         if table.present():
             events = _with_next_game(host, table, events)
-        await _save(host, table, _results(events, seats))
+        if not await _save(host, table, _results(events, seats)):
+            return
         if not table.present():
             table.invited.clear()
             _close(table)
+            host.chouettes_changed()
             if peer is not None and table.dice is not None:  # the last to leave: over (D354)
                 host.presence.send(peer, dice_proof.chouette_reveal(table))
             return
@@ -251,6 +257,7 @@ def _unload_if_nobody_is_present(host: TableHost, table: LiveChouette) -> None:
             if host.chouettes.get(player) is table:
                 del host.chouettes[player]
         _close(table)
+        host.chouettes_changed()
 
 
 async def come_back(host: TableHost, session: Caller, *, at_login: bool = False) -> None:
@@ -298,9 +305,19 @@ async def _restored(host: TableHost, name: str) -> LiveChouette:
     saved = await host.db.load_chouette_of(name)
     if saved is None:
         raise Reply(replies.NOT_AT_CHOUETTE)
-    running = {id(t): t for t in host.chouettes.values()}.values()
-    table = next((t for t in running if t.table_id == saved.table_id), None)
+    table = _running(host, saved.table_id)
     if table is not None:
+        return table
+    # This node takes the table, then reads it again: a save by the node that ran it
+    # before is in what is read, or refused from now on (D439, as for a match).
+    epoch = await claim(host, saved.table_id)
+    saved = await host.db.load_chouette_of(name)
+    if saved is None:
+        raise Reply(replies.NOT_AT_CHOUETTE)
+    table = _running(host, saved.table_id)
+    if table is not None:  # restored meanwhile by another command here: its claim, or ours
+        if epoch is not None and (table.epoch is None or table.epoch < epoch):
+            table.epoch = epoch
         return table
     data = json.loads(saved.snapshot)
     roller = dice_proof.resumed_roller(host)
@@ -308,7 +325,7 @@ async def _restored(host: TableHost, name: str) -> LiveChouette:
         core = chouette_from_json(data, roller)
         data["absent"] = [p for p in core.players if core.at_table(p)]
         core = chouette_from_json(data, roller)
-        table = LiveChouette(saved.host, core, table_id=saved.table_id)
+        table = LiveChouette(saved.host, core, table_id=saved.table_id, epoch=epoch)
         dice_proof.chouette_restore(host, table, data)
     except SnapshotError as error:
         log.warning("saved chouette %s not restored: %s", saved.table_id, error)
@@ -317,6 +334,12 @@ async def _restored(host: TableHost, name: str) -> LiveChouette:
         if player not in host.chouettes and player not in host.matches:
             host.chouettes[player] = table
     return table
+
+
+def _running(host: TableHost, table_id: str) -> LiveChouette | None:
+    """The table ``table_id`` if it runs in this process."""
+    running = {id(t): t for t in host.chouettes.values()}.values()
+    return next((t for t in running if t.table_id == table_id), None)
 
 
 async def record(host: TableHost, session: Caller, name: str | None) -> None:
@@ -359,6 +382,7 @@ def _seat_states(host: TableHost, table: LiveChouette) -> None:
         peer = presence.get(name)
         if peer is not None and peer.opponent != table.counterpart(name):
             presence.start_playing(peer, table.counterpart(name))
+    host.chouettes_changed()  # before the lines: another node routes its members here (D438)
 
 
 # -- the game -----------------------------------------------------------------------------
@@ -408,23 +432,52 @@ async def run(
         if not events:  # nothing changed (a delegation as it was)
             return
         events = _with_next_game(host, table, events)
-        await _save(host, table, _results(events, seats))
+        if not await _save(host, table, _results(events, seats)):
+            return
         _announce(host, table, events, before)
         if then is not None:
             then()
 
 
-async def _save(host: TableHost, table: LiveChouette, results: Results | None) -> None:
+async def _save(host: TableHost, table: LiveChouette, results: Results | None) -> bool:
     """Store the table as it is now (deleted when nobody is at it), with the results
     of the game it finished (D362, D363). Should the database fail for the moment, play
-    goes on (logged, D296): the next save catches up."""
+    goes on (logged, D296): the next save catches up. False: another node took the
+    table since this one did (D439), which no longer runs it (:func:`_taken_over`)."""
     core = table.core
     players = table.present()
     snapshot = json.dumps(chouette_to_json(core, events=False) | dice_proof.chouette_saved(table))
     try:
-        await host.db.save_chouette(table.table_id, table.host, players, snapshot, finished=results)
+        await host.db.save_chouette(
+            table.table_id, table.host, players, snapshot, finished=results, epoch=table.epoch
+        )
     except DatabaseOutage as error:
         host.outage_log.warning("saving a chouette table", error)
+    except TableFencedError:
+        _taken_over(host, table)
+        return False
+    return True
+
+
+def _taken_over(host: TableHost, table: LiveChouette) -> None:
+    """Another node took ``table`` since this one did (D439): this node was cut off or
+    paused meanwhile and its players were taken for gone. The table leaves this node
+    without a write (the action just made is lost: never stored nor announced), and its
+    players logged in here are told; wherever they log in now, they are back at the
+    table as the database has it (D410)."""
+    log.warning("the chouette %s is run by another node now: dropped here", table.table_id)
+    _close(table)
+    presence = host.presence
+    for player in table.core.players:
+        if host.chouettes.get(player) is not table:
+            continue
+        del host.chouettes[player]
+        peer = presence.get(player)
+        # Only this node's own sessions: a player elsewhere is the new owner's to seat.
+        if isinstance(peer, Session) and not peer.closed:
+            presence.enter_lobby(peer)
+            presence.send(peer, replies.CHOUETTE_TAKEN_OVER)
+    host.chouettes_changed()
 
 
 def _results(events: Sequence[Told], seats: Seats | None) -> Results | None:

@@ -54,6 +54,9 @@ class LiveChouette:
     seeded: tuple[str, ...] = ()
     """Whose seeds ``dice`` has, in the HMAC message's order: the players at the table
     when its game started (D353)."""
+    epoch: int | None = None
+    """The fencing token this node took the table with (D439,
+    :meth:`db.repository.Database.claim_table`); None on a server of one process."""
 
     def present(self) -> tuple[str, ...]:
         """Everyone at the table who has not left it, in the core's order."""

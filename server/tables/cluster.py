@@ -7,7 +7,9 @@ command about a table of another node is sent there as data and answered over th
   there; ``join`` goes to it). Each node publishes its tables as they change (names,
   length, score) and when they close, so every node answers ``playing``, ``show games``
   and the routing of a command without asking; invitations are published likewise, for
-  a bare ``join``.
+  a bare ``join``. A chouette is owned by its opener's node, which publishes everyone
+  at it after each change (D438); its own commands (:data:`ChouetteCommand` as JSON)
+  and game actions go there like a match's.
 * **A call.** The caller's node sends the command (:data:`TableCommand` as JSON) with
   the caller as the owner needs them (:meth:`ClusterPresence.caller_to_json`); the owner
   runs the same code a single node runs, with a
@@ -40,15 +42,25 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, assert_never
 
+from backgammon.chouette_settings import settings_from_json, settings_to_json
 from backgammon.events import WinKind
 from db.records import SavedMatch
 from protocol import replies
 from server.errors import Reply
-from server.tables.local import LocalTables
+from server.tables.local import LocalTables, chouette_summary
 from server.tables.seam import (
     Accept,
     BearOff,
     ChouetteCommand,
+    ChouetteDelegate,
+    ChouetteInvite,
+    ChouetteJoin,
+    ChouetteLeave,
+    ChouetteOpen,
+    ChouetteRecord,
+    ChouetteReturn,
+    ChouetteShow,
+    ChouetteStart,
     ChouetteSummary,
     Double,
     GameSummary,
@@ -59,6 +71,7 @@ from server.tables.seam import (
     Resign,
     Roll,
     TableCommand,
+    TeamTalk,
 )
 from server.tables.updates import Batch, TableUpdate
 from server.world import names
@@ -77,6 +90,10 @@ class TableKind(enum.StrEnum):
 
     TABLE = enum.auto()
     """A table of the sending node started or changed: its players, length, score."""
+    CHOUETTE = enum.auto()
+    """A chouette of the sending node opened or changed: everyone at it and its
+    ``show games`` line, if it has a game (D438). A kind of its own, which a node of an
+    earlier release skips (D424), rather than a ``TABLE`` it would take for a match."""
     CLOSED = enum.auto()
     """A table of the sending node closed."""
     INVITED = enum.auto()
@@ -105,6 +122,8 @@ class Method(enum.StrEnum):
     STOP_WATCHING = enum.auto()
     HEARERS = enum.auto()
     BAN_WATCHER = enum.auto()
+    CHOUETTE = enum.auto()
+    """A chouette's own command (:func:`chouette_command_to_json`, D438)."""
 
 
 _METHODS = frozenset(Method)
@@ -140,6 +159,43 @@ def command_from_json(data: Json) -> TableCommand:
     return kind(**values)
 
 
+_CHOUETTE_COMMANDS: dict[str, type[ChouetteCommand]] = {
+    c.__name__: c
+    for c in (
+        ChouetteOpen,
+        ChouetteInvite,
+        ChouetteJoin,
+        ChouetteStart,
+        ChouetteLeave,
+        ChouetteShow,
+        ChouetteDelegate,
+        ChouetteReturn,
+        ChouetteRecord,
+        TeamTalk,
+    )
+}
+"""The chouette's own commands by class name (their JSON's ``c``)."""
+
+
+def chouette_command_to_json(command: ChouetteCommand) -> Json:
+    """A chouette's own command as JSON: its class and its fields, the settings of
+    ``chouette open`` in the core's JSON form (the one a saved table keeps)."""
+    data: Json = {"c": type(command).__name__}
+    for field in dataclasses.fields(command):
+        value = getattr(command, field.name)
+        data[field.name] = settings_to_json(value) if field.name == "settings" else value
+    return data
+
+
+def chouette_command_from_json(data: Json) -> ChouetteCommand:
+    """:func:`chouette_command_to_json`'s inverse."""
+    kind = _CHOUETTE_COMMANDS[data["c"]]
+    values = {k: v for k, v in data.items() if k != "c"}
+    if "settings" in values:
+        values["settings"] = settings_from_json(values["settings"])
+    return kind(**values)
+
+
 class CallFailed(Exception):
     """The node owning a table failed to run a call (an error its log shows); the
     caller's command ends as any command whose code fails."""
@@ -150,9 +206,14 @@ class RemoteTable:
     """A table of another node, as it last published it."""
 
     node: str
-    names: tuple[str, str]
+    names: tuple[str, ...]
+    """A match's two players; everyone at a chouette (the away too)."""
     length: int | None
     score: tuple[int, int]
+    chouette: bool = False
+    """A chouette table (D438): ``names`` its players, ``game`` its directory line."""
+    game: ChouetteSummary | None = None
+    """A chouette with a game, as ``show games`` lists it (D364)."""
 
 
 class ClusterTables:
@@ -181,6 +242,8 @@ class ClusterTables:
         """Other nodes' users' invitations: inviter -> (invitee, node)."""
         self._published: dict[str, GameSummary] = {}
         """This node's tables as last published (only changes are published again)."""
+        self._published_chouettes: dict[str, Json] = {}
+        """This node's chouette tables as last published, by id (their TABLE messages)."""
         self._calls: dict[int, asyncio.Future[list[str] | None]] = {}
         self._call_nodes: dict[int, str] = {}
         """The node each waiting call went to."""
@@ -192,6 +255,7 @@ class ClusterTables:
         local.on_opened = self._opened
         local.on_update = self._updated
         local.on_closed = self._closed
+        local.on_chouettes = self._chouettes_changed
         presence.before_lost.append(self._lost)
         presence.before_gone.append(self._gone)
         presence.before_superseded.append(self._superseded)
@@ -223,7 +287,7 @@ class ClusterTables:
         if mine is not None:
             return mine
         table = self._remote_table_of(name)
-        if table is None:
+        if table is None or table.chouette:
             return None
         a, b = table.names
         return b if name == a else a
@@ -241,13 +305,18 @@ class ClusterTables:
         return isinstance(peer, RemotePeer) and peer.node == node
 
     def games(self) -> list[GameSummary]:
-        remote = [GameSummary(t.names, t.length, t.score) for t in self._tables.values()]
+        remote = [
+            GameSummary((t.names[0], t.names[1]), t.length, t.score)
+            for t in self._tables.values()
+            if not t.chouette
+        ]
         return self.local.games() + remote
 
     def chouette_games(self) -> list[ChouetteSummary]:
-        """This node's chouettes (they run at their players' node and are not
-        published to the others yet)."""
-        return self.local.chouette_games()
+        """Every node's chouettes with a game: this node's and those the others
+        published (D438)."""
+        remote = [t.game for t in self._tables.values() if t.game is not None]
+        return self.local.chouette_games() + remote
 
     async def hearers(self, session: Session, *, watchers_only: bool) -> list[Peer]:
         owner = self._owner_of(session.name) or self._owner_of(session.watching or "")
@@ -283,6 +352,8 @@ class ClusterTables:
         if isinstance(inviter, RemotePeer) and not self.playing(session.name):
             await self._call(inviter.node, Method.JOIN, session, name=name)
             return
+        if self._owner_of(session.name) is not None:  # at a table of another node
+            raise Reply(replies.CANT_PLAY_TWO)
         await self.local.join(session, name)
 
     async def join_next_game(self, session: Session) -> None:
@@ -318,9 +389,45 @@ class ClusterTables:
             await self._call(owner, Method.SESSION_ENDED, session)
 
     async def chouette(self, session: Session, command: ChouetteCommand) -> None:
-        """A chouette's own commands: its tables run at the caller's node (not yet
-        across nodes; docs/architecture.md)."""
-        await self.local.chouette(session, command)
+        """A chouette's own commands, run by the node that runs the table (D438): the
+        caller's table, or the one the command names; a new table (``chouette open``,
+        and a saved one brought back by ``chouette return`` when it runs nowhere) at
+        the caller's node, which owns it from then on."""
+        owner = self._chouette_owner(session, command)
+        if owner is None:
+            if isinstance(command, ChouetteInvite):
+                self._check_invitee(command.name)
+            await self.local.chouette(session, command)
+        else:
+            data = chouette_command_to_json(command)
+            await self._call(owner, Method.CHOUETTE, session, command=data)
+
+    def _chouette_owner(self, session: Session, command: ChouetteCommand) -> str | None:
+        """The node of the chouette ``command`` is for, when it is another; refuses
+        what a table elsewhere rules out as one node's ``_free`` does (D361)."""
+        me = session.name
+        match command:
+            case ChouetteOpen() | ChouetteJoin(_):
+                table = self._remote_table_of(me)
+                if table is not None and not self.local.playing(me):
+                    if table.chouette:
+                        raise Reply(replies.ALREADY_AT_CHOUETTE)
+                    raise Reply(replies.ALREADY_PLAYING)
+                if isinstance(command, ChouetteJoin):
+                    return self._owner_of(command.name)
+                return None
+            case ChouetteShow(name, _) if name is not None:
+                return self._owner_of(name)
+            case ChouetteRecord(name) if name is not None:
+                return None  # every table's records, from the database
+            case _:
+                return self._owner_of(me)
+
+    def _check_invitee(self, name: str) -> None:
+        """``chouette invite NAME`` of a table here: NAME at a table of another node
+        is refused as one node refuses a player at a table (D304)."""
+        if self._remote_table_of(name) is not None and not self.local.playing(name):
+            raise Reply(replies.already_playing_with(name))
 
     # -- playing --------------------------------------------------------------------------------
 
@@ -361,7 +468,8 @@ class ClusterTables:
             await self._call(owner, Method.LOOK, session, target=target.name)
 
     async def saved_board(self, session: Session, opponent: str) -> None:
-        if session.name in self._seated:
+        table = self._remote_table_of(session.name)
+        if table is not None and not table.chouette:  # one node refuses a match's players
             raise Reply(replies.CANT_WHILE_PLAYING)
         await self.local.saved_board(session, opponent)
 
@@ -530,6 +638,11 @@ class ClusterTables:
         elif method is Method.HEARERS:
             hearers = await local.hearers(caller, watchers_only=message["watchers_only"])
             return [peer.name for peer in hearers]
+        elif method is Method.CHOUETTE:
+            command = chouette_command_from_json(message["command"])
+            if isinstance(command, ChouetteInvite):
+                self._check_invitee(command.name)
+            await local.chouette(caller, command)
         elif method is Method.BAN_WATCHER:
             pass  # handled in _on_call: no caller
         else:
@@ -633,18 +746,22 @@ class ClusterTables:
 
     def _table_lost(self, table: RemoteTable) -> None:
         """A table of a node gone: its players here are told and back in the lobby (its
-        saved state is in the database, resumed by ``invite`` + ``join`` anywhere)."""
+        saved state is in the database, resumed by ``invite`` + ``join`` anywhere; a
+        chouette's by ``chouette return``, D440)."""
+        line = replies.CHOUETTE_NODE_GONE if table.chouette else replies.TABLE_NODE_GONE
         for name in table.names:
             player = self.presence.local.get(name)
             if player is not None and not player.closed:
                 self.presence.enter_lobby(player)
-                self.presence.send(player, replies.TABLE_NODE_GONE)
+                self.presence.send(player, line)
 
     def _met(self, node: str) -> None:
         """``node`` joined (or this node did): it gets this node's tables and
         invitations."""
         for table, game in self._published.items():
             self._publish(node, _table_message(table, game))
+        for message in self._published_chouettes.values():
+            self._publish(node, message)
         for inviter, invitation in self.local.invitations.items():
             message = {"k": TableKind.INVITED, "inviter": inviter, "invitee": invitation.invitee}
             self._publish(node, message)
@@ -653,12 +770,47 @@ class ClusterTables:
         if self._published.pop(table, None) is not None:
             self._publish(None, {"k": TableKind.CLOSED, "table": table})
 
+    def _chouettes_changed(self) -> None:
+        """This node's chouettes changed: each table whose players or game changed is
+        published again (everyone at it, for the others' routing, and its directory
+        line), one that left this node is closed (D438)."""
+        tables = {table.table_id: table for table in self.local.chouettes.values()}
+        for table_id, table in tables.items():
+            players = [p for p in table.present() if self.local.chouettes.get(p) is table]
+            message = {
+                "k": TableKind.CHOUETTE,
+                "table": table_id,
+                "names": players,
+                "game": _chouette_game(self.local, table_id),
+            }
+            if self._published_chouettes.get(table_id) != message:
+                self._published_chouettes[table_id] = message
+                self._publish(None, message)
+        for table_id in [t for t in self._published_chouettes if t not in tables]:
+            del self._published_chouettes[table_id]
+            self._publish(None, {"k": TableKind.CLOSED, "table": table_id})
+
     def _on_table(self, node: str, message: Json) -> None:
         a, b = message["names"]
         s0, s1 = message["score"]
-        table = message["table"]
-        self._tables[table] = RemoteTable(node, (a, b), message["length"], (s0, s1))
-        for name in (a, b):
+        self._seat(message["table"], RemoteTable(node, (a, b), message["length"], (s0, s1)))
+
+    def _on_chouette(self, node: str, message: Json) -> None:
+        game = message["game"]
+        summary = None if game is None else ChouetteSummary(**game)
+        known = RemoteTable(node, tuple(message["names"]), None, (0, 0), True, summary)
+        self._seat(message["table"], known)
+
+    def _seat(self, table: str, known: RemoteTable) -> None:
+        """Another node's table ``table`` is ``known`` now: its players are seated at it
+        (those no longer at a chouette are not)."""
+        names = known.names
+        before = self._tables.get(table)
+        self._tables[table] = known
+        for name in before.names if before is not None else ():
+            if name not in names and self._seated.get(name) == table:
+                del self._seated[name]  # left the chouette
+        for name in names:
             self._seated[name] = table
             self._invited.pop(name, None)
 
@@ -689,6 +841,7 @@ class ClusterTables:
                 return  # the presence's
             handlers: dict[str, Callable[[str, Json], None]] = {
                 TableKind.TABLE: self._on_table,
+                TableKind.CHOUETTE: self._on_chouette,
                 TableKind.CLOSED: self._on_closed,
                 TableKind.INVITED: self._on_invited,
                 TableKind.CALL: self._on_call,
@@ -710,6 +863,13 @@ class ClusterTables:
                 "call method" if call else "message kind",
                 name,
             )
+
+
+def _chouette_game(local: LocalTables, table_id: str) -> Json | None:
+    """The directory line of this node's chouette ``table_id`` as JSON, if it has a game."""
+    table = next(t for t in local.chouettes.values() if t.table_id == table_id)
+    summary = chouette_summary(table)
+    return None if summary is None else dataclasses.asdict(summary)
 
 
 def _table_message(table: str, game: GameSummary) -> Json:

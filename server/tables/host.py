@@ -128,3 +128,9 @@ class TableHost(TableServices, Protocol):
     def table_closed(self, table: str) -> None:
         """A table left the world: its match finished or stopped."""
         ...
+
+    def chouettes_changed(self) -> None:
+        """The chouette tables of this node changed: one opened, closed or left the
+        process, or someone sat down, left, or a game began or ended (an owner of
+        tables on several nodes publishes who sits where, D438)."""
+        ...

@@ -68,6 +68,8 @@ class LocalTables:
         """Told every update of this node's tables, after its edge."""
         self.on_closed: Callable[[str], None] | None = None
         """Told of every table of this node that closes."""
+        self.on_chouettes: Callable[[], None] | None = None
+        """Told of every change of this node's chouette tables (:meth:`chouettes_changed`)."""
         self.node = ONE_NODE
         """This node's name in the tables' owner rows (a cluster's node name)."""
 
@@ -137,6 +139,10 @@ class LocalTables:
         if self.on_closed is not None:
             self.on_closed(table)
 
+    def chouettes_changed(self) -> None:
+        if self.on_chouettes is not None:
+            self.on_chouettes()
+
     def resync(self, table: str) -> None:
         """Everyone at ``table`` gets its current board (an edge missed an update)."""
         live = next((m for m in self.matches.values() if m.table_id == table), None)
@@ -182,15 +188,8 @@ class LocalTables:
 
     def chouette_games(self) -> list[ChouetteSummary]:
         unique = {id(table): table for table in self.chouettes.values()}
-        summaries = []
-        for table in unique.values():
-            core = table.core
-            if core.box is not None and core.line and core.game > 0:
-                captain = core.acting_captain() or core.line[0]
-                summaries.append(
-                    ChouetteSummary(core.box, captain, len(table.present()), core.game)
-                )
-        return summaries
+        found = (chouette_summary(table) for table in unique.values())
+        return [summary for summary in found if summary is not None]
 
     async def hearers(self, session: Caller, *, watchers_only: bool) -> list[Peer]:
         chouette = self.chouettes.get(session.name) or self.chouettes.get(session.watching or "")
@@ -353,6 +352,15 @@ class LocalTables:
             if other is not None:
                 presence.send(other, replies.bans_from_watching(name, watcher.name))
         presence.stop_watching(watcher, replies.bans_you(name))
+
+
+def chouette_summary(table: LiveChouette) -> ChouetteSummary | None:
+    """``table`` for ``show games`` (D364), when it has a game."""
+    core = table.core
+    if core.box is None or not core.line or core.game <= 0:
+        return None
+    captain = core.acting_captain() or core.line[0]
+    return ChouetteSummary(core.box, captain, len(table.present()), core.game)
 
 
 def _summary(live: LiveMatch) -> GameSummary:

@@ -175,7 +175,7 @@ async def _start(app: TableHost, inviter: Peer, invitee: Caller, invitation: Inv
     roller = dice_proof.new_roller(app, invitation.server_seed, (inviter, invitee))
     match = Match(options, roller, o_player=app.coin())
     live = LiveMatch((inviter.name, invitee.name), match, started_at=int(app.clock()))
-    live.epoch = await _claim(app, live.table_id)
+    live.epoch = await claim(app, live.table_id)
     if not _begin(app, live):
         return
     invitee.send(replies.now_playing(inviter.name, length))
@@ -189,7 +189,7 @@ async def _start(app: TableHost, inviter: Peer, invitee: Caller, invitation: Inv
     await play(app, live, match.start_game)
 
 
-async def _claim(app: TableHost, table_id: str) -> int | None:
+async def claim(app: TableHost, table_id: str) -> int | None:
     """This node takes ``table_id`` in the database: the fencing token of its saves and
     its end (docs/cluster.md, "Fencing"). A server that is one process has nobody to
     fence out: None, its saves unchecked, nothing written, as before several nodes."""
@@ -205,7 +205,7 @@ async def _resume(app: TableHost, inviter: Peer, invitee: Caller) -> None:
     if saved is not None:
         # This node takes the table, then reads it again: a save by the node that ran it
         # before is in what is read, or refused from now on (docs/cluster.md, "Fencing").
-        epoch = await _claim(app, saved.table_id)
+        epoch = await claim(app, saved.table_id)
         saved = await app.db.load_match(inviter.name, invitee.name)
     try:
         if saved is None:

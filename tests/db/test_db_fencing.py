@@ -111,3 +111,32 @@ async def test_no_epoch_is_not_checked(users: Database) -> None:
     await save(users, None, '"free"', append=False)
     saved = await users.load_match("alice", "bob")
     assert saved is not None and saved.snapshot == '"free"'
+
+
+async def save_chouette(db: Database, epoch: int | None, snapshot: str, *players: str) -> None:
+    await db.save_chouette("t-chouette", "alice", players, snapshot, epoch=epoch)
+
+
+async def test_a_stale_owners_chouette_save_is_refused_and_changes_nothing(
+    users: Database,
+) -> None:
+    """D439: a chouette's table is fenced like a match's; its deletion (nobody left at
+    it) removes the owner row, so the old owner writes nothing after it either."""
+    old = await users.claim_table("t-chouette", "node-a")
+    await save_chouette(users, old, '"first"', "alice", "bob")
+    new = await users.claim_table("t-chouette", "node-b")
+    with pytest.raises(TableFencedError) as refused:
+        await save_chouette(users, old, '"stale"', "alice")
+    assert (refused.value.table_id, refused.value.epoch) == ("t-chouette", old)
+    saved = await users.load_chouette_of("bob")
+    assert saved is not None and saved.snapshot == '"first"'
+    await save_chouette(users, new, '"second"', "alice", "bob")
+    saved = await users.load_chouette_of("bob")
+    assert saved is not None and saved.snapshot == '"second"'
+    await save_chouette(users, new, '"left"')  # nobody left: deleted, and its owner row
+    assert await users.load_chouette_of("alice") is None
+    with pytest.raises(TableFencedError):
+        await save_chouette(users, new, '"after"', "alice")
+    assert await users.load_chouette_of("alice") is None
+    await save_chouette(users, None, '"unfenced"', "alice")  # no epoch: not checked
+    assert await users.load_chouette_of("alice") is not None

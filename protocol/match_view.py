@@ -15,7 +15,8 @@ from typing import Final
 from backgammon.board import Colour, Player, Position
 from backgammon.match import Match, Phase
 from protocol.board_ascii import render_board
-from protocol.board_view import NO_DICE, BoardState, BoardView, SideState
+from protocol.board_fibs import board_line
+from protocol.board_view import NO_DICE, BoardState, BoardStyle, BoardView, SideState
 
 
 def board_state(match: Match, names: Sequence[str]) -> BoardState:
@@ -161,6 +162,8 @@ def board_lines(
     state: BoardState, perspective: Colour, style: int, *, you: bool = True
 ) -> list[str]:
     """One receiver's board: a ``board:`` line (style 3) or the ASCII board (1, 2)."""
+    if style == BoardStyle.RAW:  # without a view (:func:`protocol.board_fibs.board_line`)
+        return [board_line(state, perspective, you=you)]
     return render_board(BoardView.for_viewer(state, perspective, you=you), style)
 
 

@@ -131,6 +131,11 @@ _SQLITE_DIALECT: Final = sqlite_dialect.dialect(paramstyle="named")
 """Compiles statements to SQLite text with ``:name`` parameters, as ``sqlite3`` takes them."""
 
 
+_JSON_TYPES: Final = (dict, list)
+"""Parameter values ``sqlite3`` gets as JSON text (JSON columns). A tuple made once: the
+union ``dict | list`` written in the check would be made and asked anew for every
+parameter of every statement (docs/performance.md §24)."""
+
 _Compiled = tuple[Executable, str, dict[str, Any]]
 """A statement (kept so its ``id`` stays unique), its SQLite text, its default parameters."""
 
@@ -163,7 +168,7 @@ class _SqliteTransaction:
         merged = {**defaults, **params} if params else defaults
         # A parameter as sqlite3 stores it: JSON columns (dicts, lists) become text.
         values = {
-            key: json.dumps(value) if isinstance(value, dict | list) else value
+            key: json.dumps(value) if isinstance(value, _JSON_TYPES) else value
             for key, value in merged.items()
         }
         try:

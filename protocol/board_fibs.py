@@ -9,11 +9,12 @@ accepted, so ``format_board(parse_board(line)) == line`` for every line that par
 
 from __future__ import annotations
 
+import operator
 import re
 from typing import Final
 
 from backgammon.board import Colour, Player, Position
-from protocol.board_view import UNLIMITED_WIRE, BoardState, BoardView
+from protocol.board_view import UNLIMITED_WIRE, BoardState, BoardView, Dice, viewer_fields
 from protocol.errors import BoardLineError
 
 PREFIX: Final = "board"
@@ -37,36 +38,77 @@ def format_board(view: BoardView) -> str:
 
     :raises ValueError: if a name is empty or contains ``:`` or whitespace.
     """
-    for name in (view.player, view.opponent):
-        if not _NAME.match(name):
-            raise ValueError(f"a board: line cannot carry the name {name!r}")
-    # One f-string over the 53 fields (this runs for every board sent); fields 6-31 are
-    # the view's precomputed board text. Unlimited values are 9999 (§3.1), flags 0/1.
-    # Colours are compared with ``is``: an Enum's ``value`` and hash are Python code.
-    length, redoubles, turn = view.match_length, view.redoubles, view.turn
-    p_dice, o_dice = view.player_dice, view.opponent_dice
-    return (
-        f"{PREFIX}:{view.player}:{view.opponent}"
-        f":{UNLIMITED_WIRE if length is None else length}"
-        f":{view.player_score}:{view.opponent_score}"
-        f":{view.board_text}"
-        f":{0 if turn is None else 1 if turn is Colour.O else -1}"
-        f":{p_dice[0]}:{p_dice[1]}:{o_dice[0]}:{o_dice[1]}"
-        f":{view.cube}"
-        f":{1 if view.player_may_double else 0}"
-        f":{1 if view.opponent_may_double else 0}"
-        f":{1 if view.was_doubled else 0}"
-        f":{_O_SIDE if view.colour is Colour.O else _X_SIDE}"
-        f":{view.player_home}:{view.opponent_home}"
-        f":{view.player_bar}:{view.opponent_bar}"
-        f":{view.can_move}:{view.no_crawford}:{view.post_crawford}"
-        f":{UNLIMITED_WIRE if redoubles is None else redoubles}"
-    )
+    return _format_fields(*_view_fields(view))
 
 
 def board_line(state: BoardState, perspective: Colour, *, you: bool = True) -> str:
-    """Shortcut: the ``board:`` line of ``state`` for one receiver (§3.3)."""
-    return format_board(BoardView.for_viewer(state, perspective, you=you))
+    """The ``board:`` line of ``state`` for one receiver (§3.3): the text of
+    ``format_board(BoardView.for_viewer(state, perspective, you=you))``, written from
+    the view's values without making the view (:func:`protocol.board_view.viewer_fields`:
+    a board is sent to every player and watcher after nearly every action, and a view
+    costs one ``object.__setattr__`` per field, docs/performance.md §24).
+
+    :raises ValueError: if a name is empty or contains ``:`` or whitespace.
+    """
+    return _format_fields(*viewer_fields(state, perspective, you))
+
+
+_view_fields: Final = operator.attrgetter(*BoardView.__slots__)
+"""A view's values in its slots' order, as :func:`viewer_fields` gives them (one call)."""
+
+
+def _format_fields(
+    player: str,
+    opponent: str,
+    length: int | None,
+    player_score: int,
+    opponent_score: int,
+    board: tuple[int, ...],
+    turn: Colour | None,
+    p_dice: Dice,
+    o_dice: Dice,
+    cube: int,
+    player_may_double: bool,
+    opponent_may_double: bool,
+    was_doubled: bool,
+    colour: Colour,
+    player_home: int,
+    opponent_home: int,
+    player_bar: int,
+    opponent_bar: int,
+    can_move: int,
+    no_crawford: int,
+    post_crawford: int,
+    redoubles: int | None,
+    player_login: str | None,
+    board_text: str,
+) -> str:
+    """The ``board:`` line of a view given as its values in :class:`BoardView`'s slot
+    order (``board`` and ``player_login`` are not written: fields 6-31 are the
+    precomputed ``board_text``)."""
+    for name in (player, opponent):
+        if not _NAME.match(name):
+            raise ValueError(f"a board: line cannot carry the name {name!r}")
+    # One f-string over the 53 fields (this runs for every board sent). Unlimited values
+    # are 9999 (§3.1), flags 0/1. Colours are compared with ``is``: an Enum's ``value``
+    # and hash are Python code.
+    return (
+        f"{PREFIX}:{player}:{opponent}"
+        f":{UNLIMITED_WIRE if length is None else length}"
+        f":{player_score}:{opponent_score}"
+        f":{board_text}"
+        f":{0 if turn is None else 1 if turn is Colour.O else -1}"
+        f":{p_dice[0]}:{p_dice[1]}:{o_dice[0]}:{o_dice[1]}"
+        f":{cube}"
+        f":{1 if player_may_double else 0}"
+        f":{1 if opponent_may_double else 0}"
+        f":{1 if was_doubled else 0}"
+        f":{_O_SIDE if colour is Colour.O else _X_SIDE}"
+        f":{player_home}:{opponent_home}"
+        f":{player_bar}:{opponent_bar}"
+        f":{can_move}:{no_crawford}:{post_crawford}"
+        f":{UNLIMITED_WIRE if redoubles is None else redoubles}"
+    )
 
 
 def parse_board(line: str) -> BoardView:

@@ -282,41 +282,12 @@ class BoardView:
         when the perspective player is the one to move with dice.
         """
         # ``state`` was checked when it was made (board, dice, match length) and its
-        # borne-off and bar counts computed once for all views: this runs for every
-        # board sent, so the view is filled in directly, without the constructor's checks.
-        if perspective is Colour.O:
-            me, other = state.o, state.x
-            home, other_home, bar, other_bar = state._off_and_bar
-        else:
-            me, other = state.x, state.o
-            other_home, home, other_bar, bar = state._off_and_bar
-        must_move = state.turn is perspective and me.dice != NO_DICE
+        # borne-off and bar counts computed once for all views: the view is filled in
+        # directly, without the constructor's checks.
         view = object.__new__(cls)
         set_ = object.__setattr__
-        set_(view, "player", YOU if you else me.name)
-        set_(view, "opponent", other.name)
-        set_(view, "match_length", state.match_length)
-        set_(view, "player_score", me.score)
-        set_(view, "opponent_score", other.score)
-        set_(view, "board", state.board)
-        set_(view, "turn", state.turn)
-        set_(view, "player_dice", me.dice)
-        set_(view, "opponent_dice", other.dice)
-        set_(view, "cube", state.cube)
-        set_(view, "player_may_double", me.may_double)
-        set_(view, "opponent_may_double", other.may_double)
-        set_(view, "was_doubled", you and state.doubled is perspective)
-        set_(view, "colour", perspective)
-        set_(view, "player_home", home)
-        set_(view, "opponent_home", other_home)
-        set_(view, "player_bar", bar)
-        set_(view, "opponent_bar", other_bar)
-        set_(view, "can_move", state.can_move if must_move else 0)
-        set_(view, "no_crawford", state.no_crawford)
-        set_(view, "post_crawford", state.post_crawford)
-        set_(view, "redoubles", state.redoubles)
-        set_(view, "player_login", me.name)
-        set_(view, "board_text", state.board_text)
+        for name, value in zip(_VIEW_SLOTS, viewer_fields(state, perspective, you), strict=True):
+            set_(view, name, value)
         return view
 
     # -- derived fields ---------------------------------------------------------------
@@ -354,3 +325,58 @@ class BoardView:
         """The core :class:`Position`, with the perspective player as ``player_index``."""
         o_player = player_index if self.colour is Colour.O else 1 - player_index
         return Position.from_fibs_board(self.board, o_player)
+
+
+_VIEW_SLOTS: Final[tuple[str, ...]] = BoardView.__slots__
+"""A view's fields in the order :func:`viewer_fields` gives their values."""
+
+ViewerFields: TypeAlias = tuple[
+    str, str, int | None, int, int, tuple[int, ...], Colour | None, Dice, Dice, int,
+    bool, bool, bool, Colour, int, int, int, int, int, int, int, int | None, str, str,
+]  # fmt: skip
+"""A :class:`BoardView`'s values in its slots' order (``player`` ... ``board_text``)."""
+
+
+def viewer_fields(state: BoardState, perspective: Colour, you: bool) -> ViewerFields:
+    """The values of :meth:`BoardView.for_viewer` ``(state, perspective, you=you)``, in
+    the order of :class:`BoardView`'s slots, without making the view: the ``board:``
+    line is written straight from them (:func:`protocol.board_fibs.board_line`), and a
+    view made costs one ``object.__setattr__`` per field (docs/performance.md §24).
+
+    The per-receiver swap of §3.3: the perspective player's fields first; "was
+    doubled" only for the playing receiver who must answer a double (§3.4); "can move"
+    only when the perspective player is the one to move with dice.
+    """
+    if perspective is Colour.O:
+        me, other = state.o, state.x
+        home, other_home, bar, other_bar = state._off_and_bar
+    else:
+        me, other = state.x, state.o
+        other_home, home, other_bar, bar = state._off_and_bar
+    turn = state.turn
+    return (
+        YOU if you else me.name,
+        other.name,
+        state.match_length,
+        me.score,
+        other.score,
+        state.board,
+        turn,
+        me.dice,
+        other.dice,
+        state.cube,
+        me.may_double,
+        other.may_double,
+        you and state.doubled is perspective,
+        perspective,
+        home,
+        other_home,
+        bar,
+        other_bar,
+        state.can_move if turn is perspective and me.dice != NO_DICE else 0,
+        state.no_crawford,
+        state.post_crawford,
+        state.redoubles,
+        me.name,
+        state.board_text,
+    )

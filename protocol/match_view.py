@@ -15,7 +15,8 @@ from typing import Final
 from backgammon.board import Colour, Player, Position
 from backgammon.match import Match, Phase
 from protocol.board_ascii import render_board
-from protocol.board_view import NO_DICE, BoardState, BoardView, SideState
+from protocol.board_fibs import board_line
+from protocol.board_view import NO_DICE, BoardState, BoardStyle, BoardView, Dice, SideState
 
 
 def board_state(match: Match, names: Sequence[str]) -> BoardState:
@@ -41,7 +42,7 @@ def board_state(match: Match, names: Sequence[str]) -> BoardState:
         return _game_state(match, names, one_away)
     if phase is Phase.MATCH_OVER:
         # The finished game as it ended, nobody's turn (BaldLies keeps the last game).
-        board = match.position.fibs_board(o)
+        board = _fibs_board(match.position, o)
         cube, owner = match.cube, match.cube_owner
         post_crawford = match.post_crawford
     else:
@@ -51,8 +52,8 @@ def board_state(match: Match, names: Sequence[str]) -> BoardState:
         cube, owner = 1, None
         post_crawford = match.crawford_played or match.crawford_game
     return BoardState(
-        o=SideState(names[o], score[o], NO_DICE, owner != x),
-        x=SideState(names[x], score[x], NO_DICE, owner != o),
+        o=_side_state(names[o], score[o], NO_DICE, owner != x),
+        x=_side_state(names[x], score[x], NO_DICE, owner != o),
         board=board,
         match_length=length or None,
         turn=None,
@@ -99,9 +100,9 @@ def _game_state(match: Match, names: Sequence[str], one_away: bool) -> BoardStat
         o_may, x_may = owner != x, owner != o
         turn_colour = match.colour(turn)
     return BoardState(
-        o=SideState(names[o], match.score[o], o_dice, o_may),
-        x=SideState(names[x], match.score[x], x_dice, x_may),
-        board=match.position.fibs_board(o),
+        o=_side_state(names[o], match.score[o], o_dice, o_may),
+        x=_side_state(names[x], match.score[x], x_dice, x_may),
+        board=_fibs_board(match.position, o),
         match_length=length or None,
         turn=turn_colour,
         cube=match.cube,
@@ -112,6 +113,38 @@ def _game_state(match: Match, names: Sequence[str], one_away: bool) -> BoardStat
         post_crawford=1 if match.post_crawford else 0,
         redoubles=options.instant_redoubles if options.unlimited else 0,
     )
+
+
+_CACHE_SIZE: Final = 4096
+"""Entries each cache below holds at most; when full it is emptied and filled anew."""
+_BOARDS: dict[tuple[Position, Player], tuple[int, ...]] = {}
+_SIDES: dict[tuple[str, int, Dice, bool], SideState] = {}
+
+
+def _fibs_board(position: Position, o: Player) -> tuple[int, ...]:
+    """``position.fibs_board(o)``, kept: a roll changes the dice and not the checkers, so
+    the state after a move and the one after the roll that follows show the same board
+    (unpacking a position costs as much as the rest of a state, docs/performance.md §24)."""
+    key = (position, o)
+    board = _BOARDS.get(key)
+    if board is None:
+        if len(_BOARDS) >= _CACHE_SIZE:
+            _BOARDS.clear()
+        board = _BOARDS[key] = position.fibs_board(o)
+    return board
+
+
+def _side_state(name: str, score: int, dice: Dice, may_double: bool) -> SideState:
+    """``SideState(name, score, dice, may_double)``, the same value shared: from one state
+    of a match to the next mostly one side changes, and each frozen field made costs an
+    ``object.__setattr__`` (docs/performance.md §24)."""
+    key = (name, score, dice, may_double)
+    side = _SIDES.get(key)
+    if side is None:
+        if len(_SIDES) >= _CACHE_SIZE:
+            _SIDES.clear()
+        side = _SIDES[key] = SideState(name, score, dice, may_double)
+    return side
 
 
 def rolled_for_state(state: BoardState, roller: Colour) -> BoardState:
@@ -132,7 +165,7 @@ def rolled_for_state(state: BoardState, roller: Colour) -> BoardState:
         return state
     # made directly, not by dataclasses.replace: this runs before nearly every roll the
     # server makes (docs/performance.md §21)
-    barred = SideState(side.name, side.score, side.dice, may_double=False)
+    barred = _side_state(side.name, side.score, side.dice, False)
     if roller is Colour.O:
         return state.with_sides(barred, state.x)
     return state.with_sides(state.o, barred)
@@ -161,6 +194,8 @@ def board_lines(
     state: BoardState, perspective: Colour, style: int, *, you: bool = True
 ) -> list[str]:
     """One receiver's board: a ``board:`` line (style 3) or the ASCII board (1, 2)."""
+    if style == BoardStyle.RAW:  # without a view (:func:`protocol.board_fibs.board_line`)
+        return [board_line(state, perspective, you=you)]
     return render_board(BoardView.for_viewer(state, perspective, you=you), style)
 
 

@@ -66,9 +66,12 @@ _Mark = tuple[list[Event], int, Event | None]
 """A game's event list as saved: the list, how many of its events, the last of them."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MatchSave:
-    """What one save of a running match writes (:meth:`LiveMatch.next_save`)."""
+    """What one save of a running match writes (:meth:`LiveMatch.next_save`).
+
+    Made at every action, and not changed once made: slotted, not ``frozen``, whose
+    fields each cost an ``object.__setattr__`` (:mod:`server.tables.updates`)."""
 
     state: str
     """The saved state: :data:`SAVED_STATE_VERSION` text, the match without its events."""

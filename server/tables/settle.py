@@ -24,7 +24,7 @@ from db.records import RatingUpdate
 from server.tables.host import TableHost
 from server.tables.matches import LiveMatch
 from server.tables.sides import OPPOSITE
-from server.tables.updates import RatedMatch, Settlement
+from server.tables.updates import UNRATED, RatedMatch, Settlement
 from server.world.presence import Peer, Presence
 
 
@@ -42,7 +42,7 @@ def settle(app: TableHost, live: LiveMatch, events: Iterable[Event]) -> Settleme
                 live.joined = set()
         elif isinstance(event, MatchWon):
             rated = _rate(app, live, event.winner)
-    return Settlement(rated)
+    return UNRATED if rated is None else Settlement(rated)
 
 
 def _rate(app: TableHost, live: LiveMatch, winner: Player) -> RatedMatch | None:

@@ -256,6 +256,8 @@ def test_every_view_of_random_matches_is_byte_identical_to_the_reference(seed: i
                 # field included (the ones ``==`` ignores too).
                 fast = BoardView.for_viewer(state, colour, you=you)
                 assert all_fields(fast) == all_fields(view)
+                # The line written without a view (board_line) is the view's line.
+                assert format_board(fast) == expected
             # The unchecked copy before a roll the server makes (D278) is what the
             # checking constructor makes of the same fields.
             barred = rolled_for_state(state, colour)

@@ -370,7 +370,7 @@ def run(
         # Python's own), set here: the wrapper above does not restart with it.
         allocator = read_config(config).get("server", "allocator", fallback="pymalloc")
         env.setdefault("PYTHONMALLOC", allocator)
-        env.update(item.split("=", 1) for item in server_env if "=" in item)
+        env.update(item.partition("=")[::2] for item in server_env if "=" in item)
         started = time.monotonic()
         with (workdir / "server.log").open("wb") as log:
             proc = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=log)

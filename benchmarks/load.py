@@ -2598,7 +2598,8 @@ def server_allocator(config: configparser.ConfigParser) -> str:
     set before the start so that a server under valgrind or a wrapper runs with it too
     (the server's own restart with it would leave valgrind behind). The environment's
     ``PYTHONMALLOC``, or ``--server-env PYTHONMALLOC=...``, wins."""
-    return os.environ.get("PYTHONMALLOC") or config.get("server", "allocator", fallback="pymalloc")
+    configured: str = config.get("server", "allocator", fallback="pymalloc")
+    return os.environ.get("PYTHONMALLOC") or configured
 
 
 def launcher(args: argparse.Namespace) -> list[str]:

@@ -42,7 +42,7 @@ from ..conftest import DbTarget
 from .conftest import ScriptedClient
 from .sessions import command
 from .test_chouette_play import CLIP, TELNET, run, turn
-from .test_two_nodes import STATUS, Nodes, bus, nodes, until, world
+from .test_two_nodes import Nodes, bus, heard_since, nodes, until, world
 
 __all__ = ["bus", "nodes"]  # the fixtures: two nodes, on the loopback bus and on NATS
 
@@ -152,41 +152,28 @@ async def chouette_play(nodes: Nodes, placed: dict[str, int]) -> dict[str, list[
             await client.send("set boardstyle 3")
             await client.expect("Value of 'boardstyle' set to 3.")
     assert await owner.db.load_chouette_of("ann") is None
-    notices = {replies.logs_in(name) for name in everyone}
-    return {
-        name: [
-            got
-            for got in client.seen[start[name] :]
-            if not got.startswith(STATUS) and got not in notices
-        ]
-        for name, client in everyone.items()
-    }
+    return heard_since(everyone, start)
 
 
-async def test_a_chouette_across_two_nodes_sounds_as_on_one(
-    settings: Settings, db_target: DbTarget, bus: str
+@pytest.mark.parametrize(
+    "count, placed",
+    [
+        # The table at ann's node; bob, dan and eve (watching bob) on the other.
+        (2, {"ann": 0, "bob": 1, "cat": 0, "dan": 1, "eve": 1}),
+        # bob and dan on a second node, cat and the watcher on a third.
+        (3, {"ann": 0, "bob": 1, "cat": 2, "dan": 1, "eve": 2}),
+    ],
+    ids=["two nodes", "three nodes"],
+)
+async def test_a_chouette_across_nodes_sounds_as_on_one(
+    settings: Settings, db_target: DbTarget, bus: str, count: int, placed: dict[str, int]
 ) -> None:
-    """The table at ann's node; bob, dan and eve (watching bob) on the other."""
     async with world(settings, db_target, 1) as one:
-        alone = await chouette_play(one, dict.fromkeys(("ann", "bob", "cat", "dan", "eve"), 0))
-    async with world(settings, db_target, 2, bus) as two:
-        placed = {"ann": 0, "bob": 1, "cat": 0, "dan": 1, "eve": 1}
-        spread = await chouette_play(two, placed)
+        alone = await chouette_play(one, dict.fromkeys(placed, 0))
+    async with world(settings, db_target, count, bus) as spread_over:
+        spread = await chouette_play(spread_over, placed)
     assert len(alone["bob"]) > 50 and len(alone["eve"]) > 10
     assert any("nice table" in got for got in alone["eve"])  # dan's kibitz
-    for name in alone:
-        assert spread[name] == alone[name], name
-
-
-async def test_a_chouette_across_three_nodes_sounds_as_on_one(
-    settings: Settings, db_target: DbTarget, bus: str
-) -> None:
-    """The table at ann's node; bob and dan on a second, cat and the watcher on a third."""
-    async with world(settings, db_target, 1) as one:
-        alone = await chouette_play(one, dict.fromkeys(("ann", "bob", "cat", "dan", "eve"), 0))
-    async with world(settings, db_target, 3, bus) as three:
-        placed = {"ann": 0, "bob": 1, "cat": 2, "dan": 1, "eve": 2}
-        spread = await chouette_play(three, placed)
     for name in alone:
         assert spread[name] == alone[name], name
 

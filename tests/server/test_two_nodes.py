@@ -282,6 +282,12 @@ async def match_with_a_watcher(nodes: Nodes, placed: dict[str, int]) -> dict[str
         pass
     await bob.send("board")
     await bob.expect(replies.NOT_PLAYING)
+    return heard_since(clients, start)
+
+
+def heard_since(clients: dict[str, ScriptedClient], start: dict[str, int]) -> dict[str, list[str]]:
+    """What each client heard since its ``start`` (a count of lines seen), without the
+    status notices and the logins of the others, whose order across nodes may differ."""
     notices = {replies.logs_in(name) for name in clients}
     return {
         name: [

@@ -248,26 +248,19 @@ async def test_the_server_starts_with_the_allocator_it_is_configured_with(
     assert "memory: Python's objects from glibc's malloc" in log
 
 
-def test_an_unknown_allocator_is_refused_in_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "setting, error",
+    [
+        ("allocator = jemalloc", "[server] allocator must be pymalloc or malloc, not 'jemalloc'"),
+        ("event_loop = trio", "[server] event_loop must be uvloop or asyncio, not 'trio'"),
+    ],
+)
+def test_an_unknown_choice_is_refused_in_one_line(tmp_path: Path, setting: str, error: str) -> None:
     config = tmp_path / "bad.conf"
-    config.write_text("[server]\nallocator = jemalloc\n", encoding="utf-8")
+    config.write_text(f"[server]\n{setting}\n", encoding="utf-8")
     result = run("server", "--config", str(config), "--port", "0", cwd=tmp_path)
     assert result.returncode == 2
-    assert result.stderr.splitlines() == [
-        "fibs-server: configuration error: [server] allocator must be pymalloc or malloc, "
-        "not 'jemalloc'"
-    ]
-
-
-def test_an_unknown_event_loop_is_refused_in_one_line(tmp_path: Path) -> None:
-    config = tmp_path / "bad.conf"
-    config.write_text("[server]\nevent_loop = trio\n", encoding="utf-8")
-    result = run("server", "--config", str(config), "--port", "0", cwd=tmp_path)
-    assert result.returncode == 2
-    assert result.stderr.splitlines() == [
-        "fibs-server: configuration error: [server] event_loop must be uvloop or asyncio, "
-        "not 'trio'"
-    ]
+    assert result.stderr.splitlines() == [f"fibs-server: configuration error: {error}"]
 
 
 def test_uvloop_missing_is_one_clear_line(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -95,6 +95,7 @@ class Settings:
     analysis_queue: int = 1000  # [analysis] queue: requests waiting at most (oldest dropped)
     analysis_gnubg: str = ""  # [analysis] gnubg: its path; empty: /usr/games/gnubg or PATH
     analysis_timeout: float = 600.0  # [analysis] timeout, seconds for one match
+    analysis_pause_above: float = 0.1  # [analysis] pause_above: loop's core share; 1: never
     cluster: str = ""  # [cluster] nats: NATS URLs, comma-separated; "" = one node (D340)
     cluster_node: str = ""  # [cluster] node: this node's name; "" = <host>-<port>
     cluster_prefix: str = "fibs"  # [cluster] prefix: the world's NATS subjects' first token
@@ -192,6 +193,7 @@ _KEYS: Mapping[tuple[str, str], tuple[str, type]] = {
     ("analysis", "queue"): ("analysis_queue", int),
     ("analysis", "gnubg"): ("analysis_gnubg", str),
     ("analysis", "timeout"): ("analysis_timeout", float),
+    ("analysis", "pause_above"): ("analysis_pause_above", float),
     ("cluster", "nats"): ("cluster", str),
     ("cluster", "node"): ("cluster_node", str),
     ("cluster", "prefix"): ("cluster_prefix", str),
@@ -399,6 +401,10 @@ def _validate(settings: Settings) -> None:
         (settings.analysis_ply in (0, 1, 2), "[analysis] ply must be 0, 1 or 2"),
         (settings.analysis_queue >= 1, "[analysis] queue must be 1 or more"),
         (settings.analysis_timeout > 0, "[analysis] timeout must be above 0"),
+        (
+            0 < settings.analysis_pause_above <= 1,
+            "[analysis] pause_above must be above 0 and at most 1",
+        ),
         (settings.scrypt_r >= 1, "[passwords] scrypt_r must be 1 or more"),
         (settings.scrypt_p >= 1, "[passwords] scrypt_p must be 1 or more"),
     ]

@@ -31,6 +31,7 @@ from db.records import MatchRecord
 from db.repository import Database
 from protocol.analysis import AnalysisError
 from server.analysis.gnubg import find_gnubg
+from server.analysis.quiet import LoadGate
 from server.analysis.workers import ANALYSIS, SGF, Reply, Workers
 from server.config import Settings
 
@@ -73,6 +74,8 @@ class Analyses:
         self._storing: dict[int, asyncio.Task[None]] = {}
         """Requests being stored, by match id: a worker waits for its request's row."""
         self._workers: list[asyncio.Task[None]] = []
+        self.gate = LoadGate(settings.analysis_pause_above)
+        """Holds new analyses back while the server is busy (:mod:`server.analysis.quiet`)."""
         self._background: set[asyncio.Task[object]] = set()
         self.dropped = 0
         """Requests dropped because the queue was over its bound, since the start."""
@@ -117,6 +120,7 @@ class Analyses:
             log.info("analysis: %d finished matches still to analyse", len(left))
         for request in left:
             self._enqueue(request.match_id)
+        self.gate.start()
         self._workers = [
             asyncio.create_task(self._work()) for _ in range(self._settings.analysis_processes)
         ]
@@ -131,6 +135,7 @@ class Analyses:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._workers = []
+        await self.gate.close()
         await self.processes.close()
 
     async def wait_idle(self) -> None:
@@ -201,6 +206,9 @@ class Analyses:
                 self._idle.set()
                 self._arrived.clear()
                 await self._arrived.wait()
+            await self.gate.quiet()  # play first: nothing new starts while the server is busy
+            if not self._waiting:
+                continue  # dropped meanwhile
             match_id = self._waiting.popleft()
             self._running.add(match_id)
             try:

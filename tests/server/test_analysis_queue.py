@@ -8,6 +8,7 @@ import asyncio
 import json
 import logging
 import random
+import time
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -171,6 +172,39 @@ async def test_the_queue_survives_a_restart(database: Database, db_target: DbTar
         stored = await database.get_analysis(match_id)
         assert stored is not None and stored.state == "done"
     assert await database.queued_analyses() == []
+
+
+async def _spin(seconds: float) -> None:
+    """Keep this event loop busy for ``seconds`` (CPU, not sleep: the gate reads the
+    loop's CPU time), letting its other tasks run between slices of 20 ms."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        slice_end = time.monotonic() + 0.02
+        while time.monotonic() < slice_end:
+            pass
+        await asyncio.sleep(0)
+
+
+async def test_no_analysis_starts_while_the_server_is_busy(
+    database: Database, db_target: DbTarget
+) -> None:
+    match_id = await record_random_match(database, 11)
+    gate = Gate()
+    gate.open.set()
+    analyses = Analyses(_settings(db_target, analysis_pause_above=0.5), database, around=gate)
+    await analyses.start()
+    try:
+        await _spin(1.3)  # a second read busy: the gate is shut
+        analyses.submit(match_id)
+        await _spin(1.5)
+        assert gate.started == [] and analyses.waiting() == (match_id,)
+        assert analyses.gate.share > 0.5
+        await asyncio.wait_for(analyses.wait_idle(), 60)  # quiet: it starts and ends
+        assert gate.started == [0]
+    finally:
+        await analyses.stop()
+    stored = await database.get_analysis(match_id)
+    assert stored is not None and stored.state == "done"
 
 
 async def test_off_or_without_gnubg_nothing_is_queued(

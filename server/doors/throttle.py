@@ -21,8 +21,10 @@ name is not held back by the others' failures.
 A successful login takes back its own attempt from the address's and the name's
 counts and no other (an attacker's own account cannot reset the count of the address
 or the name it attacks), and clears its pair: that address knows the password. A count
-is forgotten :data:`WINDOW` seconds after its last attempt. The exponent is capped, so
-no number of attempts overflows anything.
+back at zero is dropped at once: a login that never failed leaves nothing behind (after
+a thousand logins at once, no thousand counts pinning the memory they were made in,
+docs/performance.md §16). Any other count is forgotten :data:`WINDOW` seconds after its
+last attempt. The exponent is capped, so no number of attempts overflows anything.
 
 Addresses in ``[limits] trusted_networks`` have no address count (a local client can
 pick any of 127.0.0.0/8; a proxy there would make everyone one address); their pair
@@ -186,6 +188,9 @@ class LoginThrottle:
             if count is None:
                 continue
             count.attempts = 0 if key == attempt.pair else max(0, count.attempts - 1)
+            if not count.attempts and not count.waiters:
+                del self._counts[key]  # a count at zero is no count: nothing kept
+                continue
             for wake in list(count.waiters or ()):
                 if not wake.done():
                     wake.set_result(None)

@@ -309,3 +309,25 @@ async def test_counts_past_the_window_are_forgotten() -> None:
         assert await throttle.admit(Attempt("192.0.2.1", f"later{i}", trusted=True))
     assert len(throttle) <= 2 * throttle_module.PURGE_EVERY  # the first names are gone
     assert throttle.wait_for("name:guess0") == 0.0
+
+
+async def test_a_login_that_never_failed_leaves_no_count() -> None:
+    """Successful logins keep nothing: a thousand at once (a web flood's logged-in
+    sockets, issue 34 item 9) leave no thousand counts pinning the memory they were made
+    in; a count with failures before the success keeps them (the name's, the address's)."""
+    timer = FakeTimer(start=1000.0)
+    throttle = LoginThrottle(timer, 1.0)
+    for i in range(1000):
+        for trusted in (True, False):
+            attempt = Attempt(f"192.0.2.{i % 200}", f"user{i}", trusted=trusted)
+            assert await throttle.admit(attempt)
+            throttle.succeeded(attempt)
+    assert len(throttle) == 0
+    guess = Attempt("198.51.100.7", "alice")
+    assert await throttle.admit(guess)  # a failure: kept under all three keys
+    timer.advance(1.0)
+    owner = Attempt("203.0.113.9", "alice")
+    assert await throttle.admit(owner)
+    throttle.succeeded(owner)
+    assert throttle.wait_for("name:alice") == 1.0  # the guess still counted
+    assert len(throttle) == 3  # the guess's pair, name and address: the owner's are gone

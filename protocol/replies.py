@@ -1952,6 +1952,14 @@ CHOUETTE_NODE_GONE: Final = (
 (a cluster, docs/cluster.md); the table is saved as of its last action (D362), and
 ``chouette return`` restores it at the player's node."""
 
+
+def chouette_node_gone_watching(name: str) -> str:
+    """D448: to a watcher of ``name``, a player of a chouette whose node stopped, was
+    lost with none of the table's players on it, or was drained (D446): ``name`` is back
+    in the lobby, the table saved; the watcher goes on watching them."""
+    return f"** The server node of {name}'s chouette table is gone. The table was saved."
+
+
 CHOUETTE_TAKEN_OVER: Final = (
     "** Your chouette table is now run by another server node; your last action was not"
     " saved. Please log in again."

@@ -176,7 +176,8 @@ class Service:
     async def _move_users(self) -> None:
         """A drained node's users, once HAProxy knows (its agent check heard ``drain``):
         warned as before a FIBS restart, given ``[server] drain_grace`` seconds, then
-        their connections closed as at a stop (each saves its match, D415). The node
+        their connections closed as at a stop (each saves its match, D415), then the
+        chouettes still running for users of other nodes handed over (D446). The node
         goes on running, with nobody, until it is stopped or made ready again."""
         app = self.app
         if self.agent is not None:
@@ -198,6 +199,7 @@ class Service:
             output.close()
         await self._wait_for(connections)
         log.warning("drained: %d connections closed", len(connections))
+        await app.tables.drained()  # a chouette of users elsewhere moves too (D446)
 
     async def _wait_for(self, connections: dict[asyncio.Task[None], Output]) -> None:
         """Until the ``connections`` just closed have ended: each has

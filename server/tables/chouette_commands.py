@@ -443,7 +443,7 @@ async def _save(host: TableHost, table: LiveChouette, results: Results | None) -
     """Store the table as it is now (deleted when nobody is at it), with the results
     of the game it finished (D362, D363). Should the database fail for the moment, play
     goes on (logged, D296): the next save catches up. False: another node took the
-    table since this one did (D439), which no longer runs it (:func:`_taken_over`)."""
+    table since this one did (D439), which no longer runs it (:func:`taken_over`)."""
     core = table.core
     players = table.present()
     snapshot = json.dumps(chouette_to_json(core, events=False) | dice_proof.chouette_saved(table))
@@ -454,12 +454,12 @@ async def _save(host: TableHost, table: LiveChouette, results: Results | None) -
     except DatabaseOutage as error:
         host.outage_log.warning("saving a chouette table", error)
     except TableFencedError:
-        _taken_over(host, table)
+        taken_over(host, table)
         return False
     return True
 
 
-def _taken_over(host: TableHost, table: LiveChouette) -> None:
+def taken_over(host: TableHost, table: LiveChouette) -> None:
     """Another node took ``table`` since this one did (D439): this node was cut off or
     paused meanwhile and its players were taken for gone. The table leaves this node
     without a write (the action just made is lost: never stored nor announced), and its
@@ -478,6 +478,25 @@ def _taken_over(host: TableHost, table: LiveChouette) -> None:
             presence.enter_lobby(peer)
             presence.send(peer, replies.CHOUETTE_TAKEN_OVER)
     host.chouettes_changed()
+
+
+async def hand_over(host: TableHost) -> None:
+    """A drained node's users are gone (D446): each chouette still running here (its
+    players present are all at other nodes) is saved once more (every action was saved,
+    D362; this catches up a save an outage refused) and leaves this node, as a lost
+    node's tables do (D440): the players elsewhere are told by their nodes, and
+    ``chouette return`` restores the table at theirs, which takes it (D439)."""
+    running = {id(t): t for t in host.chouettes.values()}.values()
+    for table in list(running):
+        async with table.lock:
+            if not await _save(host, table, None):
+                continue  # another node runs it already: dropped (taken_over)
+            log.info("the chouette %s leaves this drained node", table.table_id)
+            _close(table)
+            for player in table.core.players:
+                if host.chouettes.get(player) is table:
+                    del host.chouettes[player]
+            host.chouettes_changed()
 
 
 def _results(events: Sequence[Told], seats: Seats | None) -> Results | None:

@@ -259,6 +259,8 @@ class ClusterTables:
         presence.before_lost.append(self._lost)
         presence.before_gone.append(self._gone)
         presence.before_superseded.append(self._superseded)
+        self._handing_over = False
+        """The chouettes closing now leave a drained node (D446): their CLOSED says so."""
         self._superseded_logins: weakref.WeakSet[Session] = weakref.WeakSet()
         """This node's logins superseded by a newer one elsewhere (D417), closing."""
         bus.subscribe(self._receive, met=self._met)
@@ -378,6 +380,16 @@ class ClusterTables:
         session = self.presence.local.get(name)
         if session is not None:
             self._superseded_logins.add(session)
+
+    async def drained(self) -> None:
+        """This drained node's chouettes leave it (D446): the others hear each close as
+        a hand-over (``gone`` in its CLOSED) and tell the players and watchers there as
+        for a lost node's table (D440, D448)."""
+        self._handing_over = True
+        try:
+            await self.local.drained()
+        finally:
+            self._handing_over = False
 
     async def session_ended(self, session: Session) -> None:
         owner = self._owner_of(session.name)
@@ -711,7 +723,9 @@ class ClusterTables:
         You're not watching anymore.``); a watcher of their opponent, on another node,
         hears ``<name> drops connection. The game was saved.`` as the opponent's
         watchers do. Players at a table of a node still here are left to that node,
-        which ends their match as for a dropped connection and tells the watchers."""
+        which ends their match as for a dropped connection and tells the watchers. A
+        chouette of ``node`` with none of its players there: its players' watchers here
+        hear that its node is gone (D448)."""
         lost = {peer.name for peer in users}
         local = self.presence.local
         for name in lost:
@@ -723,12 +737,24 @@ class ClusterTables:
                 self.presence.stop_watching(watcher, reason)
         for known in self._tables.values():
             dropped = [name for name in known.names if name in lost]
-            if known.node != node or not dropped:
+            if known.node != node:
+                continue
+            if not dropped:
+                if known.chouette:  # its players all elsewhere (D448)
+                    self._tell_chouette_watchers(known)
                 continue
             line = replies.saved_after(replies.drops_connection(dropped[0]))
             staying = [name for name in known.names if name not in lost]
             for watcher in local.watchers_of(staying):
                 self.presence.send(watcher, line)
+
+    def _tell_chouette_watchers(self, table: RemoteTable) -> None:
+        """A chouette of a node gone or drained left it with none of its players there
+        (D446, D448): this node's watchers of its players hear that the table's node is
+        gone and the table saved, and go on watching them, back in the lobby."""
+        for watcher in self.presence.local.watchers_of(table.names):
+            name = watcher.watching or ""
+            self.presence.send(watcher, replies.chouette_node_gone_watching(name))
 
     def _gone(self, peer: RemotePeer) -> None:
         """A remote user left while still at a table here (their node could not tell
@@ -788,7 +814,10 @@ class ClusterTables:
                 self._publish(None, message)
         for table_id in [t for t in self._published_chouettes if t not in tables]:
             del self._published_chouettes[table_id]
-            self._publish(None, {"k": TableKind.CLOSED, "table": table_id})
+            closed: Json = {"k": TableKind.CLOSED, "table": table_id}
+            if self._handing_over:
+                closed["gone"] = True  # a field an older node skips (D424)
+            self._publish(None, closed)
 
     def _on_table(self, node: str, message: Json) -> None:
         a, b = message["names"]
@@ -822,6 +851,9 @@ class ClusterTables:
         for name in table.names:
             if self._seated.get(name) == message["table"]:
                 del self._seated[name]
+        if table.chouette and message.get("gone"):  # a drained node's (D446)
+            self._tell_chouette_watchers(table)
+            self._table_lost(table)
 
     def _on_invited(self, node: str, message: Json) -> None:
         self._invited[message["inviter"]] = (message["invitee"], node)

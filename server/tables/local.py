@@ -167,10 +167,17 @@ class LocalTables:
         """``name`` logged in again at another node while this one was taken for gone
         (a cluster, D417): their match here, if any, leaves this node without a write,
         its players here told, as when the database refuses a save (D370); the newer
-        login resumed it, or may."""
+        login resumed it, or may. Their chouette here, if any, leaves likewise, its
+        players here told as when the fence refuses its save (D439, D447)."""
         live = self.matches.get(name)
         if live is not None:
             match_lifecycle.taken_over(self, live)
+        table = self.chouettes.get(name)
+        if table is not None:  # a chouette's likewise (D447)
+            chouette_commands.taken_over(self, table)
+
+    async def drained(self) -> None:
+        await chouette_commands.hand_over(self)
 
     def playing(self, name: str) -> bool:
         return name in self.matches or name in self.chouettes

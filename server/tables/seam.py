@@ -306,6 +306,12 @@ class Tables(Protocol):
         the game actions at a chouette go through :meth:`act`."""
         ...
 
+    async def drained(self) -> None:
+        """This node was drained and its users' connections are closed (D415): what
+        still runs here for users of other nodes (a chouette, D446) leaves it, saved,
+        for them to take up at their nodes."""
+        ...
+
     # -- boards and watching (§4.10, §4.11) ----------------------------------------------
 
     async def show_board(self, session: Session) -> None:

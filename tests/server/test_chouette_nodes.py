@@ -42,7 +42,7 @@ from ..conftest import DbTarget
 from .conftest import ScriptedClient
 from .sessions import command
 from .test_chouette_play import CLIP, TELNET, run, turn
-from .test_two_nodes import Nodes, bus, heard_since, nodes, until, world
+from .test_two_nodes import Nodes, bus, heard_since, nodes, private_nats, until, world
 
 __all__ = ["bus", "nodes"]  # the fixtures: two nodes, on the loopback bus and on NATS
 
@@ -358,3 +358,102 @@ async def test_the_watchers_of_a_lost_node_s_chouette_are_told(
         await eve.expect(replies.saved_after(dropped))
         await dave.expect(replies.not_watching_anymore(dropped))
         assert nodes.apps[2].presence.get("dave").watching is None  # type: ignore[union-attr]
+
+
+async def test_a_drained_node_hands_its_chouette_to_the_members_elsewhere(
+    settings: Settings, db_target: DbTarget, bus: str
+) -> None:
+    """D446: the node running cat's chouette is drained (D415) while bob sits at it from
+    the other node, eve there watching him. cat is warned and closed (away at the table,
+    bob told); then the table leaves the drained node, saved: bob hears what a lost
+    node's member hears (D440) and is back in the lobby, eve what a lost node's
+    chouette's watchers hear (D448), still watching bob. ``chouette return`` restores
+    the table at bob's node, and cat, logging in there again, is back at it (D410)."""
+    async with world(settings.replace(drain_grace=0.2), db_target, 2, bus) as nodes:
+        table, clients = await spread_table(nodes, 1)
+        bob = clients["bob"]
+        await bob.expect_prefix(replies.chouette_game_starts(1, "", "")[:15])
+        eve = await nodes.clip(0, "eve")
+        await eve.send("watch bob")
+        await eve.expect(replies.now_watching("bob"))
+        nodes.services[1].drain(True)  # SIGUSR1
+        await clients["cat"].expect_prefix("*** ATTENTION ! FIBS will restart in ")
+        assert await clients["cat"].closed()
+        await bob.expect(replies.chouette_presence("cat", False))
+        await bob.expect(replies.CHOUETTE_NODE_GONE)
+        await eve.expect(replies.chouette_node_gone_watching("bob"))
+        assert nodes.apps[0].presence.get("eve").watching == "bob"  # type: ignore[union-attr]
+        assert not nodes.apps[1].local_tables.chouettes  # left the drained node
+        tables = nodes.apps[0].tables
+        assert not tables.playing("bob") and tables.chouette_games() == []
+        saved = await nodes.apps[0].db.load_chouette_of("bob")
+        assert saved is not None and '"absent": ["cat"]' in saved.snapshot
+
+        await bob.send("chouette return")
+        await bob.expect(replies.chouette_presence("bob", True))
+        restored = nodes.apps[0].local_tables.chouettes["bob"]
+        assert restored.table_id == table.table_id and restored.core.absent == {"cat"}
+        assert restored.core.game == table.core.game and restored.core.box == table.core.box
+        cat = await nodes.clip(0, "cat")  # as HAProxy sends him: to a ready node
+        await cat.expect(replies.chouette_rules(settings_words(restored.core.settings)))
+        await bob.expect(replies.chouette_presence("cat", True))
+        assert not restored.core.absent
+
+
+async def test_a_paused_node_s_chouette_is_dropped_when_the_nodes_meet_again(
+    settings: Settings, db_target: DbTarget
+) -> None:
+    """D447 (D417 for a chouette): node 0 runs cat's chouette, bob there too; the nodes
+    lose each other (their NATS away), and cat and bob log in again at node 1, where the
+    table is restored and taken (D410, D439). When the nodes meet again the newer logins
+    win: node 0 drops the table without a write, before any action of it, its players
+    there told (and closed as after a second login); at node 1 the game goes on."""
+    async with private_nats() as restart:
+        url = private_nats.url  # type: ignore[attr-defined]
+        async with world(settings, db_target, 2, "nats", url) as nodes:
+            table, clients = await seated(nodes, 0)
+            db = nodes.apps[1].db
+            again: dict[str, ScriptedClient] = {}
+
+            async def log_in_at_node_1() -> None:
+                await until(lambda: nodes.apps[1].presence.get("cat") is None, timeout=10)
+                for name in CLIP:
+                    again[name] = await nodes.clip(1, name)
+                await until(lambda: "bob" in nodes.apps[1].local_tables.chouettes)
+
+            await restart(log_in_at_node_1)
+            moved = nodes.apps[1].local_tables.chouettes["cat"]
+            before = await db.load_chouette_of("cat")
+            for client in clients.values():
+                await client.expect(replies.CHOUETTE_TAKEN_OVER, timeout=15)
+                assert await client.closed()
+            assert not nodes.apps[0].local_tables.chouettes
+            assert table.core.game == moved.core.game
+            assert await db.load_chouette_of("cat") == before
+
+            mover, sent = action(moved)  # node 1 writes on
+            await again[mover].send(sent)
+            await again[mover].expect_prefix(f"{mover} " + ("rolls" if sent == "roll" else "moves"))
+            after = await db.load_chouette_of("cat")
+            assert after is not None and before is not None and after.snapshot != before.snapshot
+
+
+async def test_the_watchers_of_a_lost_node_s_chouette_with_none_of_its_players_are_told(
+    nodes: Nodes,
+) -> None:
+    """D448: node 1 runs cat's chouette; cat's connection ends (away at the table, D361),
+    so none of its players is at node 1 when node 1 is lost. bob, at the table from node
+    0, hears that the table's node is gone (D440), and eve, watching him there, hears it
+    too and goes on watching him."""
+    _, clients = await spread_table(nodes, 1)
+    bob = clients["bob"]
+    eve = await nodes.clip(0, "eve")
+    await eve.send("watch bob")
+    await eve.expect(replies.now_watching("bob"))
+    await clients["cat"].close()
+    await bob.expect(replies.chouette_presence("cat", False))
+    await until(lambda: nodes.apps[0].presence.get("cat") is None)
+    await nodes.lose(1)
+    await bob.expect(replies.CHOUETTE_NODE_GONE, timeout=10)
+    await eve.expect(replies.chouette_node_gone_watching("bob"))
+    assert nodes.apps[0].presence.get("eve").watching == "bob"  # type: ignore[union-attr]

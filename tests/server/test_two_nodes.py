@@ -56,9 +56,11 @@ from .sessions import command, telnet_login, who_update_seen
 class Nodes:
     """Nodes joined by a bus; clients connected to either."""
 
-    def __init__(self, apps: list[App], buses: list[Bus]) -> None:
+    def __init__(self, apps: list[App], buses: list[Bus], services: list[Service]) -> None:
         self.apps = apps
         self.buses = buses
+        self.services = services
+        """Each node's service (its drain, D415)."""
         self.clients: list[ScriptedClient] = []
 
     async def lose(self, node: int) -> None:
@@ -134,6 +136,7 @@ async def world(
     async with contextlib.AsyncExitStack() as stack:
         buses = await connect_bus(stack, bus, count, nats_url) if count > 1 else []
         apps = []
+        services = []
         for index in range(count):
             db = await db_target.open()
             stack.push_async_callback(db.close)
@@ -147,7 +150,8 @@ async def world(
             await service.start()
             stack.push_async_callback(service.stop)
             apps.append(app)
-        made = Nodes(apps, buses)
+            services.append(service)
+        made = Nodes(apps, buses, services)
         try:
             yield made
         finally:
@@ -481,9 +485,10 @@ async def test_a_command_for_another_node_s_table_is_refused_when_the_bus_is_awa
 
 
 @contextlib.asynccontextmanager
-async def private_nats() -> AsyncIterator[Callable[[], Awaitable[None]]]:
+async def private_nats() -> AsyncIterator[Callable[..., Awaitable[None]]]:
     """A NATS server of this test's own on a free port (the machine's runs on 4222);
-    yields its restart: killed, then started again on the same port."""
+    yields its restart: killed, then started again on the same port (``meanwhile``, if
+    given, awaited once the nodes have taken each other for gone, before the start)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -503,10 +508,12 @@ async def private_nats() -> AsyncIterator[Callable[[], Awaitable[None]]]:
             await asyncio.sleep(0.01)
         raise AssertionError("nats-server never listened")
 
-    async def restart() -> None:
+    async def restart(meanwhile: Callable[[], Awaitable[None]] | None = None) -> None:
         processes[-1].kill()
         await processes[-1].wait()
         await asyncio.sleep(LOST_AFTER + 1)  # long enough for the nodes to lose each other
+        if meanwhile is not None:
+            await meanwhile()
         await start()
 
     await start()

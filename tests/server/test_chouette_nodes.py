@@ -18,6 +18,8 @@ from backgammon.chouette_events import ChouetteGameFinished
 from backgammon.chouette_settings import ChouetteSettings, CubeMode
 from backgammon.chouette_state import BOX, TEAM, ChouettePhase
 from backgammon.notation import format_moves
+from db.records import SavedChouette
+from db.repository import Database
 from protocol import replies
 from protocol.chouette_view import settings_words
 from protocol.replies import Toggle
@@ -229,6 +231,21 @@ def action(table: LiveChouette) -> tuple[str, str]:
     return mover, f"move {format_moves(core.legal_plays()[0].moves, colour)}"
 
 
+async def writes_on(
+    db: Database,
+    clients: dict[str, ScriptedClient],
+    moved: LiveChouette,
+    before: SavedChouette | None,
+) -> None:
+    """The node that took cat's table plays on: its mover's action is announced to them
+    and the saved table is no longer ``before``."""
+    mover, sent = action(moved)
+    await clients[mover].send(sent)
+    await clients[mover].expect_prefix(f"{mover} " + ("rolls" if sent == "roll" else "moves"))
+    after = await db.load_chouette_of("cat")
+    assert after is not None and before is not None and after.snapshot != before.snapshot
+
+
 async def test_a_node_cut_off_cannot_write_a_chouette_another_node_took(nodes: Nodes) -> None:
     """D439: node 0 runs cat's chouette, then loses the bus while it still reaches the
     database. Taken for gone, cat and bob log in at node 1, where the table is restored
@@ -255,11 +272,7 @@ async def test_a_node_cut_off_cannot_write_a_chouette_another_node_took(nodes: N
     assert not nodes.apps[0].tables.playing("cat") and not nodes.apps[0].tables.playing("bob")
     assert await db.load_chouette_of("cat") == before
 
-    mover, sent = action(moved)  # node 1 writes on
-    await again[mover].send(sent)
-    await again[mover].expect_prefix(f"{mover} " + ("rolls" if sent == "roll" else "moves"))
-    after = await db.load_chouette_of("cat")
-    assert after is not None and before is not None and after.snapshot != before.snapshot
+    await writes_on(db, again, moved, before)
 
 
 async def spread_table(nodes: Nodes, cats: int) -> tuple[LiveChouette, dict[str, ScriptedClient]]:
@@ -431,11 +444,7 @@ async def test_a_paused_node_s_chouette_is_dropped_when_the_nodes_meet_again(
             assert table.core.game == moved.core.game
             assert await db.load_chouette_of("cat") == before
 
-            mover, sent = action(moved)  # node 1 writes on
-            await again[mover].send(sent)
-            await again[mover].expect_prefix(f"{mover} " + ("rolls" if sent == "roll" else "moves"))
-            after = await db.load_chouette_of("cat")
-            assert after is not None and before is not None and after.snapshot != before.snapshot
+            await writes_on(db, again, moved, before)
 
 
 async def test_the_watchers_of_a_lost_node_s_chouette_with_none_of_its_players_are_told(

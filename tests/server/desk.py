@@ -66,7 +66,10 @@ class Desk:
         return lines
 
     async def settle(self) -> None:
-        """Let what was scheduled for the next turns of the loop run (status notices
-        flushed soon, D140)."""
+        """Let what was scheduled for the next turns of the loop run, and send the
+        status batch now rather than up to ``status_interval`` later (D79): a who update
+        held back would otherwise reach a user in the middle of a later command's lines
+        whenever the test took longer than that interval."""
         for _ in range(3):
+            self.app.registry.flush_status()
             await asyncio.sleep(0)

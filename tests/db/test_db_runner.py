@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import asyncpg
 import pytest
@@ -26,10 +26,7 @@ from db.errors import ConstraintViolation, DatabaseError
 from db.models import MessageRow, UserRow
 from db.pgwriter import PgRunner, _PgTransaction, _trips, _Write
 from db.runner import SqliteRunner, Transaction
-from tests.conftest import only_on, postgres_database, terminate_backends
-
-if TYPE_CHECKING:
-    from tests.conftest import DbTarget
+from tests.conftest import DbTarget, only_on, postgres_database, terminate_backends
 
 _ADD_USER = insert(UserRow).values(
     name=bindparam("name"),
@@ -344,16 +341,24 @@ async def test_postgresql_several_writers_keep_each_keys_order(db_target: DbTarg
 
 
 async def test_postgresql_reads_go_on_after_their_connections_are_terminated(
-    pg_runner: PgRunner,
+    db_target: DbTarget,
 ) -> None:
     """The reads' connections are terminated (as by a restart of PostgreSQL): the reads
-    that follow, at once and together, all succeed on new connections."""
-    await pg_runner.write(_add("before"))
-    await asyncio.gather(*(_names(pg_runner) for _ in range(4)))
-    url = os.environ["FIBS_TEST_DATABASE_URL"]
-    assert await terminate_backends(url, "application_name = 'fibs-reader'") >= 1
-    results = await asyncio.gather(*(_names(pg_runner) for _ in range(20)))
-    assert results == [["before"]] * 20
+    that follow, at once and together, all succeed on new connections. On a database of
+    the test's own, so that only this runner's readers are cut (tests run in parallel)."""
+    only_on("postgresql", db_target, "the PostgreSQL runner")
+    async with postgres_database(db_target.url) as own:
+        runner = await _pg_runner(DbTarget("postgresql", own))
+        try:
+            await runner.write(_add("before"))
+            await asyncio.gather(*(_names(runner) for _ in range(4)))
+            name = make_url(own).database
+            readers = f"datname = '{name}' AND application_name = 'fibs-reader'"
+            assert await terminate_backends(db_target.url, readers) >= 1
+            results = await asyncio.gather(*(_names(runner) for _ in range(20)))
+            assert results == [["before"]] * 20
+        finally:
+            await runner.close()
 
 
 async def test_postgresql_a_read_on_a_broken_connection_runs_once_more(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import fcntl
 import logging
 import os
 import uuid
@@ -195,3 +196,38 @@ def no_error_logs(
         return
     errors = [r for r in caplog.get_records("call") if r.levelno >= logging.ERROR]
     assert not errors, [f"{r.name}: {r.getMessage()}" for r in errors]
+
+
+@pytest.fixture(autouse=True)
+def alone_when_marked(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """With tests in parallel (pytest-xdist, the README's command), a test marked
+    ``alone`` runs while no other test does, and the others wait for it: the tests whose
+    assertions hold a time limit (a stop within 2 s, a login within 1 s) measure the
+    server, not the tests beside it on the machine's two cores.
+
+    A readers-writer lock on two files every worker sees (the run's temporary folder):
+    every test takes ``alone.lock`` shared, an ``alone`` test exclusively; a test that
+    waits for it holds ``alone.turnstile``, through which every test passes first, so
+    the others cannot keep it waiting for ever."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        yield
+        return
+    shared = tmp_path_factory.getbasetemp().parent  # pytest-N, above each popen-gwK
+    with (
+        open(shared / "alone.turnstile", "a") as turnstile,
+        open(shared / "alone.lock", "a") as lock,
+    ):
+        if request.node.get_closest_marker("alone") is not None:
+            fcntl.flock(turnstile, fcntl.LOCK_EX)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        else:
+            fcntl.flock(turnstile, fcntl.LOCK_EX)
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+            fcntl.flock(lock, fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            fcntl.flock(turnstile, fcntl.LOCK_UN)

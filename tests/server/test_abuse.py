@@ -158,6 +158,7 @@ BURST_RATE = 200.0
 
 
 @with_settings(commands_per_second=BURST_RATE, command_burst=40)
+@pytest.mark.alone  # a time limit is asserted
 async def test_a_burst_waits_in_order_and_none_is_dropped(connect: Connect, app: App) -> None:
     """200 commands at once: the first 40 (the burst) at once, the rest at the rate, every
     one answered in the order sent, while alice's answers come as usual."""
@@ -266,6 +267,7 @@ async def _stuck_client(app: App, name: str) -> socket.socket:
     return sock
 
 
+@pytest.mark.alone  # a time limit is asserted
 async def test_a_client_that_stops_reading_is_dropped(connect: Connect, app: App) -> None:
     alice, carol = await login_all(connect, app, "alice", "carol")
     sock = await _stuck_client(app, "mallory")
@@ -293,6 +295,7 @@ async def test_a_client_that_stops_reading_is_dropped(connect: Connect, app: App
         sock.close()
 
 
+@pytest.mark.alone  # a time limit is asserted
 async def test_a_client_that_stops_reading_does_not_hold_up_the_shutdown(
     connect: Connect, app: App, service: Service
 ) -> None:

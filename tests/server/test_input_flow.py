@@ -104,6 +104,7 @@ def settings(settings: Settings) -> Settings:
 
 @pytest.mark.parametrize("split", [False, True], ids=["whole", "split"])
 @pytest.mark.parametrize("end", LINE_ENDS.values(), ids=LINE_ENDS.keys())
+@pytest.mark.alone  # a time limit is asserted
 async def test_n_commands_get_n_answers_whatever_the_line_ends(
     connect: Connect, app: App, end: str, split: bool
 ) -> None:
@@ -199,6 +200,7 @@ def test_the_backlog_is_capped_by_somaxconn(tmp_path: Path) -> None:
     assert effective_backlog(4096, None) == 4096
 
 
+@pytest.mark.alone  # a time limit is asserted
 async def test_300_connects_at_once_all_get_the_login_prompt(connect: Connect, app: App) -> None:
     async def connect_and_wait() -> float:
         started = time.monotonic()

@@ -119,6 +119,7 @@ async def _login(app: App) -> float:
         await client.close()
 
 
+@pytest.mark.alone  # a time limit is asserted
 async def test_a_login_flood_from_one_address_does_not_hold_up_another(app: App) -> None:
     checks = app.passwords
     stop, reset = asyncio.Event(), asyncio.Event()

@@ -249,6 +249,7 @@ async def test_an_unknown_name_costs_a_real_hash(
     assert checked == [app.cost]
 
 
+@pytest.mark.alone  # a time limit is asserted
 async def test_the_stop_does_not_wait_for_throttled_logins(
     settings: Settings, db_target: DbTarget
 ) -> None:

@@ -156,6 +156,7 @@ async def slow_http(port: int) -> asyncio.StreamWriter:
 
 
 @pytest.mark.parametrize("event_loop", ["uvloop", "asyncio"])
+@pytest.mark.alone  # a time limit is asserted
 async def test_sigterm_ends_the_server_within_two_seconds_whatever_is_connected(
     tmp_path: Path, event_loop: str
 ) -> None:

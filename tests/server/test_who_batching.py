@@ -277,6 +277,7 @@ def test_the_fence_writes_ahead_of_a_chunked_batch() -> None:
     assert c[1].startswith("5 new ") and c[2:] == ["6", "12 new hello"]
 
 
+@pytest.mark.alone  # a time limit is asserted
 async def test_the_end_of_a_match_reaches_players_and_watchers_at_once(
     connect: Connect, app: App
 ) -> None:
@@ -320,6 +321,7 @@ async def test_the_end_of_a_match_reaches_players_and_watchers_at_once(
         await client.nothing(registry.DEFAULT_STATUS_INTERVAL + 0.3)
 
 
+@pytest.mark.alone  # a time limit is asserted
 async def test_a_logout_reaches_the_others_at_once(connect: Connect, app: App) -> None:
     """With the shipped interval and a batch just sent: ``bye`` and a dropped
     connection reach the others well before the interval is over."""

@@ -56,3 +56,44 @@ def test_no_test_chooses_a_fixed_port() -> None:
         if path.name != "test_ports.py" and (ports := fixed_ports(path.read_text(encoding="utf-8")))
     }
     assert found == {}
+
+
+_STARTS_THE_SERVER = re.compile(r'"-m",\s*"server"(?!,\s*"export")')
+"""``python -m server`` started as a process (not its ``export`` command)."""
+
+WEB_PORT_IN_CONFIG = "web port in its configuration"
+"""A comment on a line that starts the server whose configuration file names the web
+port."""
+
+
+def servers_on_the_default_web_port(text: str) -> list[str]:
+    """Where ``text`` starts ``python -m server`` with the web listener on its default
+    port (8080): nowhere if the text turns it off (``--web-port``) or names it in a
+    configuration (``[web]``); a start whose lines, or the one before or after, say
+    :data:`WEB_PORT_IN_CONFIG` or :data:`PARSED_ONLY` left out. Each as its first line."""
+    if "--web-port" in text or "[web]" in text:
+        return []
+    lines = text.splitlines()
+    found = []
+    for match in _STARTS_THE_SERVER.finditer(text):
+        first = text.count("\n", 0, match.start())
+        last = text.count("\n", 0, match.end()) + 1
+        around = "\n".join(lines[max(first - 1, 0) : last + 1])
+        if WEB_PORT_IN_CONFIG not in around and PARSED_ONLY not in around:
+            found.append(lines[first].strip())
+    return found
+
+
+def test_every_server_process_a_test_starts_leaves_the_web_port_alone() -> None:
+    """The web listener's default port is 8080 (fibs.conf): a test that starts the
+    server as a process turns it off (``--web-port 0``) or names it in its own
+    configuration, so that two such tests in parallel (the README's ``-n 3``) never both
+    ask for 8080."""
+    assert servers_on_the_default_web_port('["python", "-m",\n "server", "--port", "0"]')
+    found = {
+        str(path.relative_to(ROOT)): lines
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        if path.name != "test_ports.py"
+        and (lines := servers_on_the_default_web_port(path.read_text(encoding="utf-8")))
+    }
+    assert found == {}

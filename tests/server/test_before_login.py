@@ -240,6 +240,8 @@ async def server_process(
             "server",
             "--port",
             "0",
+            "--web-port",
+            "0",  # no web listener: port 8080 may be taken
             "--database",
             f"sqlite+aiosqlite:///{tmp_path / 'fibs.db'}",
             "--config",

@@ -91,12 +91,13 @@ async def server_node(
         f"scrypt_n = {TEST_COST.n}\nscrypt_r = {TEST_COST.r}\nscrypt_p = {TEST_COST.p}\n"
         "[analysis]\nenabled = no\n"
     )
-    wanted = Node(name, "127.0.0.1", 0, free_port(), free_port())  # web port 0: no web door
+    wanted = Node(name, "127.0.0.1", 0, free_port(), free_port())  # telnet on port 0
     conf = folder / f"{name}.conf"
     conf.write_text(node_config(base, wanted, prefix))
     with (folder / f"{name}.log").open("ab") as stderr:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
+            # web port in its configuration (node_config: wanted.web)
             *("-m", "server", "--config", str(conf), "--database", url),
             *("--cluster", NATS_URL, "--log-level", "WARNING"),
             cwd=ROOT,

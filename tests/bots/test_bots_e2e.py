@@ -24,6 +24,7 @@ import random
 import re
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -501,8 +502,7 @@ async def test_a_bot_invited_by_two_players_at_once_plays_both_matches(
             held.pause_reading()
             await alice.client.invite("bob", 1)
             await carol.client.invite("bob", 1)
-            while not {"alice", "carol"} <= app.local_tables.invitations.keys():
-                await asyncio.sleep(0.02)
+            await invited(app, "bob", ("alice", "carol"))
             held.resume_reading()
             await finish(bots, tasks, 60.0)
         assert bob.client.matches_finished == 2
@@ -512,6 +512,16 @@ async def test_a_bot_invited_by_two_players_at_once_plays_both_matches(
         for name in ("alice", "carol"):
             records = await app.db.list_match_records(name)
             assert [sorted((r.player1, r.player2)) for r in records] == [sorted((name, "bob"))]
+
+
+async def invited(app: App, invitee: str, inviters: Sequence[str], limit: float = 30.0) -> None:
+    """Until each of ``inviters`` has invited ``invitee`` on the server; failing within
+    ``limit`` with what the server holds then, not at the test's own time limit."""
+    deadline = time.monotonic() + limit
+    while not set(inviters) <= app.local_tables.invitations.keys():
+        online = {name: app.registry.get(name) is not None for name in (invitee, *inviters)}
+        assert time.monotonic() < deadline, (app.local_tables.invitations, online)
+        await asyncio.sleep(0.02)
 
 
 async def wait_ready(app: App, name: str) -> None:

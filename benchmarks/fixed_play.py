@@ -52,6 +52,7 @@ from backgammon.dice import Roll  # noqa: E402
 from backgammon.moves import legal_plays  # noqa: E402
 from bots.decide import move_command  # noqa: E402
 from protocol.board_fibs import parse_board  # noqa: E402
+from server.__main__ import allocator_variables  # noqa: E402
 from server.world.passwords import hash_password_sync  # noqa: E402
 
 CLIENT_NAME = "fixedplay"
@@ -366,11 +367,11 @@ def run(
             "WARNING",
         ]
         env = {**os.environ, "PYTHONPATH": str(root), "PYTHONHASHSEED": "0"}
-        # The allocator root's python -m server starts with (D434; before the setting,
-        # Python's own), set here: the wrapper above does not restart with it.
-        allocator = read_config(config).get("server", "allocator", fallback="pymalloc")
-        env.setdefault("PYTHONMALLOC", allocator)
+        # The allocator root's python -m server starts with (D434, D450; before the
+        # setting, Python's own), set here: the wrapper above does not restart with it.
         env.update(item.partition("=")[::2] for item in server_env if "=" in item)
+        allocator = read_config(config).get("server", "allocator", fallback="pymalloc")
+        env.update(allocator_variables(allocator, env))
         started = time.monotonic()
         with (workdir / "server.log").open("wb") as log:
             proc = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=log)

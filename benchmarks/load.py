@@ -2447,8 +2447,10 @@ async def _run(
     prod = production_cost(config)
     extra: dict[str, Any] = {"fd_limit": fds, "production_scrypt": vars(prod).copy()}
     server.write_config(config)
-    server.env.setdefault("PYTHONMALLOC", server_allocator(config))
-    extra["server_allocator"] = server.env["PYTHONMALLOC"]
+    server.env.update(server_allocator(config, server.env))
+    extra["server_allocator"] = server.env.get("PYTHONMALLOC", "pymalloc")
+    if "LD_PRELOAD" in server.env:
+        extra["server_preload"] = server.env["LD_PRELOAD"]
     accounts = [
         Account(
             n,
@@ -2592,14 +2594,16 @@ def server_env(pairs: list[str] | None) -> dict[str, str]:
     return env
 
 
-def server_allocator(config: configparser.ConfigParser) -> str:
-    """``PYTHONMALLOC`` for the server: what ``python -m server`` would start with
-    (``[server] allocator``, D434; a checkout without the setting ran Python's own),
-    set before the start so that a server under valgrind or a wrapper runs with it too
-    (the server's own restart with it would leave valgrind behind). The environment's
-    ``PYTHONMALLOC``, or ``--server-env PYTHONMALLOC=...``, wins."""
+def server_allocator(config: configparser.ConfigParser, env: dict[str, str]) -> dict[str, str]:
+    """The variables that start the server with the allocator ``python -m server`` would
+    start itself again with (``[server] allocator``, D434, D450; a checkout without the
+    setting ran Python's own), set before the start so that a server under valgrind or
+    a wrapper runs with it too (the server's own restart would leave valgrind behind).
+    The environment's ``PYTHONMALLOC``, or ``--server-env PYTHONMALLOC=...``, wins."""
+    from server.__main__ import allocator_variables
+
     configured: str = config.get("server", "allocator", fallback="pymalloc")
-    return os.environ.get("PYTHONMALLOC") or configured
+    return allocator_variables(configured, {**os.environ, **env})
 
 
 def launcher(args: argparse.Namespace) -> list[str]:

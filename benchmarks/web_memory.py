@@ -14,13 +14,13 @@ allocated what is left (tracemalloc, started before the attack, 25 frames; it sl
 server: for finding, not for figures).
 
 Python's allocator is the one ``python -m server`` starts with (``[server] allocator``,
-D434: Python's pymalloc as shipped), or ``--allocator malloc`` (glibc's for every object):
-the script then starts itself again with ``PYTHONMALLOC`` set, as the server does;
-a ``PYTHONMALLOC`` set already wins. ``--later S`` reads RSS once more S seconds after
+D434, D450: jemalloc as shipped), or ``--allocator pymalloc|malloc``: the script starts
+itself again with ``PYTHONMALLOC`` (and jemalloc's ``LD_PRELOAD``) set, as the server
+does; a ``PYTHONMALLOC`` set already wins. ``--later S`` reads RSS once more S seconds after
 the attack (after the service's second trim, D435, about 70 s after the fall).
 
     python benchmarks/web_memory.py [--seconds 8] [--after 12] [--later 90]
-        [--allocator malloc|pymalloc] [--trace]
+        [--allocator jemalloc|pymalloc|malloc] [--trace]
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ saved) and stop; SIGUSR1 drains the node (HAProxy's agent check, ``[server]
 agent_port``, says ``drain``: no new connections; then its users are warned and, after
 ``[server] drain_grace``, sent away to log in at another node, D415), SIGUSR2 makes it
 ready again.
-With ``[server] allocator = malloc`` the process starts itself again at once (the same
-process id and command line) with ``PYTHONMALLOC=malloc``, before it opens anything (D434).
+With ``[server] allocator = jemalloc`` (as shipped) or ``malloc`` the process starts
+itself again at once (the same process id and command line) with ``PYTHONMALLOC=malloc``
+(and jemalloc preloaded), before it opens anything (D434, D450).
 A bad configuration stops the start with one line naming the setting.
 ``python -m server export MATCH_ID`` writes a finished match as a Jellyfish ``.mat``
 file instead, ``--json`` as its JSON record (:func:`export_main`).
@@ -18,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
+import ctypes.util
 import gc
 import logging
 import os
@@ -107,10 +110,7 @@ async def run(settings: Settings) -> None:
     """Serve until SIGINT or SIGTERM."""
     raise_open_file_limit()
     fix_mmap_threshold()
-    log.info(
-        "memory: Python's objects from %s (D434)",
-        _ALLOCATOR_NAMES.get(allocator_in_use(), f"PYTHONMALLOC={allocator_in_use()}"),
-    )
+    log_allocator(settings.allocator)
     db = await Database.open(settings.database)
     log.info("database %s (%s)", display_url(settings.database), db.backend)
     bus = await join_cluster(settings) if settings.cluster else None
@@ -162,31 +162,85 @@ async def run(settings: Settings) -> None:
 ALLOCATOR_VARIABLE: Final = "PYTHONMALLOC"
 """The variable that chooses Python's allocator, read by the interpreter at its start."""
 
+PRELOAD_VARIABLE: Final = "LD_PRELOAD"
+"""The libraries the dynamic linker loads before any other: jemalloc's ``malloc`` then
+serves every allocation of the process (D450)."""
+
+JEMALLOC_OPTIONS_VARIABLE: Final = "MALLOC_CONF"
+"""jemalloc's options, read when it starts."""
+
+JEMALLOC_OPTIONS: Final = "background_thread:true"
+"""jemalloc's options unless the operator set theirs: a thread of its own gives back
+freed pages after its decay time (10 s) even while the server allocates nothing, as on
+a quiet server after a flood (D450)."""
+
+
+def jemalloc_library() -> str | None:
+    """The name of jemalloc's shared library as the dynamic linker finds it (Debian's
+    ``libjemalloc2``: ``libjemalloc.so.2``), or None when it is not installed."""
+    return ctypes.util.find_library("jemalloc")
+
+
+def jemalloc_loaded() -> bool:
+    """Whether jemalloc serves this process's ``malloc`` (its ``mallctl`` is there)."""
+    return hasattr(ctypes.CDLL(None), "mallctl")
+
 
 def allocator_in_use(environ: Mapping[str, str] = os.environ) -> str:
-    """The allocator this interpreter runs with: ``PYTHONMALLOC`` as it started, else
+    """The allocator this interpreter runs with: ``jemalloc`` when every object comes
+    from ``malloc`` and that is jemalloc's, else ``PYTHONMALLOC`` as it started, else
     Python's default, ``pymalloc``."""
-    return environ.get(ALLOCATOR_VARIABLE) or "pymalloc"
+    chosen = environ.get(ALLOCATOR_VARIABLE) or "pymalloc"
+    return "jemalloc" if chosen == "malloc" and jemalloc_loaded() else chosen
 
 
 def allocator_environment(
-    wanted: str, environ: Mapping[str, str] = os.environ
+    wanted: str,
+    environ: Mapping[str, str] = os.environ,
+    jemalloc: Callable[[], str | None] = jemalloc_library,
 ) -> dict[str, str] | None:
     """The environment to start the interpreter again with for ``wanted`` (one of
     :data:`server.config.ALLOCATORS`), or None when this one will do: it already runs
-    with it, or the operator set ``PYTHONMALLOC`` (whatever they set is kept, e.g.
-    ``pymalloc`` or a debug allocator)."""
+    with it, the operator set ``PYTHONMALLOC`` (whatever they set is kept, e.g.
+    ``pymalloc`` or a debug allocator), or ``jemalloc`` is wanted and not installed
+    (Python's pymalloc then, D450). For jemalloc: every object from ``malloc``
+    (``PYTHONMALLOC=malloc``), and jemalloc's ``malloc`` first (``LD_PRELOAD``) with
+    :data:`JEMALLOC_OPTIONS` unless ``MALLOC_CONF`` is set."""
     if environ.get(ALLOCATOR_VARIABLE) or wanted == "pymalloc":
         return None
-    return {**environ, ALLOCATOR_VARIABLE: wanted}
+    if wanted != "jemalloc":
+        return {**environ, ALLOCATOR_VARIABLE: wanted}
+    library = jemalloc()
+    if library is None:
+        return None
+    preload = ":".join(filter(None, (library, environ.get(PRELOAD_VARIABLE))))
+    return {
+        **environ,
+        ALLOCATOR_VARIABLE: "malloc",
+        PRELOAD_VARIABLE: preload,
+        JEMALLOC_OPTIONS_VARIABLE: environ.get(JEMALLOC_OPTIONS_VARIABLE) or JEMALLOC_OPTIONS,
+    }
+
+
+def allocator_variables(wanted: str, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """The variables that start ``python -m server`` with the allocator ``wanted`` at
+    once, for a program that starts it under a wrapper (valgrind, the benchmarks), whose
+    restart would leave the wrapper behind: none when ``environ`` sets
+    ``PYTHONMALLOC``; Python's pymalloc, named, when jemalloc is wanted and missing."""
+    if environ.get(ALLOCATOR_VARIABLE):
+        return {}
+    chosen = allocator_environment(wanted, environ) or {ALLOCATOR_VARIABLE: "pymalloc"}
+    names = (ALLOCATOR_VARIABLE, PRELOAD_VARIABLE, JEMALLOC_OPTIONS_VARIABLE)
+    return {name: chosen[name] for name in names if name in chosen}
 
 
 def restart_with_allocator(wanted: str) -> None:
     """Replace this process (same id, command line, descriptors) with the interpreter
-    started again with ``PYTHONMALLOC=wanted`` when :func:`allocator_environment` says
-    so (D434); else return. Python reads the variable only at its start, before any
-    object exists, so a running interpreter cannot switch: the server does this before
-    it opens anything."""
+    started again with the environment :func:`allocator_environment` gives for
+    ``wanted``, if any (D434, D450); else return. Python reads ``PYTHONMALLOC`` only at
+    its start, before any object exists, and the dynamic linker ``LD_PRELOAD`` before
+    the program, so a running interpreter cannot switch: the server does this before it
+    opens anything."""
     environment = allocator_environment(wanted)
     if environment is None:
         return
@@ -196,10 +250,27 @@ def restart_with_allocator(wanted: str) -> None:
 
 
 _ALLOCATOR_NAMES = {
+    "jemalloc": "jemalloc (PYTHONMALLOC=malloc, LD_PRELOAD)",
     "malloc": "glibc's malloc (PYTHONMALLOC=malloc)",
     "pymalloc": "Python's pymalloc (PYTHONMALLOC=pymalloc)",
 }
 """How the log names the allocator at start."""
+
+
+def log_allocator(wanted: str) -> None:
+    """Name at start where Python's objects come from, and why not from the allocator
+    ``wanted`` if they do not (jemalloc not installed, or the operator's
+    ``PYTHONMALLOC``)."""
+    in_use = allocator_in_use()
+    log.info(
+        "memory: Python's objects from %s (D434, D450)",
+        _ALLOCATOR_NAMES.get(in_use, f"PYTHONMALLOC={in_use}"),
+    )
+    if wanted == "jemalloc" and in_use != "jemalloc" and not os.environ.get(ALLOCATOR_VARIABLE):
+        log.info(
+            "memory: [server] allocator = jemalloc, but jemalloc is not installed "
+            "(Debian: apt-get install libjemalloc2)"
+        )
 
 
 class ClusterError(Exception):

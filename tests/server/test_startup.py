@@ -23,7 +23,12 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from db.engine import create_engine
-from server.__main__ import event_loop_factory
+from server.__main__ import (
+    JEMALLOC_OPTIONS,
+    allocator_environment,
+    event_loop_factory,
+    jemalloc_library,
+)
 from server.config import ConfigError
 from tests.conftest import EVENT_LOOP_VARIABLE, PG_URL_VARIABLE
 
@@ -227,31 +232,62 @@ async def test_the_tests_run_on_the_servers_default_event_loop() -> None:
 async def test_the_server_starts_with_the_allocator_it_is_configured_with(
     tmp_path: Path,
 ) -> None:
-    """D434: Python's pymalloc by default; glibc's malloc with ``[server] allocator =
-    malloc``, the process started again with PYTHONMALLOC set (the same process: the
-    SIGTERM to the pid started ends it, its start-up logged once); a PYTHONMALLOC the
-    operator set always wins."""
-    unset = {k: v for k, v in os.environ.items() if k != "PYTHONMALLOC"}
+    """D434, D450: jemalloc by default; Python's pymalloc and glibc's malloc when asked,
+    the process started again with PYTHONMALLOC (and LD_PRELOAD) set (the same process:
+    the SIGTERM to the pid started ends it, its start-up logged once); a PYTHONMALLOC
+    the operator set always wins."""
+    if jemalloc_library() is None:
+        pytest.skip("jemalloc is not installed (Debian: apt-get install libjemalloc2)")
+    unset = {k: v for k, v in os.environ.items() if k not in ("PYTHONMALLOC", "LD_PRELOAD")}
     url = "sqlite+aiosqlite:///fibs.db"
     log = await serve_once(url, tmp_path, log_level="INFO", env=unset)
-    assert "memory: Python's objects from Python's pymalloc (PYTHONMALLOC=pymalloc)" in log
-    config = tmp_path / "malloc.conf"
-    config.write_text("[server]\nallocator = malloc\n", encoding="utf-8")
-    log = await serve_once(url, tmp_path, log_level="INFO", config=config, env=unset)
-    assert "memory: Python's objects from glibc's malloc (PYTHONMALLOC=malloc)" in log
+    assert "memory: Python's objects from jemalloc (PYTHONMALLOC=malloc, LD_PRELOAD)" in log
     assert log.count("memory: glibc") == 1, "the start-up ran once (the restart is before it)"
+    for allocator, named in [
+        ("pymalloc", "Python's pymalloc (PYTHONMALLOC=pymalloc)"),
+        ("malloc", "glibc's malloc (PYTHONMALLOC=malloc)"),
+    ]:
+        config = tmp_path / f"{allocator}.conf"
+        config.write_text(f"[server]\nallocator = {allocator}\n", encoding="utf-8")
+        log = await serve_once(url, tmp_path, log_level="INFO", config=config, env=unset)
+        assert f"memory: Python's objects from {named}" in log
+        assert log.count("memory: glibc") == 1
     operator = {**unset, "PYTHONMALLOC": "pymalloc"}
-    log = await serve_once(url, tmp_path, log_level="INFO", config=config, env=operator)
+    log = await serve_once(url, tmp_path, log_level="INFO", env=operator)
     assert "memory: Python's objects from Python's pymalloc" in log
     operator = {**unset, "PYTHONMALLOC": "malloc"}
     log = await serve_once(url, tmp_path, log_level="INFO", env=operator)
     assert "memory: Python's objects from glibc's malloc" in log
 
 
+def test_jemalloc_is_preloaded_with_its_options_unless_missing_or_overridden() -> None:
+    """D450: the environment the server starts itself again with for jemalloc: every
+    object from ``malloc``, jemalloc's first (before the operator's own preloads), its
+    background thread unless the operator set ``MALLOC_CONF``; none when jemalloc is
+    not installed (pymalloc then) or ``PYTHONMALLOC`` is set."""
+    found = lambda: "libjemalloc.so.2"  # noqa: E731
+    env = allocator_environment("jemalloc", {"PATH": "/bin"}, found)
+    assert env == {
+        "PATH": "/bin",
+        "PYTHONMALLOC": "malloc",
+        "LD_PRELOAD": "libjemalloc.so.2",
+        "MALLOC_CONF": JEMALLOC_OPTIONS,
+    }
+    env = allocator_environment("jemalloc", {"LD_PRELOAD": "a.so", "MALLOC_CONF": "x:1"}, found)
+    assert env is not None and env["LD_PRELOAD"] == "libjemalloc.so.2:a.so"
+    assert env["MALLOC_CONF"] == "x:1"
+    assert allocator_environment("jemalloc", {}, lambda: None) is None
+    assert allocator_environment("jemalloc", {"PYTHONMALLOC": "pymalloc"}, found) is None
+    assert allocator_environment("malloc", {}, found) == {"PYTHONMALLOC": "malloc"}
+
+
 @pytest.mark.parametrize(
     "setting, error",
     [
-        ("allocator = jemalloc", "[server] allocator must be pymalloc or malloc, not 'jemalloc'"),
+        (
+            "allocator = tcmalloc",
+            "[server] allocator must be jemalloc or pymalloc or malloc, not 'tcmalloc'",
+        ),
         ("event_loop = trio", "[server] event_loop must be uvloop or asyncio, not 'trio'"),
     ],
 )

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ctypes
 import ctypes.util
 import gc
 import logging
@@ -42,7 +41,7 @@ from protocol.mat_export import snapshot_to_mat
 from server.app import App
 from server.config import ConfigError, Settings, load
 from server.doors.admission import raise_open_file_limit
-from server.memory import fix_mmap_threshold
+from server.memory import fix_mmap_threshold, jemalloc_loaded
 from server.service import Service
 from server.tables.cluster import ClusterTables
 from server.world.cluster import ClusterPresence
@@ -179,11 +178,6 @@ def jemalloc_library() -> str | None:
     """The name of jemalloc's shared library as the dynamic linker finds it (Debian's
     ``libjemalloc2``: ``libjemalloc.so.2``), or None when it is not installed."""
     return ctypes.util.find_library("jemalloc")
-
-
-def jemalloc_loaded() -> bool:
-    """Whether jemalloc serves this process's ``malloc`` (its ``mallctl`` is there)."""
-    return hasattr(ctypes.CDLL(None), "mallctl")
 
 
 def allocator_in_use(environ: Mapping[str, str] = os.environ) -> str:

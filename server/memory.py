@@ -37,6 +37,7 @@ __all__ = [
     "Trimmer",
     "collect_and_trim",
     "fix_mmap_threshold",
+    "jemalloc_loaded",
     "trim_heap",
 ]
 
@@ -85,12 +86,17 @@ JEMALLOC_PURGE: Final = b"arena.4096.purge"
 ``MALLCTL_ARENAS_ALL``)."""
 
 
+def jemalloc_loaded() -> bool:
+    """Whether jemalloc serves this process's ``malloc`` (its ``mallctl`` is there)."""
+    return hasattr(ctypes.CDLL(None), "mallctl")
+
+
 def trim_heap() -> bool:
     """Give the heap's free pages back to the system: glibc's ``malloc_trim(0)``, and
     where jemalloc serves ``malloc`` (``[server] allocator = jemalloc``, D450) its purge
     of every arena, without waiting for its decay time.
 
-    :returns: whether memory was given back (false where the C library is not glibc).
+    :returns: whether memory was given back (false where neither is there).
     """
     try:
         libc = ctypes.CDLL(None)

@@ -151,6 +151,7 @@ def test_hostile_defaults_include_the_issue_34_web_attack() -> None:
     thousand), the web bystander's too; other scenarios have none."""
     args = load.parse_args(["--scenario", "hostile"])
     assert (args.web_slow, args.web_floods, args.web_sockets) == (1000, 30, 1000)
+    assert args.web_quiet == 90.0  # RSS read once the second trim has run (item 9: "back")
     groups = load.plan_accounts(args)
     assert len(groups["web_held"]) == 1000 and len(groups["web_bystander"]) == 1
     assert all(n.replace("_", "").isalpha() for n in groups["web_held"])

@@ -205,7 +205,10 @@ def alone_when_marked(
     """With tests in parallel (pytest-xdist, the README's command), a test marked
     ``alone`` runs while no other test does, and the others wait for it: the tests whose
     assertions hold a time limit (a stop within 2 s, a login within 1 s) measure the
-    server, not the tests beside it on the machine's two cores.
+    server, not the tests beside it on the machine's two cores; and a test that would
+    make others fail (a PostgreSQL tablespace filled to its last byte fails every
+    checkpoint of the server, so every other test's CREATE or DROP DATABASE) runs with
+    none beside it.
 
     A readers-writer lock on two files every worker sees (the run's temporary folder):
     every test takes ``alone.lock`` shared, an ``alone`` test exclusively; a test that

@@ -185,6 +185,7 @@ async def on_tmpfs(tmp_path: Path, db_target: DbTarget) -> AsyncIterator[DbTarge
         shutil.rmtree(reachable, ignore_errors=True)
 
 
+@pytest.mark.alone  # a full PostgreSQL tablespace fails others' CREATE/DROP DATABASE
 async def test_a_full_disk_refuses_writes_and_strands_nothing(
     settings: Settings,
     on_tmpfs: DbTarget,
@@ -264,6 +265,7 @@ async def test_free_space_is_watched_with_a_warning_before_it_runs_out(
     assert not [r for r in caplog.records if "min_free_disk_mb" in r.getMessage()]
 
 
+@pytest.mark.alone  # a full PostgreSQL tablespace fails others' CREATE/DROP DATABASE
 async def test_a_player_who_leaves_during_a_failing_save_is_not_held(
     settings: Settings, on_tmpfs: DbTarget, tmp_path: Path
 ) -> None:

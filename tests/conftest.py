@@ -15,6 +15,7 @@ import logging
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Final
 
 import asyncpg
@@ -198,10 +199,8 @@ def no_error_logs(
     assert not errors, [f"{r.name}: {r.getMessage()}" for r in errors]
 
 
-@pytest.fixture(autouse=True)
-def alone_when_marked(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[None]:
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
     """With tests in parallel (pytest-xdist, the README's command), a test marked
     ``alone`` runs while no other test does, and the others wait for it: the tests whose
     assertions hold a time limit (a stop within 2 s, a login within 1 s) measure the
@@ -210,19 +209,23 @@ def alone_when_marked(
     checkpoint of the server, so every other test's CREATE or DROP DATABASE) runs with
     none beside it.
 
-    A readers-writer lock on two files every worker sees (the run's temporary folder):
-    every test takes ``alone.lock`` shared, an ``alone`` test exclusively; a test that
-    waits for it holds ``alone.turnstile``, through which every test passes first, so
-    the others cannot keep it waiting for ever."""
+    The lock is held around a test's whole run, its module's and session's fixtures
+    included (an autouse fixture would leave out those of a wider scope: a worker
+    starting the next module's servers beside an ``alone`` test made a SIGTERM take
+    2.7 s). A readers-writer lock on two files every worker sees (the parent of each
+    worker's ``--basetemp``, which xdist sets): every test takes ``alone.lock`` shared,
+    an ``alone`` test exclusively; a test that waits for it holds ``alone.turnstile``,
+    through which every test passes first, so the others cannot keep it waiting for
+    ever."""
     if "PYTEST_XDIST_WORKER" not in os.environ:
         yield
         return
-    shared = tmp_path_factory.getbasetemp().parent  # pytest-N, above each popen-gwK
+    shared = Path(item.config.option.basetemp).parent  # pytest-N, above each popen-gwK
     with (
         open(shared / "alone.turnstile", "a") as turnstile,
         open(shared / "alone.lock", "a") as lock,
     ):
-        if request.node.get_closest_marker("alone") is not None:
+        if item.get_closest_marker("alone") is not None:
             fcntl.flock(turnstile, fcntl.LOCK_EX)
             fcntl.flock(lock, fcntl.LOCK_EX)
         else:

@@ -1,13 +1,18 @@
 """No test listens on a fixed port: every server a test starts asks for port 0 (the
-system gives a free one), so test runs never collide with each other or with a running
-server (README, 'Tests'). The bots' and benchmarks' ports are options (``--port``,
-``--gnubg-port``), tested where they are defined.
+system gives a free one) or for one tests/ports.py found free in the test's worker's own
+slice, so test runs never collide with each other or with a running server (README,
+'Tests'). The bots' and benchmarks' ports are options (``--port``, ``--gnubg-port``),
+tested where they are defined.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
+import socket
 from pathlib import Path
+
+from tests import ports
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -97,3 +102,24 @@ def test_every_server_process_a_test_starts_leaves_the_web_port_alone() -> None:
         and (lines := servers_on_the_default_web_port(path.read_text(encoding="utf-8")))
     }
     assert found == {}
+
+
+def test_the_workers_free_ports_are_their_own_and_below_the_ephemeral_range() -> None:
+    """tests/ports.py: three workers' slices do not overlap, and none reaches the
+    ephemeral range that every outgoing connection takes its local port from."""
+    end = ports.ephemeral_start()
+    slices = [ports.worker_slice(f"gw{k}", 3, end) for k in range(3)]
+    assert all(len(s) > 1000 for s in slices)
+    assert all(a.stop <= b.start for a, b in itertools.pairwise(slices))
+    assert slices[0].start == ports.LOWEST and slices[-1].stop <= end
+    assert ports.worker_slice(None, 1, end) == range(ports.LOWEST, end)
+
+
+def test_a_free_port_can_be_listened_on_and_a_taken_one_is_not_free() -> None:
+    port = ports.free_port()
+    assert ports.LOWEST <= port < ports.ephemeral_start()
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", port))
+        listener.listen()
+        assert not ports.is_free(port)
+    assert ports.is_free(port)

@@ -6,7 +6,6 @@ import asyncio
 import logging
 import os
 import signal
-import socket
 from collections.abc import AsyncIterator
 
 import pytest
@@ -27,6 +26,7 @@ from protocol.board_fibs import parse_board
 from protocol.board_view import BoardView
 from tests.bots.fakefibs import board
 from tests.conftest import GNUBG_MISSING
+from tests.ports import free_port
 
 pytestmark = [
     pytest.mark.gnubg,
@@ -203,9 +203,7 @@ async def test_two_plies_still_answer_in_time() -> None:
 
 
 async def test_the_external_port_can_be_chosen(caplog: pytest.LogCaptureFixture) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     caplog.set_level(logging.INFO, logger="bots.gnubg.engine")
     async with GnubgEngine(plies=0, timeout=30.0, port=port) as chosen:
         strategy = GnubgStrategy(chosen)

@@ -23,7 +23,6 @@ import csv
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -48,6 +47,7 @@ from deploy.run_nodes import (
 )
 from protocol import clip, replies
 from protocol.board_fibs import parse_board
+from tests.ports import free_port
 
 from .conftest import IAC_WONT_TTYPE, TEST_COST, TIMEOUT, ScriptedClient
 from .test_cluster_start import NATS_URL, ROOT, database_with
@@ -63,12 +63,6 @@ _PORTS = {
 CLIENT_ADDRESS = "127.0.0.5"
 """Where the telnet user connects from: an address of the loopback network other than
 HAProxy's own 127.0.0.1, so that the nodes can only know it from the PROXY header."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

@@ -15,7 +15,6 @@ import logging
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import AsyncIterator, Callable
@@ -27,19 +26,13 @@ import pytest
 from protocol import replies
 from server.config import Settings
 from tests.conftest import DbTarget, only_on
+from tests.ports import free_port
 
 from .conftest import ScriptedClient, connect_from, make_user, running
 from .sessions import start_match
 
 BACK_WITHIN = 5.0
 """Seconds within which commands work again once PostgreSQL is back."""
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -70,7 +63,7 @@ async def own_postgres() -> AsyncIterator[OwnPostgres]:
     data = folder / "data"
     if owner is not None:
         os.chown(folder, owner.pw_uid, owner.pw_gid)
-    port = _free_port()
+    port = free_port()
 
     def ctl(*words: str) -> None:
         subprocess.run([*run_as, pg_ctl, "-D", str(data), *words], check=True, capture_output=True)

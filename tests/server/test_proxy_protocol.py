@@ -21,6 +21,7 @@ from server.config import Settings
 from server.doors.proxy import HEADER_TIMEOUT, V2_SIGNATURE
 from server.service import Service
 from tests.conftest import DbTarget
+from tests.ports import free_port
 
 from .conftest import (
     IAC_WONT_TTYPE,
@@ -166,9 +167,7 @@ async def agent_answer(port: int) -> bytes:
 
 
 async def test_the_agent_check_says_ready_or_drain(service: Service) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     service.app.settings = service.app.settings.replace(agent_port=port)
     await service.start_agent()
     assert await agent_answer(port) == b"up ready\n"

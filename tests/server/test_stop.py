@@ -15,7 +15,6 @@ import contextlib
 import os
 import re
 import signal
-import socket
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -25,6 +24,7 @@ import pytest
 
 from protocol import replies
 from server.doors.web import WS_PATH
+from tests.ports import free_port
 
 from .conftest import IAC_WONT_TTYPE, ScriptedClient
 from .web_clients import client_frame
@@ -35,19 +35,12 @@ STOP_WITHIN = 2.0
 """Seconds from SIGTERM to the process's exit."""
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @contextlib.asynccontextmanager
 async def server(
     tmp_path: Path, event_loop: str
 ) -> AsyncIterator[tuple[asyncio.subprocess.Process, int, int]]:
     """``python -m server`` with its web page: (process, telnet port, web port)."""
-    web_port = _free_port()
+    web_port = free_port()
     config = tmp_path / "fibs.conf"
     config.write_text(
         f"[server]\nevent_loop = {event_loop}\n"

@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import json
 import shutil
-import socket
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -46,6 +45,7 @@ from server.tables.seam import (
 from server.world.bus import LOST_AFTER, Bus, LoopbackBus, LoopbackConnection
 from server.world.cluster import ClusterPresence
 from server.world.nats_bus import NatsBus
+from tests.ports import free_port
 
 from ..conftest import DbTarget
 from .conftest import Connect, ScriptedClient, clip_login, connect_from
@@ -489,9 +489,7 @@ async def private_nats() -> AsyncIterator[Callable[..., Awaitable[None]]]:
     """A NATS server of this test's own on a free port (the machine's runs on 4222);
     yields its restart: killed, then started again on the same port (``meanwhile``, if
     given, awaited once the nodes have taken each other for gone, before the start)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     command = [NATS_SERVER, "-a", "127.0.0.1", "-p", str(port)]
     processes: list[asyncio.subprocess.Process] = []
 

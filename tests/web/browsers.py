@@ -23,6 +23,7 @@ from db.repository import Database
 from server.app import App
 from server.config import Settings
 from server.service import Service
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -240,10 +241,7 @@ class ServerProcess:
     def __init__(self, folder: Path, *, seed: int = 7) -> None:
         self.folder = folder
         self.seed = seed
-        probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        probe.bind(("127.0.0.1", 0))  # a free port, kept for every run of the server
-        self.web_port = int(probe.getsockname()[1])
-        probe.close()
+        self.web_port = free_port()  # kept for every run of the server
         self.process: subprocess.Popen[str] | None = None
         self.telnet_port = 0
 

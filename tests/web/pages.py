@@ -8,6 +8,20 @@ from typing import Any, TypeVar
 
 from .browsers import SCREENSHOTS, WAIT, ServerProcess, ServerThread
 
+
+def moved_under_the_click() -> tuple[type[Exception], ...]:
+    """What Selenium raises when the page changed between finding an element and
+    clicking it: the element drawn anew (stale), or something else at its place for a
+    moment (intercepted: a line added above it moved it; seen once in a chouette game on
+    a busy machine). The click is then tried again."""
+    from selenium.common.exceptions import (
+        ElementClickInterceptedException,
+        StaleElementReferenceException,
+    )
+
+    return (StaleElementReferenceException, ElementClickInterceptedException)
+
+
 T = TypeVar("T")
 
 
@@ -86,7 +100,17 @@ class Page:
         field.send_keys(value)
 
     def click(self, element_id: str) -> None:
-        self.by_id(element_id).click()
+        """Click the element ``element_id``; again if the page moved under the click
+        (:func:`moved_under_the_click`), until :data:`WAIT` has passed."""
+        deadline = time.monotonic() + WAIT
+        while True:
+            try:
+                self.by_id(element_id).click()
+                return
+            except moved_under_the_click():
+                if time.monotonic() > deadline:
+                    raise
+            time.sleep(0.05)
 
     def register(self, name: str, password: str) -> None:
         self.fill("register-name", name)
@@ -130,7 +154,6 @@ class Page:
         """Click the first element ``css`` matches, once there is one. The lists the page
         draws anew at each update (the lobby, the invitations, the saved matches) can
         replace the element between finding it and clicking it: then it is found again."""
-        from selenium.common.exceptions import StaleElementReferenceException
 
         def pressed() -> bool:
             found = self.all(css)
@@ -138,7 +161,7 @@ class Page:
                 return False
             try:
                 found[0].click()
-            except StaleElementReferenceException:
+            except moved_under_the_click():
                 return False
             return True
 
@@ -184,11 +207,9 @@ def on_move(a: Page, b: Page) -> Page:
 def step(page: Page) -> str | None:
     """Do the next thing the page offers its player, by clicking; what was done (None:
     nothing, or the board was drawn anew under the click: the caller tries again)."""
-    from selenium.common.exceptions import StaleElementReferenceException
-
     try:
         return _click_next(page)
-    except StaleElementReferenceException:
+    except moved_under_the_click():
         return None
 
 

@@ -86,7 +86,7 @@ def test_two_browsers_and_a_bot_play_a_chouette_game(server: ServerThread, bot: 
         ann.wait(lambda: ann.visible("chouette-start"), "at the table")
         for name in ("bob", "cat"):
             ann.fill("chouette-invite-name", name)
-            ann.by_id("chouette-invite-form").find_element("css selector", "button").click()
+            ann.press("#chouette-invite-form button")
         bob.press('#chouette-invitations button[data-chouette-join="ann"]')
         ann.wait_line("messages", "bob joins the chouette.")
         ann.wait_line("messages", "cat joins the chouette.")
@@ -129,7 +129,7 @@ def test_two_browsers_and_a_bot_play_a_chouette_game(server: ServerThread, bot: 
                 # Team talk: allowed once the member's own cube was turned (the default
                 # consultation setting); the box never sees it.
                 mine.fill("chouette-team-text", "we doubled")
-                mine.by_id("chouette-team-form").find_element("css selector", "button").click()
+                mine.press("#chouette-team-form button")
                 mine.wait_line("chouette-talk", "You: we doubled")
             box_doubles = f"The box doubles {member}:"
             if sum(box_doubles in line for line in seen[member]["messages"]) > answers:

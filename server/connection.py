@@ -9,7 +9,8 @@ No command is dropped for coming too fast. Each connection has a command rate
 takes the next line only when a token is due ("fake lag", as IRC servers do): the
 commands wait, in order, in the connection's input, and telnetlib3's reader pauses the
 socket when too much waits (server/doors/telnet.py). Only a client whose unread input passes
-``[limits] max_unread_input`` is disconnected, with a line saying why (D120).
+``[limits] max_unread_input`` is disconnected, with a line saying why (D120); an
+over-long line among it is dropped first and does not count (D451).
 """
 
 from __future__ import annotations
@@ -104,6 +105,10 @@ async def _command_loop(app: App, session: Session, lines: LineSource, output: O
                 if session.closed or output.closing:
                     return
             unread = lines.unread
+            if unread > max_unread:
+                # Lines that came while this connection was busy (a slow login's
+                # bookkeeping, say): an over-long one is dropped before they count.
+                unread = await lines.settle()
             if unread > max_unread:
                 log.warning(
                     "disconnecting %s (%s): %d bytes of unread input",

@@ -204,6 +204,13 @@ class LineSource(Protocol):
         """How much input (bytes or characters) was received and not yet taken."""
         ...
 
+    async def settle(self) -> int:
+        """:attr:`unread` once everything received so far has gone through the line
+        splitting, without waiting for more: an over-long line is dropped as far as it
+        has come, so that what counts against ``[limits] max_unread_input`` is only
+        what is kept (a long line that came while the connection was busy is no flood)."""
+        ...
+
 
 class LineQueue:
     """The lines a transport has split off and no one has taken yet, with their size

@@ -501,6 +501,11 @@ class LineReader:
         the characters of the lines split off and of the unfinished line."""
         return getattr(self._reader, "buffered", 0) + self._lines.chars + len(self._buf)
 
+    async def settle(self) -> int:
+        if getattr(self._reader, "buffered", 0):
+            self._feed(await self._reader.read(_READ_ALL))  # no wait: it holds some
+        return self.unread
+
     def _feed(self, chunk: str) -> None:
         if self._second_half and chunk[:1] in self._second_half:
             chunk = chunk[1:]  # the second half of a line end split across packets

@@ -218,6 +218,10 @@ class WebLines:
         """Characters of the lines received and not yet taken (one more per line)."""
         return self._lines.chars
 
+    async def settle(self) -> int:
+        """:attr:`unread`: every message is split into lines as it is received."""
+        return self.unread
+
 
 class WebOutput:
     """Lines and prompts to one WebSocket (a :class:`server.doors.output.Output`), each a text

@@ -143,6 +143,42 @@ async def test_a_100_kb_line(connect: Connect, app: App, newline: bool) -> None:
     await alice.nothing(0.1)  # nothing of the long line reached alice
 
 
+@pytest.mark.parametrize("settings", [{"max_input_rate": 0}], indirect=True, ids=["settings"])
+async def test_a_100_kb_line_sent_while_the_connection_is_busy_is_only_dropped(
+    connect: Connect, app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """D451: the whole line waits unread while mallory's login writes its bookkeeping
+    (held here; slow on a busy database, as in a parallel run of the suite), more than
+    ``max_unread_input``. It is still only a line too long, not a flood."""
+    (alice,) = await login_all(connect, app, "alice")
+    await make_user(app, "mallory", "secret")
+    entered, release = asyncio.Event(), asyncio.Event()
+    update_login = app.db.update_login
+
+    async def held(name: str, host: str) -> None:
+        entered.set()
+        await release.wait()
+        await update_login(name, host)
+
+    monkeypatch.setattr(app.db, "update_login", held)
+    mallory = await connect()
+    await mallory.prompt(replies.LOGIN_PROMPT)
+    await mallory.send("login test_client 1008 mallory secret")
+    await asyncio.wait_for(entered.wait(), PROMPT_SECONDS)
+    line = b"tell alice " + b"x" * 100_000
+    assert len(line) > app.settings.max_unread_input
+    await mallory.send_raw(line)
+    await asyncio.sleep(0.2)  # on loopback: in the server's reader (this process) by now
+    release.set()
+    await mallory.expect("6", PROMPT_SECONDS)
+    await who_update_seen(alice, "mallory")
+    await mallory.send_raw(b"\r\n")
+    assert await mallory.line(PROMPT_SECONDS) == replies.LINE_TOO_LONG
+    await answers(mallory)
+    await answers(alice)
+    await alice.nothing(0.1)  # nothing of the long line reached alice
+
+
 @with_settings(max_input_rate=0)
 async def test_a_100_kb_line_at_the_login_prompt(connect: Connect, app: App) -> None:
     (alice,) = await login_all(connect, app, "alice")

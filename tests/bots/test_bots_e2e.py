@@ -524,12 +524,17 @@ async def invited(app: App, invitee: str, inviters: Sequence[str], limit: float 
         await asyncio.sleep(0.02)
 
 
-async def wait_ready(app: App, name: str) -> None:
-    """Until ``name`` is logged in with ``ready`` on (the bot sets it after login)."""
+async def wait_ready(app: App, name: str, limit: float = 30.0) -> None:
+    """Until ``name`` is logged in with ``ready`` on (the bot sets it after login);
+    failing within ``limit`` with what the server holds of ``name`` then."""
+    deadline = time.monotonic() + limit
     while True:
         session = app.registry.get(name)
         if session is not None and session.toggles[Toggle.READY]:
             return
+        assert time.monotonic() < deadline, f"{name} not ready: " + (
+            "not logged in" if session is None else f"toggles {session.toggles}"
+        )
         await asyncio.sleep(0.02)
 
 

@@ -487,7 +487,9 @@ class LineReader:
         while not self._lines:
             chunk = await self._reader.read(_READ_ALL)
             if not chunk:
-                return None
+                if self._reader.at_eof():
+                    return None
+                continue  # the first bytes of a UTF-8 character: its rest is to come
             self._feed(chunk)
         return self.queued_line()
 

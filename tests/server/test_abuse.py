@@ -122,6 +122,18 @@ async def test_invalid_utf8(connect: Connect, app: App) -> None:
     await answers(bob)
 
 
+async def test_a_character_split_between_packets_ends_nothing(connect: Connect, app: App) -> None:
+    """The first byte of a UTF-8 character alone in a packet decodes to no text until
+    the rest comes: the connection waits for it, it is not the end of the input."""
+    alice, bob = await login_all(connect, app, "alice", "bob")
+    for part in (b"tell alice caf", b"\xc3", b"\xa9 ok\r\n"):
+        await bob.send_raw(part)
+        await asyncio.sleep(0.1)  # each read by the server (this process) on its own
+    assert await alice.line(PROMPT_SECONDS) == "12 bob caf? ok"
+    assert await bob.line() == "16 alice caf? ok"
+    await answers(bob)
+
+
 # 100 KB at the input budget's 16 KiB a second would take 6 s (tests/server/test_hostile.py).
 @pytest.mark.parametrize("settings", [{"max_input_rate": 0}], indirect=True, ids=["settings"])
 @pytest.mark.parametrize("newline", [False, True])

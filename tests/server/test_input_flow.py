@@ -47,6 +47,9 @@ class _Chunks:
         self.buffered -= len(chunk)
         return chunk
 
+    def at_eof(self) -> bool:
+        return not self.chunks
+
 
 async def _lines(chunks: list[str]) -> list[str]:
     reader = LineReader(_Chunks(chunks), max_len=80)
@@ -76,6 +79,17 @@ async def test_the_count_of_unread_input() -> None:
     assert reader.unread == 4
     assert await reader.readline() is None  # EOF: "half" was never ended
     assert reader.unread == 4
+
+
+async def test_settling_drops_an_over_long_line_as_far_as_it_has_come() -> None:
+    """D451: what waits in telnetlib3's reader goes through the line splitting; the
+    start of a line past ``max_len`` no longer counts, the lines before it do."""
+    reader = LineReader(_Chunks(["who\r\n" + "x" * 200, "x\r\ntime\r\n"]), max_len=80)
+    assert reader.unread == 214
+    assert await reader.settle() == 4 + 9  # "who" and its end; the next chunk unread
+    assert await reader.readline() == "who"
+    assert await reader.readline() == TOO_LONG
+    assert await reader.readline() == "time"
 
 
 async def test_an_over_long_line_is_reported_once() -> None:

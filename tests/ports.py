@@ -44,12 +44,12 @@ def worker_slice(worker: str | None, workers: int, end: int) -> range:
     return range(start, start + size)
 
 
-def is_free(port: int, host: str = "127.0.0.1") -> bool:
-    """Whether a listener could bind ``host``:``port`` now (without SO_REUSEADDR, so
+def is_free(port: int) -> bool:
+    """Whether a listener could bind 127.0.0.1:``port`` now (without SO_REUSEADDR, so
     a port with connections still in TIME_WAIT is not taken either)."""
     with socket.socket() as probe:
         try:
-            probe.bind((host, port))
+            probe.bind(("127.0.0.1", port))
         except OSError:
             return False
     return True

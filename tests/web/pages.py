@@ -153,17 +153,14 @@ class Page:
     def press(self, css: str) -> None:
         """Click the first element ``css`` matches, once there is one. The lists the page
         draws anew at each update (the lobby, the invitations, the saved matches) can
-        replace the element between finding it and clicking it: then it is found again."""
+        replace the element between finding it and clicking it: then :meth:`wait`,
+        which takes any exception for "not yet", finds it again."""
 
         def pressed() -> bool:
             found = self.all(css)
-            if not found:
-                return False
-            try:
+            if found:
                 found[0].click()
-            except moved_under_the_click():
-                return False
-            return True
+            return bool(found)
 
         self.wait(pressed, f"to press {css}")
 
